@@ -1,0 +1,45 @@
+/**
+ * Runtime configuration, parsed once with zod. In Lambda it comes from the
+ * environment the CDK stack sets; the local server builds the same object from
+ * its CLI flags. Nothing else reads process.env.
+ */
+import { z } from 'zod';
+
+export const USER_EVENTS_VARIANTS = ['typed', 'dated'] as const;
+export type UserEventsVariant = (typeof USER_EVENTS_VARIANTS)[number];
+
+export const configSchema = z.object({
+  tableName: z.string().min(1),
+  /** Names the key header `x-{serviceName}-api-key` (PRODUCT P2). */
+  serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-", at most 32' }),
+  /** Base of public links and default images; no trailing slash. */
+  siteUrl: z.url().transform((u) => u.replace(/\/+$/, '')),
+  userEventsVariant: z.enum(USER_EVENTS_VARIANTS),
+  /** Only for dynalite (local server, tests). */
+  dynamoEndpoint: z.url().optional(),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+const envSchema = z.object({
+  TABLE_NAME: z.string(),
+  SERVICE_NAME: z.string().default('events'),
+  SITE_URL: z.string(),
+  USER_EVENTS_VARIANT: z.string().default('typed'),
+  DYNAMODB_ENDPOINT: z.string().optional(),
+});
+
+/** Throws one error naming every bad variable, so a misconfigured function fails at cold start. */
+export function configFromEnv(env: Record<string, string | undefined>): Config {
+  const raw = envSchema.safeParse(env);
+  if (!raw.success) throw new Error(`Invalid configuration: ${z.prettifyError(raw.error)}`);
+  const parsed = configSchema.safeParse({
+    tableName: raw.data.TABLE_NAME,
+    serviceName: raw.data.SERVICE_NAME,
+    siteUrl: raw.data.SITE_URL,
+    userEventsVariant: raw.data.USER_EVENTS_VARIANT,
+    dynamoEndpoint: raw.data.DYNAMODB_ENDPOINT,
+  });
+  if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,186 @@
+/**
+ * The source dataset format (../shared/contract/dataset.schema.json) as zod,
+ * plus the cross-record checks JSON Schema cannot express (unknown references,
+ * duplicates). `validateDataset` names every offending record by its path, e.g.
+ * `events[12].start_date: invalid date-time`, so a bad file is fixed in one pass.
+ */
+import { z } from 'zod';
+import { parseDateTime } from './dates.js';
+
+const isoDateTime = z
+  .string({ error: 'must be a string' })
+  .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time' });
+
+const uri = z.url({ error: 'invalid URI' });
+const uriOrNull = uri.nullable();
+const stringOrNull = z.string({ error: 'must be a string or null' }).nullable();
+
+export const userSchema = z.strictObject({
+  id: z.string().regex(/^usr_[A-Za-z0-9_-]{1,64}$/, { error: 'must match usr_ followed by 1-64 of [A-Za-z0-9_-]' }),
+  username: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 of [A-Za-z0-9_.-]' }),
+  name: stringOrNull.optional(),
+  image: uriOrNull.optional(),
+  verification_status: z.enum(['verified', 'id_verified']).nullable().optional(),
+  email: stringOrNull.optional(),
+  phone: stringOrNull.optional(),
+});
+
+export const eventSchema = z.strictObject({
+  id: z.string().regex(/^evt_[A-Za-z0-9_-]{1,64}$/, { error: 'must match evt_ followed by 1-64 of [A-Za-z0-9_-]' }),
+  creator_id: z.string(),
+  title: z.string(),
+  description: stringOrNull.optional(),
+  cover: uriOrNull.optional(),
+  location: z
+    .strictObject({ name: z.string(), city: stringOrNull.optional(), country: stringOrNull.optional() })
+    .nullable()
+    .optional(),
+  start_date: isoDateTime,
+  end_date: isoDateTime.nullable().optional(),
+  // The contract only says "string"; an unknown zone is a warning (see below), not a refusal.
+  timezone: z.string(),
+  status: z.enum(['published', 'draft', 'cancelled']),
+  visibility: z.enum(['public', 'private', 'unlisted']),
+  cost: z.number().min(0).nullable().optional(),
+  created_at: isoDateTime,
+  links: z.strictObject({ spotify_url: uriOrNull.optional(), wavlake_url: uriOrNull.optional() }).optional(),
+  contributions: z
+    .strictObject({
+      cashapp: stringOrNull.optional(),
+      venmo: stringOrNull.optional(),
+      paypal: stringOrNull.optional(),
+      btc_lightning: stringOrNull.optional(),
+    })
+    .optional(),
+});
+
+export const rsvpSchema = z.strictObject({
+  event_id: z.string(),
+  user_id: stringOrNull.optional(),
+  status: z.enum(['yes', 'maybe', 'no']),
+  rsvp_date: isoDateTime,
+  name: stringOrNull.optional(),
+  email: stringOrNull.optional(),
+  phone: stringOrNull.optional(),
+});
+
+export const SCOPES = ['events:read', 'guests:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const apiKeySchema = z.strictObject({
+  key: z.string().min(20, { error: 'must be at least 20 characters' }),
+  user_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)).optional(),
+  revoked: z.boolean().optional(),
+});
+
+export const datasetSchema = z.strictObject({
+  users: z.array(userSchema),
+  events: z.array(eventSchema),
+  rsvps: z.array(rsvpSchema).optional(),
+  api_keys: z.array(apiKeySchema).optional(),
+});
+
+export type SourceUser = z.infer<typeof userSchema>;
+export type SourceEvent = z.infer<typeof eventSchema>;
+export type SourceRsvp = z.infer<typeof rsvpSchema>;
+export type SourceApiKey = z.infer<typeof apiKeySchema>;
+export type Dataset = z.infer<typeof datasetSchema>;
+
+export function isIanaTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `['events', 12, 'start_date']` → `events[12].start_date` */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || '(root)';
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${issue.expected}`;
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return issue.message;
+  }
+}
+
+export type DatasetResult =
+  | { ok: true; dataset: Dataset; warnings: string[] }
+  | { ok: false; problems: string[] };
+
+/**
+ * Validates shape, then references and uniqueness. Never throws for bad input.
+ * Problems refuse the file; warnings are things the contract allows but that
+ * look wrong (they are printed and the data is loaded as given).
+ */
+export function validateDataset(input: unknown): DatasetResult {
+  const parsed = datasetSchema.safeParse(input);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => `${formatPath(i.path)}: ${describeIssue(i)}`) };
+  }
+  const dataset = parsed.data;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+
+  const userIds = new Set<string>();
+  const usernames = new Map<string, number>();
+  dataset.users.forEach((u, i) => {
+    if (userIds.has(u.id)) problems.push(`users[${i}].id: duplicate user id "${u.id}"`);
+    userIds.add(u.id);
+    const lower = u.username.toLowerCase();
+    const first = usernames.get(lower);
+    if (first !== undefined) {
+      problems.push(`users[${i}].username: "${u.username}" duplicates users[${first}].username ignoring case`);
+    } else usernames.set(lower, i);
+  });
+
+  const eventIds = new Set<string>();
+  dataset.events.forEach((e, i) => {
+    if (eventIds.has(e.id)) problems.push(`events[${i}].id: duplicate event id "${e.id}"`);
+    eventIds.add(e.id);
+    if (!userIds.has(e.creator_id)) problems.push(`events[${i}].creator_id: unknown user "${e.creator_id}"`);
+    if (e.end_date && Date.parse(e.end_date) < Date.parse(e.start_date)) {
+      warnings.push(`events[${i}].end_date: is before start_date`);
+    }
+    if (!isIanaTimeZone(e.timezone)) {
+      warnings.push(`events[${i}].timezone: "${e.timezone}" is not a known IANA time zone; UTC is used for day boundaries`);
+    }
+  });
+
+  const rsvpPairs = new Set<string>();
+  (dataset.rsvps ?? []).forEach((r, i) => {
+    if (!eventIds.has(r.event_id)) problems.push(`rsvps[${i}].event_id: unknown event "${r.event_id}"`);
+    if (r.user_id != null) {
+      if (!userIds.has(r.user_id)) problems.push(`rsvps[${i}].user_id: unknown user "${r.user_id}"`);
+      const pair = `${r.event_id}\u0000${r.user_id}`;
+      if (rsvpPairs.has(pair)) problems.push(`rsvps[${i}]: duplicate RSVP of "${r.user_id}" to "${r.event_id}"`);
+      rsvpPairs.add(pair);
+    }
+  });
+
+  const keys = new Set<string>();
+  (dataset.api_keys ?? []).forEach((k, i) => {
+    if (!userIds.has(k.user_id)) problems.push(`api_keys[${i}].user_id: unknown user "${k.user_id}"`);
+    // Never echo a key, even a bad one, into output.
+    if (keys.has(k.key)) problems.push(`api_keys[${i}].key: duplicate key`);
+    keys.add(k.key);
+  });
+
+  return problems.length ? { ok: false, problems } : { ok: true, dataset, warnings };
+}

@@ -1,0 +1,78 @@
+/**
+ * Typed errors with the middy http-error contract (`statusCode`, `expose`).
+ * One middleware (lambdas/http/envelope.ts) renders them as the JSON envelope;
+ * anything else becomes a generic 500 and is never serialised to the client.
+ */
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export const MESSAGES = {
+  notAuthenticated: 'Not authenticated.',
+  insufficientScope: 'Insufficient API key scope.',
+  resourceNotFound: 'Resource not found.',
+  userNotFound: 'User not found',
+  typedUserNotFound: 'Username missing or user not found',
+  usernameRequired: 'Username is required',
+  eventIdRequired: 'Event id is required',
+  limitRange: 'Limit must be between 1 and 100',
+  invalidDate: 'Invalid date format. Use ISO 8601 format',
+  tooManyRequests: 'Too many requests. Please try again later.',
+  internal: 'Internal server error.',
+} as const;
+
+export class HttpError extends Error {
+  readonly expose = true;
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends HttpError {
+  constructor(readonly errors: FieldError[]) {
+    // The envelope's message is the first failure's text (PRODUCT P6).
+    super(400, errors[0]?.message ?? 'Invalid request');
+  }
+}
+
+/** A 400 that is not a parameter-format failure (Variant B's unknown user). */
+export class BadRequestError extends HttpError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+export class NotAuthenticatedError extends HttpError {
+  constructor() {
+    super(401, MESSAGES.notAuthenticated);
+  }
+}
+
+export class InsufficientScopeError extends HttpError {
+  constructor() {
+    super(403, MESSAGES.insufficientScope);
+  }
+}
+
+export class NotFoundError extends HttpError {
+  constructor(message: string = MESSAGES.resourceNotFound) {
+    super(404, message);
+  }
+}
+
+export class TooManyRequestsError extends HttpError {
+  constructor(headers: Record<string, string>) {
+    super(429, MESSAGES.tooManyRequests, headers);
+  }
+}
+
+export function isHttpError(error: unknown): error is HttpError {
+  return error instanceof HttpError;
+}

@@ -1,0 +1,15 @@
+export interface Pagination {
+  limit: number;
+  offset: number;
+  total: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  pagination: Pagination;
+}
+
+/** Offset pagination over a fully ordered list; clients stop when offset + limit >= total. */
+export function paginate<T>(all: readonly T[], limit: number, offset: number): Page<T> {
+  return { items: all.slice(offset, offset + limit), pagination: { limit, offset, total: all.length } };
+}

@@ -1,0 +1,30 @@
+/**
+ * What the core needs from storage. lambdas/store/repository.ts implements it
+ * over DynamoDB; docs/data-model.md lists the calls each method makes.
+ */
+import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from '../store/items.js';
+import type { ProfileList } from '../store/table.js';
+import type { GuestStatusFilter } from './params.js';
+
+/** Start-date window as ISO strings: `from`/`to` inclusive, `before` exclusive. */
+export interface StartWindow {
+  from?: string;
+  to?: string;
+  before?: string;
+}
+
+export interface EventReader {
+  /** The event if it is public and published, else null. One Query. */
+  getPublicEvent(eventId: string): Promise<EventItem | null>;
+  /** The first `count` guests in rsvp_date, user id order. One Query (more only past 1 MB). */
+  getGuests(eventId: string, status: GuestStatusFilter, count: number): Promise<RsvpItem[]>;
+  /** Every event of the user's hosted or profile list whose start is in the window. */
+  listUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<EventPayload[]>;
+  /** One GetItem. */
+  userExists(username: string): Promise<boolean>;
+}
+
+export interface ApiKeyReader {
+  /** One GetItem by the key's SHA-256 hash. */
+  getApiKey(keyHash: string): Promise<ApiKeyItem | null>;
+}

@@ -1,0 +1,130 @@
+/**
+ * The Public API's use cases: rules from the spec and PRODUCT P5-P9 over the
+ * EventReader port. Pure apart from the port; `now` is passed in.
+ */
+import { BadRequestError, MESSAGES, NotFoundError } from './errors.js';
+import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
+import { byCreatedDescending, byStartAscending, byStartDescending } from './ordering.js';
+import { paginate, type Pagination } from './pagination.js';
+import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
+import type { EventReader, StartWindow } from './ports.js';
+import type { EventPayload } from '../store/items.js';
+import type { ProfileList } from '../store/table.js';
+
+export interface PagedEvents {
+  events: PublicEvent[];
+  pagination: Pagination;
+}
+
+export async function getEvent(reader: EventReader, eventId: string, siteUrl: string): Promise<PublicEvent> {
+  const event = await reader.getPublicEvent(eventId);
+  if (!event || !isPublicPayload(event)) throw new NotFoundError();
+  return toPublicEvent(event, siteUrl);
+}
+
+export async function getGuests(
+  reader: EventReader,
+  q: { eventId: string; status: GuestStatusFilter; limit: number; offset: number },
+): Promise<{ guests: Guest[]; pagination: Pagination }> {
+  const event = await reader.getPublicEvent(q.eventId);
+  if (!event || !isPublicPayload(event)) throw new NotFoundError();
+  const counts = event.guest_counts;
+  const total = q.status === 'all' ? counts.yes + counts.maybe + counts.no : counts[q.status];
+  const pagination = { limit: q.limit, offset: q.offset, total };
+  // The counts say when a page is empty, which saves the second round trip.
+  if (q.offset >= total) return { guests: [], pagination };
+  // DynamoDB cannot skip: the first `offset` guests are read and dropped.
+  const items = await reader.getGuests(q.eventId, q.status, q.offset + q.limit);
+  return { guests: items.slice(q.offset).map(toGuest), pagination };
+}
+
+type MissingUser = () => Error;
+const userNotFound: MissingUser = () => new NotFoundError(MESSAGES.userNotFound);
+const typedUserNotFound: MissingUser = () => new BadRequestError(MESSAGES.typedUserNotFound);
+
+function windowOf(bounds: StartBounds): StartWindow {
+  return { from: bounds.since?.toISOString(), to: bounds.to?.toISOString() };
+}
+
+/** Loads a list, proving the user exists only when the list is empty (≤ 2 round trips). */
+async function loadList(
+  reader: EventReader,
+  username: string,
+  list: ProfileList,
+  window: StartWindow,
+  missingUser: MissingUser,
+): Promise<EventPayload[]> {
+  const items = (await reader.listUserEvents(username, list, window)).filter(isPublicPayload);
+  if (items.length === 0 && !(await reader.userExists(username))) throw missingUser();
+  return items;
+}
+
+const laterOf = (a: string | undefined, b: string): string => (a !== undefined && a > b ? a : b);
+
+function upcomingWindow(bounds: StartBounds, now: Date): StartWindow {
+  const w = windowOf(bounds);
+  return { ...w, from: laterOf(w.from, now.toISOString()) };
+}
+
+function pastWindow(bounds: StartBounds, now: Date): StartWindow {
+  return { ...windowOf(bounds), before: now.toISOString() };
+}
+
+function toPage(sorted: EventPayload[], limit: number, offset: number, siteUrl: string): PagedEvents {
+  const page = paginate(sorted, limit, offset);
+  return { events: page.items.map((e) => toPublicEvent(e, siteUrl)), pagination: page.pagination };
+}
+
+/** Variant A and /profile-events: the whole matching list, most recently created first. */
+export async function datedUserEvents(
+  reader: EventReader,
+  q: { username: string; list: ProfileList; bounds: StartBounds },
+  siteUrl: string,
+): Promise<PublicEvent[]> {
+  const items = await loadList(reader, q.username, q.list, windowOf(q.bounds), userNotFound);
+  return items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
+}
+
+/** /upcoming-events: hosted, start >= now, earliest first. */
+export async function upcomingEvents(
+  reader: EventReader,
+  q: { username: string; limit: number; offset: number; bounds?: StartBounds },
+  now: Date,
+  siteUrl: string,
+  missingUser: MissingUser = userNotFound,
+): Promise<PagedEvents> {
+  const items = await loadList(reader, q.username, 'HOSTED', upcomingWindow(q.bounds ?? {}, now), missingUser);
+  return toPage(items.sort(byStartAscending), q.limit, q.offset, siteUrl);
+}
+
+/** /past-events: hosted, start < now, most recent first. */
+export async function pastEvents(
+  reader: EventReader,
+  q: { username: string; limit: number; offset: number; bounds?: StartBounds },
+  now: Date,
+  siteUrl: string,
+  missingUser: MissingUser = userNotFound,
+): Promise<PagedEvents> {
+  const items = await loadList(reader, q.username, 'HOSTED', pastWindow(q.bounds ?? {}, now), missingUser);
+  return toPage(items.sort(byStartDescending), q.limit, q.offset, siteUrl);
+}
+
+/** Variant B (PRODUCT P5, P7): typed, paginated, extra since/from/to filters. */
+export async function typedUserEvents(
+  reader: EventReader,
+  q: { username: string; type?: EventType; limit: number; offset: number; bounds: StartBounds },
+  now: Date,
+  siteUrl: string,
+): Promise<PagedEvents> {
+  switch (q.type) {
+    case 'upcoming':
+      return upcomingEvents(reader, q, now, siteUrl, typedUserNotFound);
+    case 'past':
+      return pastEvents(reader, q, now, siteUrl, typedUserNotFound);
+    default: {
+      const list: ProfileList = q.type === 'profile' ? 'PROFILE' : 'HOSTED';
+      const items = await loadList(reader, q.username, list, windowOf(q.bounds), typedUserNotFound);
+      return toPage(items.sort(byCreatedDescending), q.limit, q.offset, siteUrl);
+    }
+  }
+}

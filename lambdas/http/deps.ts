@@ -1,0 +1,40 @@
+/**
+ * Everything a handler may use, built once per container (Lambda) or once per
+ * server (local) and injected; handlers never construct clients.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import type { ApiKeyReader, EventReader } from '../core/ports.js';
+import { createDocumentClient } from '../store/client.js';
+import { DynamoRepository } from '../store/repository.js';
+import { jsonLogger, type Logger } from './logger.js';
+
+export interface Deps {
+  config: Config;
+  reader: EventReader;
+  keys: ApiKeyReader;
+  clock: Clock;
+  logger: Logger;
+}
+
+export type HttpHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
+
+/** What every file in lambdas/handlers exports (checked by test/unit/routes.test.ts). */
+export interface HandlerModule<H = HttpHandler | AuthorizerHandler> {
+  build: (deps: Deps) => H;
+  handler: H;
+}
+
+export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config'>> = {}): Deps {
+  let repository: DynamoRepository | undefined;
+  const repo = () => (repository ??= new DynamoRepository(createDocumentClient({ endpoint: config.dynamoEndpoint }), config.tableName));
+  return {
+    config,
+    reader: overrides.reader ?? repo(),
+    keys: overrides.keys ?? repo(),
+    clock: overrides.clock ?? systemClock,
+    logger: overrides.logger ?? jsonLogger(),
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * Writes items with BatchWriteItem, 25 at a time, re-sending unprocessed items
+ * with exponential backoff until every one is written or attempts run out
+ * (then it throws: nothing is silently lost).
+ */
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+const BATCH = 25;
+
+export interface BatchWriteOptions {
+  maxAttempts?: number;
+  /** Injected so tests do not wait for real time. */
+  sleep?: (ms: number) => Promise<void>;
+  baseDelayMs?: number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function batchWriteAll(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  items: ReadonlyArray<object>,
+  opts: BatchWriteOptions = {},
+): Promise<{ written: number; retries: number }> {
+  const maxAttempts = opts.maxAttempts ?? 8;
+  const sleep = opts.sleep ?? realSleep;
+  const baseDelay = opts.baseDelayMs ?? 50;
+  let retries = 0;
+  for (let i = 0; i < items.length; i += BATCH) {
+    let pending = items.slice(i, i + BATCH).map((Item) => ({ PutRequest: { Item: Item as Record<string, unknown> } }));
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > maxAttempts) {
+        throw new Error(`batch write: ${pending.length} item(s) still unprocessed after ${maxAttempts} attempts`);
+      }
+      if (attempt > 1) {
+        retries++;
+        await sleep(baseDelay * 2 ** (attempt - 2));
+      }
+      const out = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+      pending = (out.UnprocessedItems?.[tableName] ?? []) as typeof pending;
+    }
+  }
+  return { written: items.length, retries };
+}

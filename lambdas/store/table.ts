@@ -1,0 +1,142 @@
+/**
+ * THE table definition: attribute names, key builders and the three GSIs.
+ * Imported by the store (reads and the writer), by `lib/` (CDK) and by the local
+ * server (dynalite's CreateTable), so there is exactly one definition.
+ * docs/data-model.md explains every access pattern built on it.
+ *
+ * Privacy by construction: the GSI key attributes are written only on items the
+ * public read paths may see (public + published events, their linked RSVPs, and
+ * profile entries). Every read of event or guest data starts from a GSI, so a
+ * private or draft event, and an anonymous RSVP, has no key any read can reach.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const PK = 'pk';
+export const SK = 'sk';
+
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  /** What it serves; rendered into docs/data-model.md. */
+  readonly purpose: string;
+}
+
+export const INDEXES = {
+  /** Event by id, and its guests in RSVP order (all statuses). */
+  event: {
+    name: 'event-index',
+    partitionKey: 'gsi1pk',
+    sortKey: 'gsi1sk',
+    purpose: 'public event by id; its guests of every status in rsvp_date order',
+  },
+  /** A user's hosted events and profile events, by start date. */
+  userEvents: {
+    name: 'user-events-index',
+    partitionKey: 'gsi2pk',
+    sortKey: 'gsi2sk',
+    purpose: "a user's hosted or profile events, in start_date order",
+  },
+  /** An event's guests of one RSVP status, in RSVP order. */
+  guest: {
+    name: 'guest-index',
+    partitionKey: 'gsi3pk',
+    sortKey: 'gsi3sk',
+    purpose: "an event's guests of one rsvp status, in rsvp_date order",
+  },
+} as const satisfies Record<string, IndexDefinition>;
+
+export type IndexName = keyof typeof INDEXES;
+
+/** Item type tags, stored as `type` to make the table readable in a console. */
+export const ITEM_TYPES = {
+  user: 'USER',
+  event: 'EVENT',
+  rsvp: 'RSVP',
+  profileEntry: 'PROFILE_ENTRY',
+  apiKey: 'API_KEY',
+} as const;
+
+export type ProfileList = 'HOSTED' | 'PROFILE';
+
+/**
+ * Base-table keys. Usernames are keyed lower-cased because lookups are
+ * case-insensitive (the display form is kept in the item).
+ */
+export const keys = {
+  user: (username: string) => ({ [PK]: `USER#${username.toLowerCase()}`, [SK]: 'USER' }),
+  event: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'EVENT' }),
+  rsvp: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `RSVP#${userId}` }),
+  profileEntry: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `PROFILE#${userId}` }),
+  apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
+};
+
+/**
+ * GSI keys. Sort keys start with a fixed-width ISO datetime so string order is
+ * time order; the id after `#` makes them unique and breaks ties by id.
+ */
+export const indexKeys = {
+  eventById: (eventId: string) => ({
+    [INDEXES.event.partitionKey]: `EVENT#${eventId}`,
+    [INDEXES.event.sortKey]: 'EVENT',
+  }),
+  guestOfEvent: (eventId: string, rsvpDate: string, userId: string) => ({
+    [INDEXES.event.partitionKey]: `EVENT#${eventId}`,
+    [INDEXES.event.sortKey]: `GUEST#${rsvpDate}#${userId}`,
+  }),
+  guestByStatus: (eventId: string, status: string, rsvpDate: string, userId: string) => ({
+    [INDEXES.guest.partitionKey]: guestPartition(eventId, status),
+    [INDEXES.guest.sortKey]: `${rsvpDate}#${userId}`,
+  }),
+  userEvent: (username: string, list: ProfileList, startDate: string, eventId: string) => ({
+    [INDEXES.userEvents.partitionKey]: userEventsPartition(username, list),
+    [INDEXES.userEvents.sortKey]: `${startDate}#${eventId}`,
+  }),
+};
+
+export const GUEST_SORT_PREFIX = 'GUEST#';
+
+export function guestPartition(eventId: string, status: string): string {
+  return `EVENT#${eventId}#${status}`;
+}
+
+export function userEventsPartition(username: string, list: ProfileList): string {
+  return `USER#${username.toLowerCase()}#${list}`;
+}
+
+/**
+ * Sort-key bounds over `${startIso}#${eventId}`. `#` is 0x23, so a bare
+ * `${iso}` sorts before every `${iso}#id` and `${iso}$` after every one.
+ */
+export const sortKeyBounds = {
+  /** Lowest key of an event starting at or after `iso`. */
+  startingAtOrAfter: (iso: string): string => iso,
+  /** Highest key of an event starting at or before `iso`. */
+  startingAtOrBefore: (iso: string): string => `${iso}$`,
+  /** Keys of events starting strictly before `iso` are below this (no key equals it). */
+  startingBefore: (iso: string): string => iso,
+};
+
+/** The table as CreateTable input: used verbatim by dynalite, mirrored by CDK. */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const indexAttributes = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [PK, SK, ...indexAttributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: PK, KeyType: 'HASH' },
+      { AttributeName: SK, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: Object.values(INDEXES).map((i) => ({
+      IndexName: i.name,
+      KeySchema: [
+        { AttributeName: i.partitionKey, KeyType: 'HASH' },
+        { AttributeName: i.sortKey, KeyType: 'RANGE' },
+      ],
+      // ALL: every index read returns the whole public item, so no read needs a
+      // second trip to the base table (see docs/data-model.md).
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * `npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated]
+ *                [--service-name NAME] [--site-url URL]`
+ * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL.
+ * Other tools start the server exactly this way: keep this interface.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';
+import { USER_EVENTS_VARIANTS } from '../../lambdas/core/config.js';
+import { jsonLogger } from '../../lambdas/http/logger.js';
+import { DatasetError } from '../loader.js';
+import { startLocalServer } from '../server.js';
+
+const optionsSchema = z.object({
+  port: z.coerce.number({ error: 'must be a number' }).int().min(0).max(65535),
+  data: z.string().min(1),
+  userEventsVariant: z.enum(USER_EVENTS_VARIANTS),
+  serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-"' }),
+  siteUrl: z.url().optional(),
+});
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        port: { type: 'string' },
+        data: { type: 'string' },
+        'user-events-variant': { type: 'string' },
+        'service-name': { type: 'string' },
+        'site-url': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    fail(`npm start: ${(error as Error).message}`, 2);
+  }
+  if (values.help) {
+    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL]\n');
+    return;
+  }
+  const env = process.env;
+  const parsed = optionsSchema.safeParse({
+    port: values.port ?? env.PORT ?? 3000,
+    data: values.data ?? env.DATA_FILE ?? 'data/demo.json',
+    userEventsVariant: values['user-events-variant'] ?? env.USER_EVENTS_VARIANT ?? 'typed',
+    serviceName: values['service-name'] ?? env.SERVICE_NAME ?? 'events',
+    siteUrl: values['site-url'] ?? (env.SITE_URL || undefined),
+  });
+  if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
+  const o = parsed.data;
+
+  const server = await startLocalServer({
+    dataFile: o.data,
+    port: o.port,
+    userEventsVariant: o.userEventsVariant,
+    serviceName: o.serviceName,
+    siteUrl: o.siteUrl,
+    logger: jsonLogger({ service: 'public-events-local' }, (line) => process.stderr.write(`${line}\n`)),
+    onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
+  }).catch((error: unknown) => {
+    if (error instanceof DatasetError) fail(`${error.message}\n${error.problems.map((p) => `  ${p}`).join('\n')}`, 1);
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`npm start: port ${o.port} is already in use (try --port)`, 1);
+    throw error;
+  });
+
+  const s = server.summary;
+  const header = apiKeyHeaderName(o.serviceName);
+  for (const w of server.warnings) process.stderr.write(`warning: ${w}\n`);
+  process.stdout.write(
+    [
+      `Public Events API (local) — ${o.data}: ${s.users} users, ${s.events.public} public events (${s.events.hidden} hidden), ${s.rsvps.linked} guests, variant ${o.userEventsVariant}`,
+      `  Public API: ${server.publicBaseUrl}`,
+      `  Embed API:  ${server.embedBaseUrl}`,
+      `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
+      `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
+      '',
+      'Try:',
+      `  curl -H '${header}: ${server.demoKey.key}' ${server.publicBaseUrl}/users/<username>/events`,
+      `  curl -H 'Authorization: Bearer ${server.demoKey.key}' ${server.publicBaseUrl}/events/<eventId>`,
+      '',
+    ].join('\n'),
+  );
+
+  const shutdown = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => fail(`npm start: ${(error as Error).stack ?? String(error)}`, 1));

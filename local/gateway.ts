@@ -1,0 +1,226 @@
+/**
+ * A small API Gateway REST emulation: matches the route table, builds the same
+ * REQUEST-authorizer and proxy events API Gateway builds, runs the authorizer
+ * and then the route's handler, and answers API-Gateway-level failures with the
+ * envelopes the deployed gateway responses give (PRODUCT P12). Checks run in API
+ * Gateway's order: route match → key → scope → (quota) → handler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { MESSAGES } from '../lambdas/core/errors.js';
+import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
+import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
+import type { Logger } from '../lambdas/http/logger.js';
+import { errorFields } from '../lambdas/http/logger.js';
+import { resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+
+export interface GatewayOptions {
+  handlers: ReadonlyMap<string, HttpHandler>;
+  authorizer: AuthorizerHandler;
+  logger: Logger;
+  /** Called once per answered request (access log, tests). */
+  onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
+}
+
+const STAGE = 'local';
+const ACCOUNT = '000000000000';
+
+interface Match {
+  route: RouteDefinition;
+  pathParameters: Record<string, string>;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // malformed escapes reach validation as-is and fail there
+  }
+}
+
+const compiled = routes.map((route) => ({ route, segments: resourcePath(route).split('/') }));
+
+export function matchRoute(method: string, pathname: string): Match | undefined {
+  const segments = pathname.split('/');
+  for (const { route, segments: template } of compiled) {
+    if (route.method !== method || template.length !== segments.length) continue;
+    const pathParameters: Record<string, string> = {};
+    const ok = template.every((t, i) => {
+      const actual = segments[i] ?? '';
+      if (t.startsWith('{') && t.endsWith('}')) {
+        // An empty segment still matches, so the handler can say which
+        // parameter is missing (PRODUCT P6) instead of a bare 404.
+        pathParameters[t.slice(1, -1)] = decodeSegment(actual);
+        return true;
+      }
+      return t === actual;
+    });
+    if (ok) return { route, pathParameters };
+  }
+  return undefined;
+}
+
+function headersOf(req: IncomingMessage) {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    const value = req.rawHeaders[i + 1] as string;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  return { headers, multiValueHeaders };
+}
+
+function queryOf(url: URL) {
+  // API Gateway keeps the last value of a repeated parameter in the single-value map.
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    single[name] = value;
+    (multi[name] ??= []).push(value);
+  }
+  return Object.keys(single).length ? { single, multi } : { single: null, multi: null };
+}
+
+function lambdaContext(requestId: string, functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:${ACCOUNT}:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function allows(result: APIGatewayAuthorizerResult, methodArn: string): boolean {
+  return result.policyDocument.Statement.some((s) => {
+    const resources = 'Resource' in s ? [s.Resource].flat() : [];
+    return s.Effect === 'Allow' && resources.some((r) => r === methodArn || r === '*');
+  });
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+export function createGateway(opts: GatewayOptions) {
+  const gatewayError = (status: number, message: string, requestId: string) =>
+    jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId });
+
+  async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const match = matchRoute(method, url.pathname);
+    // Unknown route or method: API Gateway answers before any authorizer runs.
+    if (!match) return gatewayError(404, MESSAGES.resourceNotFound, requestId);
+
+    const { headers, multiValueHeaders } = headersOf(req);
+    const query = queryOf(url);
+    const resource = resourcePath(match.route);
+    const methodArn = `arn:aws:execute-api:local:${ACCOUNT}:local/${STAGE}/${method}${url.pathname}`;
+    const requestContext = {
+      accountId: ACCOUNT,
+      apiId: 'local',
+      stage: STAGE,
+      requestId,
+      resourceId: match.route.id,
+      resourcePath: resource,
+      httpMethod: method,
+      path: `/${STAGE}${url.pathname}`,
+      protocol: `HTTP/${req.httpVersion}`,
+      requestTimeEpoch: Date.now(),
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null },
+    };
+
+    let authorizerContext: Record<string, unknown> | undefined;
+    if (match.route.surface === 'public') {
+      let result: APIGatewayAuthorizerResult;
+      try {
+        result = await opts.authorizer(
+          {
+            type: 'REQUEST',
+            methodArn,
+            resource,
+            path: url.pathname,
+            httpMethod: method,
+            headers,
+            multiValueHeaders,
+            pathParameters: match.pathParameters,
+            queryStringParameters: query.single,
+            multiValueQueryStringParameters: query.multi,
+            stageVariables: null,
+            requestContext: requestContext as never,
+          },
+          lambdaContext(requestId, 'authorizer'),
+        );
+      } catch (error) {
+        if (error instanceof Error && error.message === 'Unauthorized') {
+          return gatewayError(401, MESSAGES.notAuthenticated, requestId);
+        }
+        // API Gateway answers an authorizer failure with 500 (AUTHORIZER_FAILURE).
+        opts.logger.error('Authorizer failed', { requestId, ...errorFields(error) });
+        return gatewayError(500, MESSAGES.internal, requestId);
+      }
+      if (!allows(result, methodArn)) return gatewayError(403, MESSAGES.insufficientScope, requestId);
+      authorizerContext = { ...result.context, principalId: result.principalId };
+    }
+
+    const event: APIGatewayProxyEvent = {
+      resource,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      pathParameters: match.pathParameters,
+      stageVariables: null,
+      body: null,
+      isBase64Encoded: false,
+      requestContext: { ...requestContext, authorizer: authorizerContext } as APIGatewayProxyEvent['requestContext'],
+    };
+    const handler = opts.handlers.get(match.route.id);
+    if (!handler) throw new Error(`no handler loaded for route ${match.route.id}`);
+    try {
+      const result = await handler(event, lambdaContext(requestId, match.route.id));
+      return { ...result, headers: { ...result.headers, 'x-amzn-requestid': requestId } };
+    } catch (error) {
+      // A handler that throws past its middleware is a Lambda error (502 in AWS,
+      // mapped to the generic 500 envelope by the DEFAULT_5XX gateway response).
+      opts.logger.error('Handler failed', { requestId, route: match.route.id, ...errorFields(error) });
+      return gatewayError(500, MESSAGES.internal, requestId);
+    }
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    let result: APIGatewayProxyResult;
+    try {
+      result = await answer(req, requestId);
+    } catch (error) {
+      opts.logger.error('Gateway failed', { requestId, ...errorFields(error) });
+      result = gatewayError(500, MESSAGES.internal, requestId);
+    }
+    send(res, result);
+    opts.onResponse?.({
+      method: req.method ?? 'GET',
+      path: (req.url ?? '/').split('?')[0] ?? '/',
+      status: result.statusCode,
+      ms: performance.now() - started,
+    });
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * The local server: dynalite in-process with the real table, the dataset
+ * loaded through the loader, and the route table's own handlers behind the
+ * API Gateway emulation, on one loopback port (PRODUCT P1's main-site form).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hashApiKey, keyIdFromHash } from '../lambdas/core/api-key.js';
+import { systemClock, type Clock } from '../lambdas/core/clock.js';
+import { configSchema, type UserEventsVariant } from '../lambdas/core/config.js';
+import { SCOPES, type Dataset } from '../lambdas/core/dataset.js';
+import { createDeps, type AuthorizerHandler, type Deps, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
+import { silentLogger, type Logger } from '../lambdas/http/logger.js';
+import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
+import { createDocumentClient } from '../lambdas/store/client.js';
+import type { ApiKeyItem } from '../lambdas/store/items.js';
+import { DynamoRepository } from '../lambdas/store/repository.js';
+import { keys } from '../lambdas/store/table.js';
+import type { WriteSummary } from '../lambdas/store/writer.js';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ensureTable, startDynalite } from './dynalite.js';
+import { createGateway } from './gateway.js';
+import { onDynamoCall, type CallListener } from './instrument.js';
+import { readDataset, writeDataset } from './loader.js';
+
+export const LOCAL_TABLE = 'public-events-local';
+
+export interface LocalServerOptions {
+  dataFile: string;
+  port?: number;
+  userEventsVariant?: UserEventsVariant;
+  serviceName?: string;
+  /** Default: http://localhost:{port} */
+  siteUrl?: string;
+  clock?: Clock;
+  logger?: Logger;
+  onResponse?: Parameters<typeof createGateway>[0]['onResponse'];
+  /** Sees every DynamoDB call the handlers and the authorizer make. */
+  onDynamoCall?: CallListener;
+}
+
+export interface LocalServer {
+  url: string;
+  publicBaseUrl: string;
+  embedBaseUrl: string;
+  storeEndpoint: string;
+  tableName: string;
+  /** A key that works on every Public route; from the dataset or made for this run. */
+  demoKey: { key: string; source: 'dataset' | 'generated' };
+  summary: WriteSummary;
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+async function loadModule(file: string): Promise<HandlerModule> {
+  const mod = (await import(`../lambdas/handlers/${file}.js`)) as Partial<HandlerModule>;
+  if (typeof mod.build !== 'function') throw new Error(`lambdas/handlers/${file}.ts does not export build()`);
+  return mod as HandlerModule;
+}
+
+function datasetDemoKey(dataset: Dataset): string | undefined {
+  return dataset.api_keys?.find((k) => !k.revoked && SCOPES.every((s) => (k.scopes ?? SCOPES).includes(s)))?.key;
+}
+
+export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
+  // Validate before anything starts: a bad dataset fails fast and writes nothing.
+  const { dataset, warnings } = await readDataset(opts.dataFile);
+
+  const store = await startDynalite();
+  const client = createDocumentClient({ endpoint: store.endpoint });
+  let http: Server | undefined;
+  try {
+    await ensureTable(client, LOCAL_TABLE);
+    const summary = await writeDataset(client, LOCAL_TABLE, dataset);
+
+    let demoKey: LocalServer['demoKey'];
+    const fromDataset = datasetDemoKey(dataset);
+    if (fromDataset) demoKey = { key: fromDataset, source: 'dataset' };
+    else {
+      // No usable key in the data: make one for this run so the printed curl works.
+      const key = `pk_local_${randomBytes(24).toString('base64url').replace(/[-_]/g, '').slice(0, 32).padEnd(32, '0')}`;
+      const hash = hashApiKey(key);
+      const item: ApiKeyItem = { type: 'API_KEY', key_id: keyIdFromHash(hash), user_id: dataset.users[0]?.id ?? 'usr_local', name: 'Local demo key', scopes: [...SCOPES], revoked: false };
+      await client.send(new PutCommand({ TableName: LOCAL_TABLE, Item: { ...keys.apiKey(hash), ...item } }));
+      demoKey = { key, source: 'generated' };
+    }
+
+    http = createServer();
+    await new Promise<void>((resolve, reject) => {
+      http!.once('error', reject);
+      http!.listen(opts.port ?? 3000, '127.0.0.1', () => resolve());
+    });
+    const { port } = http.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}`;
+
+    const config = configSchema.parse({
+      tableName: LOCAL_TABLE,
+      serviceName: opts.serviceName ?? 'events',
+      siteUrl: opts.siteUrl ?? `http://localhost:${port}`,
+      userEventsVariant: opts.userEventsVariant ?? 'typed',
+      dynamoEndpoint: store.endpoint,
+    });
+    if (opts.onDynamoCall) onDynamoCall(client, opts.onDynamoCall);
+    const repository = new DynamoRepository(client, LOCAL_TABLE);
+    const logger = opts.logger ?? silentLogger;
+    const deps: Deps = createDeps(config, { reader: repository, keys: repository, clock: opts.clock ?? systemClock, logger });
+
+    const handlers = new Map<string, HttpHandler>();
+    for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);
+    const authorizer = (await loadModule(AUTHORIZER_HANDLER)).build(deps) as AuthorizerHandler;
+
+    http.on('request', createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse }));
+
+    const server = http;
+    return {
+      url,
+      publicBaseUrl: `${url}${SURFACES.public}`,
+      embedBaseUrl: `${url}${SURFACES.embed}`,
+      storeEndpoint: store.endpoint,
+      tableName: LOCAL_TABLE,
+      demoKey,
+      summary,
+      warnings,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        client.destroy();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    http?.close();
+    client.destroy();
+    await store.close();
+    throw error;
+  }
+}
