@@ -130,7 +130,7 @@ export type DatasetResult =
  * look wrong (they are printed and the data is loaded as given).
  */
 export function validateDataset(input: unknown): DatasetResult {
-  const parsed = datasetSchema.safeParse(input);
+  const parsed = datasetSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) {
     return { ok: false, problems: parsed.error.issues.map((i) => `${formatPath(i.path)}: ${describeIssue(i)}`) };
   }

@@ -1,0 +1,26 @@
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../local/server.js';
+import { assertLocalEndpoint } from './store.js';
+import { DEMO_FILE, NOW } from './fixtures.js';
+
+export interface TestServer extends LocalServer {
+  /** DynamoDB command names sent since the last reset. */
+  calls: string[];
+  responses: number[];
+}
+
+/** The real local server on an ephemeral port, clock pinned to NOW. */
+export async function startTestServer(opts: Partial<LocalServerOptions> = {}): Promise<TestServer> {
+  const calls: string[] = [];
+  const responses: number[] = [];
+  const server = await startLocalServer({
+    dataFile: DEMO_FILE,
+    port: 0,
+    clock: fixedClock(NOW),
+    onDynamoCall: (name) => calls.push(name),
+    onResponse: ({ status }) => responses.push(status),
+    ...opts,
+  });
+  assertLocalEndpoint(server.storeEndpoint);
+  return Object.assign(server, { calls, responses });
+}
