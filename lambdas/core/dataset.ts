@@ -75,6 +75,7 @@ export const apiKeySchema = z.strictObject({
   revoked: z.boolean().optional(),
 });
 
+/** The whole document (used for the Dataset type; validation goes record by record). */
 export const datasetSchema = z.strictObject({
   users: z.array(userSchema),
   events: z.array(eventSchema),
@@ -124,63 +125,106 @@ export type DatasetResult =
   | { ok: true; dataset: Dataset; warnings: string[] }
   | { ok: false; problems: string[] };
 
+const topLevelSchema = z.strictObject({
+  users: z.array(z.unknown()),
+  events: z.array(z.unknown()),
+  rsvps: z.array(z.unknown()).optional(),
+  api_keys: z.array(z.unknown()).optional(),
+});
+
+function issuesToProblems(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): string[] {
+  return issues.map((i) => `${formatPath([...prefix, ...i.path])}: ${describeIssue(i)}`);
+}
+
+interface Indexed<T> {
+  index: number;
+  record: T;
+}
+
+/** Parses each record on its own, so one bad record does not hide the others. */
+function parseRecords<T>(name: string, raw: unknown[] | undefined, schema: z.ZodType<T>, problems: string[]): Indexed<T>[] {
+  const valid: Indexed<T>[] = [];
+  (raw ?? []).forEach((record, index) => {
+    const parsed = schema.safeParse(record, { reportInput: true });
+    if (parsed.success) valid.push({ index, record: parsed.data });
+    else problems.push(...issuesToProblems(parsed.error.issues, [name, index]));
+  });
+  return valid;
+}
+
+/** Ids of raw records, valid or not, so a reference to an invalid record is not reported twice. */
+const rawIds = (raw: unknown[] | undefined): Set<string> =>
+  new Set(
+    (raw ?? []).flatMap((r) => {
+      const id = r !== null && typeof r === 'object' ? (r as { id?: unknown }).id : undefined;
+      return typeof id === 'string' ? [id] : [];
+    }),
+  );
+
 /**
- * Validates shape, then references and uniqueness. Never throws for bad input.
- * Problems refuse the file; warnings are things the contract allows but that
- * look wrong (they are printed and the data is loaded as given).
+ * Validates every record's shape, then references and uniqueness, and reports
+ * all problems in one pass, each by its path in the file. Never throws for bad
+ * input. Problems refuse the file; warnings are things the contract allows but
+ * that look wrong (printed, and the data is loaded as given).
  */
 export function validateDataset(input: unknown): DatasetResult {
-  const parsed = datasetSchema.safeParse(input, { reportInput: true });
-  if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map((i) => `${formatPath(i.path)}: ${describeIssue(i)}`) };
-  }
-  const dataset = parsed.data;
+  const top = topLevelSchema.safeParse(input, { reportInput: true });
+  if (!top.success) return { ok: false, problems: issuesToProblems(top.error.issues) };
   const problems: string[] = [];
   const warnings: string[] = [];
+  const users = parseRecords('users', top.data.users, userSchema, problems);
+  const events = parseRecords('events', top.data.events, eventSchema, problems);
+  const rsvps = parseRecords('rsvps', top.data.rsvps, rsvpSchema, problems);
+  const apiKeys = parseRecords('api_keys', top.data.api_keys, apiKeySchema, problems);
+  const userIds = rawIds(top.data.users);
+  const eventIds = rawIds(top.data.events);
 
-  const userIds = new Set<string>();
+  const seenUsers = new Set<string>();
   const usernames = new Map<string, number>();
-  dataset.users.forEach((u, i) => {
-    if (userIds.has(u.id)) problems.push(`users[${i}].id: duplicate user id "${u.id}"`);
-    userIds.add(u.id);
-    const lower = u.username.toLowerCase();
-    const first = usernames.get(lower);
-    if (first !== undefined) {
-      problems.push(`users[${i}].username: "${u.username}" duplicates users[${first}].username ignoring case`);
-    } else usernames.set(lower, i);
-  });
+  for (const { index: i, record: u } of users) {
+    if (seenUsers.has(u.id)) problems.push(`users[${i}].id: duplicate user id "${u.id}"`);
+    seenUsers.add(u.id);
+    const first = usernames.get(u.username.toLowerCase());
+    if (first !== undefined) problems.push(`users[${i}].username: "${u.username}" duplicates users[${first}].username ignoring case`);
+    else usernames.set(u.username.toLowerCase(), i);
+  }
 
-  const eventIds = new Set<string>();
-  dataset.events.forEach((e, i) => {
-    if (eventIds.has(e.id)) problems.push(`events[${i}].id: duplicate event id "${e.id}"`);
-    eventIds.add(e.id);
+  const seenEvents = new Set<string>();
+  for (const { index: i, record: e } of events) {
+    if (seenEvents.has(e.id)) problems.push(`events[${i}].id: duplicate event id "${e.id}"`);
+    seenEvents.add(e.id);
     if (!userIds.has(e.creator_id)) problems.push(`events[${i}].creator_id: unknown user "${e.creator_id}"`);
-    if (e.end_date && Date.parse(e.end_date) < Date.parse(e.start_date)) {
-      warnings.push(`events[${i}].end_date: is before start_date`);
-    }
+    if (e.end_date && Date.parse(e.end_date) < Date.parse(e.start_date)) warnings.push(`events[${i}].end_date: is before start_date`);
     if (!isIanaTimeZone(e.timezone)) {
       warnings.push(`events[${i}].timezone: "${e.timezone}" is not a known IANA time zone; UTC is used for day boundaries`);
     }
-  });
+  }
 
   const rsvpPairs = new Set<string>();
-  (dataset.rsvps ?? []).forEach((r, i) => {
+  for (const { index: i, record: r } of rsvps) {
     if (!eventIds.has(r.event_id)) problems.push(`rsvps[${i}].event_id: unknown event "${r.event_id}"`);
-    if (r.user_id != null) {
-      if (!userIds.has(r.user_id)) problems.push(`rsvps[${i}].user_id: unknown user "${r.user_id}"`);
-      const pair = `${r.event_id}\u0000${r.user_id}`;
-      if (rsvpPairs.has(pair)) problems.push(`rsvps[${i}]: duplicate RSVP of "${r.user_id}" to "${r.event_id}"`);
-      rsvpPairs.add(pair);
-    }
-  });
+    if (r.user_id == null) continue;
+    if (!userIds.has(r.user_id)) problems.push(`rsvps[${i}].user_id: unknown user "${r.user_id}"`);
+    const pair = `${r.event_id}\u0000${r.user_id}`;
+    if (rsvpPairs.has(pair)) problems.push(`rsvps[${i}]: duplicate RSVP of "${r.user_id}" to "${r.event_id}"`);
+    rsvpPairs.add(pair);
+  }
 
-  const keys = new Set<string>();
-  (dataset.api_keys ?? []).forEach((k, i) => {
+  const seenKeys = new Set<string>();
+  for (const { index: i, record: k } of apiKeys) {
     if (!userIds.has(k.user_id)) problems.push(`api_keys[${i}].user_id: unknown user "${k.user_id}"`);
-    // Never echo a key, even a bad one, into output.
-    if (keys.has(k.key)) problems.push(`api_keys[${i}].key: duplicate key`);
-    keys.add(k.key);
-  });
+    // Never echo a key, even a duplicated one, into output.
+    if (seenKeys.has(k.key)) problems.push(`api_keys[${i}].key: duplicate key`);
+    seenKeys.add(k.key);
+  }
 
-  return problems.length ? { ok: false, problems } : { ok: true, dataset, warnings };
+  if (problems.length) return { ok: false, problems };
+  const records = <T>(list: Indexed<T>[]) => list.map((x) => x.record);
+  const dataset: Dataset = {
+    users: records(users),
+    events: records(events),
+    ...(top.data.rsvps ? { rsvps: records(rsvps) } : {}),
+    ...(top.data.api_keys ? { api_keys: records(apiKeys) } : {}),
+  };
+  return { ok: true, dataset, warnings };
 }

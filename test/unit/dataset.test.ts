@@ -53,6 +53,18 @@ describe('validateDataset', () => {
     expect(problems.join('\n')).not.toContain('pk_demo_');
   });
 
+  it("reports shape and reference problems in one pass, with each record's own index", () => {
+    const data = read(CONTRACT_EXAMPLE) as Record<string, Record<string, unknown>[]>;
+    data.rsvps![0]!.status = 'going';
+    data.rsvps![1]!.user_id = 'usr_ghost';
+    data.users![1]!.image = 'not a uri';
+    expect(problemsOf(data)).toEqual([
+      'users[1].image: invalid URI',
+      'rsvps[0].status: must be one of "yes", "maybe", "no"',
+      'rsvps[1].user_id: unknown user "usr_ghost"',
+    ]);
+  });
+
   it('reports a non-object or missing top-level array without throwing', () => {
     expect(problemsOf(null)).toEqual(['(root): must be object']);
     expect(problemsOf({ users: [] })).toEqual(['events: is required']);

@@ -1,0 +1,92 @@
+/**
+ * `npm start` and `npm run data:load` as other tools run them: real processes,
+ * real ports, real exit codes.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { CONTRACT_EXAMPLE, DEMO_FILE } from '../support/fixtures.js';
+import { get } from '../support/http.js';
+import { runTs, waitForOutput } from '../support/process.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pe-cli-'));
+const badFile = join(dir, 'bad.json');
+const bad = JSON.parse(readFileSync(CONTRACT_EXAMPLE, 'utf8'));
+bad.events[1].start_date = 'soon';
+bad.rsvps[0].user_id = 'usr_ghost';
+writeFileSync(badFile, JSON.stringify(bad));
+
+describe('npm start', () => {
+  it('serves the demo, printing both base URLs and a working demo key, and stops on SIGTERM', async () => {
+    const run = runTs('local/cli/start.ts', ['--port', '0']);
+    const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
+    const [, embedUrl] = await waitForOutput(run, /Embed API: +(\S+)\n/);
+    const [, key] = await waitForOutput(run, /Demo key: +(\S+)/);
+    expect(embedUrl).toBe(publicUrl!.replace('/api/public/v1', '/api/embed/v1'));
+    const reply = await get(`${publicUrl}/users/alice/events`, { 'x-events-api-key': key! });
+    expect(reply.status).toBe(200);
+    await waitForOutput(run, /GET \/api\/public\/v1\/users\/alice\/events 200/);
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
+  });
+
+  it('takes its settings from the environment when no flag is given', async () => {
+    const run = runTs('local/cli/start.ts', [], { PORT: '0', DATA_FILE: CONTRACT_EXAMPLE, USER_EVENTS_VARIANT: 'dated', SERVICE_NAME: 'gatherly' });
+    const [, publicUrl] = await waitForOutput(run, /Public API: (\S+)\n/);
+    const [, key] = await waitForOutput(run, /Demo key: +(\S+)/);
+    const reply = await get<{ data: unknown }>(`${publicUrl}/users/alice/events`, { 'x-gatherly-api-key': key! });
+    expect(reply.status).toBe(200);
+    expect(Array.isArray(reply.body.data)).toBe(true); // Variant A answers an array
+    run.child.kill('SIGTERM');
+    await run.done;
+  });
+
+  it('exits non-zero with the loader messages for an invalid dataset', async () => {
+    const { code, stderr } = await runTs('local/cli/start.ts', ['--port', '0', '--data', badFile]).done;
+    expect(code).toBe(1);
+    expect(stderr).toContain('events[1].start_date: invalid date-time');
+    expect(stderr).toContain('rsvps[0].user_id: unknown user "usr_ghost"');
+  });
+
+  it('exits 2 naming a bad option', async () => {
+    const { code, stderr } = await runTs('local/cli/start.ts', ['--user-events-variant', 'fancy']).done;
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/userEventsVariant/);
+  });
+});
+
+describe('npm run data:load', () => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await startTestStore(undefined, 'public-events-local');
+  });
+  afterAll(async () => store?.close());
+
+  const count = async () => (await store.client.send(new ScanCommand({ TableName: store.tableName, Select: 'COUNT' }))).Count;
+
+  it('writes nothing and names every bad record when the file is invalid', async () => {
+    const { code, stderr } = await runTs('local/cli/data-load.ts', [badFile, '--endpoint', store.endpoint]).done;
+    expect(code).toBe(1);
+    expect(stderr).toContain('nothing was written');
+    expect(stderr).toContain('events[1].start_date: invalid date-time');
+    expect(await count()).toBe(0);
+  });
+
+  it('loads a valid file and prints the counts', async () => {
+    const { code, stdout } = await runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint', store.endpoint]).done;
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/events: 37 \(33 public, 4 hidden\)/);
+    expect(stdout).toMatch(/items written: (\d+)/);
+    const written = Number(/items written: (\d+)/.exec(stdout)![1]);
+    expect(await count()).toBe(written);
+  });
+
+  it('requires --table when no --endpoint is given', async () => {
+    const { code, stderr } = await runTs('local/cli/data-load.ts', [DEMO_FILE]).done;
+    expect(code).toBe(2);
+    expect(stderr).toContain('--table is required');
+  });
+});

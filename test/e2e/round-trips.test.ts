@@ -1,0 +1,72 @@
+/**
+ * Holds the code to docs/data-model.md: for every row of its access-pattern
+ * table, counts the DynamoDB calls the local server makes for a typical and an
+ * edge request and compares them with the documented numbers.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { routes } from '../../lambdas/routes.js';
+import { KEYS } from '../support/fixtures.js';
+import { get } from '../support/http.js';
+import { startTestServer, type TestServer } from '../support/local.js';
+
+const doc = readFileSync(new URL('../../docs/data-model.md', import.meta.url), 'utf8');
+const documented = new Map<string, { typical: number; edge: number }>();
+for (const line of doc.split('\n')) {
+  const m = /^\|[^|]*\((\w+)\)\s*\|(?:[^|]*\|){3}\s*(\d+) \/ (\d+)\s*\|/.exec(line);
+  if (m) documented.set(m[1] as string, { typical: Number(m[2]), edge: Number(m[3]) });
+}
+
+/** A typical and an edge request per row (see the doc's notes column). */
+const cases: Record<string, { typical: string; edge: string }> = {
+  getEvent: { typical: '/events/evt_jazz01', edge: '/events/evt_missing' },
+  getEventGuests: { typical: '/events/evt_jazz01/guests?status=all', edge: '/events/evt_jazz01/guests?offset=99' },
+  getUserEvents: { typical: '/users/alice/events?type=past', edge: '/users/frank/events' },
+  getUserProfileEvents: { typical: '/users/alice/profile-events?since=2027-01-01', edge: '/users/nobody/profile-events' },
+  getUserUpcomingEvents: { typical: '/users/eve-series/upcoming-events', edge: '/users/frank/upcoming-events' },
+  getUserPastEvents: { typical: '/users/alice/past-events', edge: '/users/frank/past-events' },
+};
+
+let server: TestServer;
+async function callsFor(path: string, headers: Record<string, string> = { 'x-events-api-key': KEYS.both }) {
+  server.calls.splice(0);
+  const reply = await get(`${server.publicBaseUrl}${path}`, headers);
+  return { status: reply.status, calls: [...server.calls] };
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+describe('round trips per route, as documented in docs/data-model.md', () => {
+  it('documents every route and the authorizer', () => {
+    expect([...documented.keys()].sort()).toEqual([...routes.map((r) => r.id), 'authorizer'].sort());
+  });
+
+  it('authorizer: one GetItem with a key, none without', async () => {
+    const denied = await callsFor('/events/evt_jazz01', { 'x-events-api-key': KEYS.guestsOnly });
+    expect(denied).toEqual({ status: 403, calls: ['GetItemCommand'] });
+    expect(denied.calls).toHaveLength(documented.get('authorizer')!.typical);
+    const none = await callsFor('/events/evt_jazz01', {});
+    expect(none).toEqual({ status: 401, calls: [] });
+    expect(none.calls).toHaveLength(documented.get('authorizer')!.edge);
+  });
+
+  it.each(routes.map((r) => r.id))('%s', async (id) => {
+    const expected = documented.get(id)!;
+    const typical = await callsFor(cases[id]!.typical);
+    expect(typical.status).toBe(200);
+    // The first call is always the authorizer's.
+    expect(typical.calls[0]).toBe('GetItemCommand');
+    expect(typical.calls.length - 1).toBe(expected.typical);
+    const edge = await callsFor(cases[id]!.edge);
+    expect(edge.calls.length - 1).toBe(expected.edge);
+    expect([...typical.calls, ...edge.calls]).not.toContain('ScanCommand');
+  });
+
+  it('invalid parameters never reach DynamoDB beyond the authorizer', async () => {
+    expect((await callsFor('/events/evt_jazz01/guests?limit=0')).calls).toEqual(['GetItemCommand']);
+    expect((await callsFor('/users/%40alice/upcoming-events')).calls).toEqual(['GetItemCommand']);
+  });
+});

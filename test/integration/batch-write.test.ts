@@ -1,0 +1,57 @@
+/**
+ * The loader's write path against dynalite, with throttling injected in front
+ * of it: unprocessed items are re-sent until every item is stored.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { BatchWriteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchWriteAll } from '../../lambdas/store/batch-write.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+beforeAll(async () => {
+  store = await startTestStore();
+});
+afterAll(async () => store?.close());
+
+/**
+ * For its first `failingCalls` calls, writes only part of each batch and
+ * answers the rest as UnprocessedItems, as a throttled table does.
+ */
+function throttling(real: DynamoDBDocumentClient, failingCalls: number, keepBack: (n: number) => number) {
+  let calls = 0;
+  const send = async (command: BatchWriteCommand) => {
+    calls++;
+    const [table, requests] = Object.entries(command.input.RequestItems!)[0]!;
+    if (calls > failingCalls) return real.send(command);
+    const held = keepBack(requests.length);
+    if (held < requests.length) {
+      await real.send(new BatchWriteCommand({ RequestItems: { [table]: requests.slice(0, requests.length - held) } }));
+    }
+    return { UnprocessedItems: { [table]: requests.slice(requests.length - held) } };
+  };
+  // Only `send` is used by batchWriteAll.
+  return { client: { send } as unknown as DynamoDBDocumentClient, calls: () => calls };
+}
+
+const items = Array.from({ length: 60 }, (_, i) => ({ pk: `TEST#${i}`, sk: 'ITEM', n: i }));
+
+describe('batchWriteAll', () => {
+  it('re-sends unprocessed items until every one is written, with backoff through the injected sleep', async () => {
+    const flaky = throttling(store.client, 4, (n) => Math.ceil(n / 2));
+    const delays: number[] = [];
+    const result = await batchWriteAll(flaky.client, store.tableName, items, { sleep: async (ms) => void delays.push(ms) });
+    expect(result).toEqual({ written: 60, retries: 4 });
+    expect(delays).toEqual([50, 100, 200, 400]);
+    for (const item of items) {
+      const got = await store.client.send(new GetCommand({ TableName: store.tableName, Key: { pk: item.pk, sk: item.sk } }));
+      expect(got.Item).toEqual(item);
+    }
+  });
+
+  it('throws instead of losing items when they stay unprocessed', async () => {
+    const stuck = throttling(store.client, Infinity, () => 1);
+    await expect(batchWriteAll(stuck.client, store.tableName, items.slice(0, 5), { maxAttempts: 3, sleep: async () => {} })).rejects.toThrow(
+      /1 item\(s\) still unprocessed after 3 attempts/,
+    );
+  });
+});

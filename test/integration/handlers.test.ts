@@ -1,0 +1,128 @@
+/**
+ * Handlers invoked directly with API Gateway proxy events, over dynalite with
+ * the real table: what the local server's emulation does not cover on its own
+ * (internal failures, the authorizer's API Gateway contract).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { configSchema } from '../../lambdas/core/config.js';
+import type { EventReader } from '../../lambdas/core/ports.js';
+import { createDeps, type Deps } from '../../lambdas/http/deps.js';
+import { jsonLogger } from '../../lambdas/http/logger.js';
+import { build as buildAuthorizer } from '../../lambdas/handlers/authorizer.js';
+import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
+import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
+import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+let deps: Deps;
+const logs: string[] = [];
+const context = { awsRequestId: 'req-1' } as Context;
+
+function proxyEvent(resource: string, pathParameters: Record<string, string>, query: Record<string, string> | null = null): APIGatewayProxyEvent {
+  return {
+    resource,
+    path: resource,
+    httpMethod: 'GET',
+    headers: {},
+    multiValueHeaders: {},
+    pathParameters,
+    queryStringParameters: query,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+function authorizerEvent(headers: Record<string, string>, resource = '/api/public/v1/events/{eventId}'): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/public/v1/events/evt_jazz01',
+    resource,
+    path: '/api/public/v1/events/evt_jazz01',
+    httpMethod: 'GET',
+    headers,
+    multiValueHeaders: {},
+    pathParameters: {},
+    queryStringParameters: {},
+    multiValueQueryStringParameters: {},
+    stageVariables: {},
+    requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+  };
+}
+
+beforeAll(async () => {
+  store = await startTestStore(demoDataset());
+  const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger: jsonLogger({}, (l) => logs.push(l)) });
+});
+afterAll(async () => store?.close());
+
+describe('HTTP handlers', () => {
+  it('answer the envelope with content-type application/json', async () => {
+    const res = await buildGetEvent(deps)(proxyEvent('/api/public/v1/events/{eventId}', { eventId: 'evt_jazz01' }), context);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers).toMatchObject({ 'content-type': 'application/json' });
+    expect(JSON.parse(res.body)).toMatchObject({ success: true, data: { id: 'evt_jazz01' } });
+  });
+
+  it('turn an unexpected failure into a generic 500 with nothing internal in the body, and log it', async () => {
+    const broken: EventReader = {
+      ...store.repository,
+      getPublicEvent: () => Promise.reject(new Error('ResourceNotFoundException: table test-table, query gsi1pk = EVENT#evt_jazz01')),
+      listUserEvents: () => Promise.reject(new TypeError('boom')),
+      getGuests: () => Promise.reject(new Error('x')),
+      userExists: () => Promise.reject(new Error('x')),
+    };
+    const brokenDeps = { ...deps, reader: broken };
+    for (const res of [
+      await buildGetEvent(brokenDeps)(proxyEvent('/api/public/v1/events/{eventId}', { eventId: 'evt_jazz01' }), context),
+      await buildUpcoming(brokenDeps)(proxyEvent('/api/public/v1/users/{username}/upcoming-events', { username: 'alice' }), context),
+    ]) {
+      expect(res.statusCode).toBe(500);
+      expect(JSON.parse(res.body)).toEqual({ success: false, message: 'Internal server error.' });
+      expect(res.body).not.toMatch(/test-table|gsi1pk|boom|stack/i);
+    }
+    expect(logs.some((l) => JSON.parse(l).errorMessage?.includes('ResourceNotFoundException') && JSON.parse(l).requestId === 'req-1')).toBe(true);
+  });
+
+  it('validate before touching the store', async () => {
+    store.resetCalls();
+    const res = await buildUpcoming(deps)(proxyEvent('/api/public/v1/users/{username}/upcoming-events', { username: 'alice' }, { limit: '0' }), context);
+    expect(res.statusCode).toBe(400);
+    expect(store.calls).toEqual([]);
+  });
+});
+
+describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
+  const authorizer = () => buildAuthorizer(deps);
+
+  it('allows a valid key for the invoked method ARN, with non-secret context', async () => {
+    const event = authorizerEvent({ 'X-Events-Api-Key': KEYS.both });
+    const result = await authorizer()(event, context);
+    expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }]);
+    expect(result.context).toEqual({ keyId: expect.stringMatching(/^key_[0-9a-f]{20}$/), userId: 'usr_alice', scopes: 'events:read guests:read' });
+    expect(JSON.stringify(result)).not.toContain(KEYS.both);
+  });
+
+  it('denies (403) a key without the scope of the resource', async () => {
+    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': KEYS.eventsOnly }, '/api/public/v1/events/{eventId}/guests'), context);
+    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
+  });
+
+  it.each<Record<string, string>>([{}, { 'x-events-api-key': KEYS.revoked }, { authorization: 'Bearer pk_unknown_0123456789abcdefghijklmnop' }])(
+    'throws Unauthorized (401) for %j',
+    async (headers) => {
+      await expect(authorizer()(authorizerEvent(headers), context)).rejects.toThrow('Unauthorized');
+    },
+  );
+
+  it('denies a resource that is not in the route table', async () => {
+    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': KEYS.both }, '/api/public/v1/admin'), context);
+    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
+  });
+});
