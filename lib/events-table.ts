@@ -1,0 +1,36 @@
+/**
+ * The DynamoDB table, built from the one definition in lambdas/store/table.ts
+ * (no second list of keys or indexes here).
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { INDEXES, PK, SK } from '../lambdas/store/table.js';
+
+export interface EventsTableProps {
+  /** Production keeps the table on stack deletion and refuses deletes. */
+  readonly retain: boolean;
+}
+
+export class EventsTable extends Construct {
+  readonly table: TableV2;
+
+  constructor(scope: Construct, id: string, props: EventsTableProps) {
+    super(scope, id);
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: PK, type: AttributeType.STRING },
+      sortKey: { name: SK, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      encryption: TableEncryptionV2.awsManagedKey(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.retain,
+      removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      globalSecondaryIndexes: Object.values(INDEXES).map((index) => ({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.ALL,
+      })),
+    });
+  }
+}
