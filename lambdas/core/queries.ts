@@ -85,28 +85,28 @@ export async function datedUserEvents(
   return items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
 }
 
-/** /upcoming-events: hosted, start >= now, earliest first. */
-export async function upcomingEvents(
-  reader: EventReader,
-  q: { username: string; limit: number; offset: number; bounds?: StartBounds },
-  now: Date,
-  siteUrl: string,
-  missingUser: MissingUser = userNotFound,
-): Promise<PagedEvents> {
-  const items = await loadList(reader, q.username, 'HOSTED', upcomingWindow(q.bounds ?? {}, now), missingUser);
-  return toPage(items.sort(byStartAscending), q.limit, q.offset, siteUrl);
-}
+/** The two start-ordered lists of hosted events (PRODUCT P7). */
+const TIMELINES = {
+  /** start >= now, earliest first */
+  upcoming: { window: upcomingWindow, order: byStartAscending },
+  /** start < now, most recent first */
+  past: { window: pastWindow, order: byStartDescending },
+} as const;
 
-/** /past-events: hosted, start < now, most recent first. */
-export async function pastEvents(
+export type Timeline = keyof typeof TIMELINES;
+
+/** /upcoming-events, /past-events and Variant B's type=upcoming|past. */
+export async function timelineEvents(
   reader: EventReader,
+  timeline: Timeline,
   q: { username: string; limit: number; offset: number; bounds?: StartBounds },
   now: Date,
   siteUrl: string,
   missingUser: MissingUser = userNotFound,
 ): Promise<PagedEvents> {
-  const items = await loadList(reader, q.username, 'HOSTED', pastWindow(q.bounds ?? {}, now), missingUser);
-  return toPage(items.sort(byStartDescending), q.limit, q.offset, siteUrl);
+  const { window, order } = TIMELINES[timeline];
+  const items = await loadList(reader, q.username, 'HOSTED', window(q.bounds ?? {}, now), missingUser);
+  return toPage(items.sort(order), q.limit, q.offset, siteUrl);
 }
 
 /** Variant B (PRODUCT P5, P7): typed, paginated, extra since/from/to filters. */
@@ -118,9 +118,8 @@ export async function typedUserEvents(
 ): Promise<PagedEvents> {
   switch (q.type) {
     case 'upcoming':
-      return upcomingEvents(reader, q, now, siteUrl, typedUserNotFound);
     case 'past':
-      return pastEvents(reader, q, now, siteUrl, typedUserNotFound);
+      return timelineEvents(reader, q.type, q, now, siteUrl, typedUserNotFound);
     default: {
       const list: ProfileList = q.type === 'profile' ? 'PROFILE' : 'HOSTED';
       const items = await loadList(reader, q.username, list, windowOf(q.bounds), typedUserNotFound);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { limitParam, offsetParam, usernameParam } from '../core/params.js';
-import { pastEvents } from '../core/queries.js';
+import { timelineEvents } from '../core/queries.js';
 import { lambdaEntry } from '../http/lambda-entry.js';
 import { httpRoute } from '../http/route.js';
 
@@ -8,7 +8,7 @@ import { httpRoute } from '../http/route.js';
 export const build = httpRoute({
   params: z.object({ username: usernameParam, limit: limitParam(10), offset: offsetParam }),
   run: async (q, { reader, clock, config }) => {
-    const { events, pagination } = await pastEvents(reader, q, clock(), config.siteUrl);
+    const { events, pagination } = await timelineEvents(reader, 'past', q, clock(), config.siteUrl);
     return { message: `Past events of user ${q.username} retrieved`, data: events, pagination };
   },
 });

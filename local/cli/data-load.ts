@@ -10,13 +10,9 @@
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { ensureTable } from '../dynalite.js';
+import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
 import { LOCAL_TABLE } from '../server.js';
-
-function fail(message: string, code: number): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
-}
 
 async function main(): Promise<void> {
   let parsed;

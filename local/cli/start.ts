@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';
 import { USER_EVENTS_VARIANTS } from '../../lambdas/core/config.js';
 import { jsonLogger } from '../../lambdas/http/logger.js';
+import { fail } from './fail.js';
 import { DatasetError } from '../loader.js';
 import { startLocalServer } from '../server.js';
 
@@ -19,11 +20,6 @@ const optionsSchema = z.object({
   serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-"' }),
   siteUrl: z.url().optional(),
 });
-
-function fail(message: string, code: number): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
-}
 
 async function main(): Promise<void> {
   let values;
