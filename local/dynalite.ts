@@ -8,6 +8,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import { createTableInput } from '../lambdas/store/table.js';
 
+/** The table name the local server and `data:load --endpoint` use by default. */
+export const LOCAL_TABLE = 'public-events-local';
+
 export interface EmbeddedStore {
   endpoint: string;
   close(): Promise<void>;

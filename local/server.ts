@@ -19,12 +19,13 @@ import { DynamoRepository } from '../lambdas/store/repository.js';
 import { keys } from '../lambdas/store/table.js';
 import type { WriteSummary } from '../lambdas/store/writer.js';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ensureTable, startDynalite } from './dynalite.js';
+import { LOCAL_TABLE, ensureTable, startDynalite } from './dynalite.js';
+
+export { LOCAL_TABLE };
 import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
 import { readDataset, writeDataset } from './loader.js';
 
-export const LOCAL_TABLE = 'public-events-local';
 
 export interface LocalServerOptions {
   dataFile: string;

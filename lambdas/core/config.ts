@@ -3,7 +3,7 @@
  * environment the CDK stack sets; the local server builds the same object from
  * its CLI flags. Nothing else reads process.env.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const USER_EVENTS_VARIANTS = ['typed', 'dated'] as const;
 export type UserEventsVariant = (typeof USER_EVENTS_VARIANTS)[number];

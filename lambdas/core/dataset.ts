@@ -4,7 +4,7 @@
  * duplicates). `validateDataset` names every offending record by its path, e.g.
  * `events[12].start_date: invalid date-time`, so a bad file is fixed in one pass.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDateTime } from './dates.js';
 
 const isoDateTime = z

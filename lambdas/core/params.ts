@@ -4,7 +4,7 @@
  * `{field, message}` and the envelope's message is the first one's text.
  * Nothing reaches DynamoDB before it has passed through here.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
 

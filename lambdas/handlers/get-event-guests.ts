@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { eventIdParam, guestStatusParam, limitParam, offsetParam } from '../core/params.js';
 import { getGuests } from '../core/queries.js';
 import { lambdaEntry } from '../http/lambda-entry.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { eventIdParam } from '../core/params.js';
 import { getEvent } from '../core/queries.js';
 import { lambdaEntry } from '../http/lambda-entry.js';

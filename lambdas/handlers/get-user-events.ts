@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MESSAGES } from '../core/errors.js';
 import { eventTypeParam, limitParam, offsetParam, requiredUsername, resolveStartBounds, startWindowShape, usernameParam } from '../core/params.js';
 import { datedUserEvents, typedUserEvents } from '../core/queries.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { limitParam, offsetParam, usernameParam } from '../core/params.js';
 import { timelineEvents } from '../core/queries.js';
 import { lambdaEntry } from '../http/lambda-entry.js';

@@ -9,10 +9,10 @@
  */
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { ensureTable } from '../dynalite.js';
+import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
-import { LOCAL_TABLE } from '../server.js';
+
 
 async function main(): Promise<void> {
   let parsed;

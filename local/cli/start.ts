@@ -5,7 +5,7 @@
  * Other tools start the server exactly this way: keep this interface.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';
 import { USER_EVENTS_VARIANTS } from '../../lambdas/core/config.js';
 import { jsonLogger } from '../../lambdas/http/logger.js';

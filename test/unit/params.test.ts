@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../../lambdas/core/errors.js';
 import {
   eventIdParam,

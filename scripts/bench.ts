@@ -1,0 +1,211 @@
+/**
+ * `npm run bench`: the performance figures the README reports, measured in
+ * one run against dynalite with the demo data. Figures are counts and ratios,
+ * which travel between machines better than milliseconds:
+ *
+ * - DynamoDB round trips and read capacity per request, per route;
+ * - handler time / raw DynamoDB time: each handler is timed, then the exact
+ *   DynamoDB calls it made are replayed with the bare client and timed; the
+ *   ratio is what validation, mapping, middy and the envelope cost on top;
+ * - bundle size (minified, and gzipped) of each Lambda, bundled with esbuild
+ *   as CDK will (AWS SDK external);
+ * - cold-start init: time to import each bundle in a fresh Node process,
+ *   relative to importing the DynamoDB client alone.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { build } from 'esbuild';
+import { fixedClock } from '../lambdas/core/clock.js';
+import { configSchema } from '../lambdas/core/config.js';
+import { validateDataset } from '../lambdas/core/dataset.js';
+import { createDeps, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
+import { silentLogger } from '../lambdas/http/logger.js';
+import { AUTHORIZER_HANDLER, resourcePath, routes } from '../lambdas/routes.js';
+import { createDocumentClient } from '../lambdas/store/client.js';
+import { DynamoRepository } from '../lambdas/store/repository.js';
+import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
+import { writeDataset } from '../local/loader.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
+const WARMUP = 30;
+const NOW = '2026-11-21T12:00:00.000Z';
+
+/** One typical request per route (demo data). */
+const CASES: Record<string, { path: Record<string, string>; query?: Record<string, string> }> = {
+  getEvent: { path: { eventId: 'evt_jazz01' } },
+  getEventGuests: { path: { eventId: 'evt_jazz01' }, query: { status: 'all' } },
+  getUserEvents: { path: { username: 'eve-series' }, query: { type: 'upcoming', limit: '10' } },
+  getUserProfileEvents: { path: { username: 'alice' } },
+  getUserUpcomingEvents: { path: { username: 'eve-series' } },
+  getUserPastEvents: { path: { username: 'eve-series' } },
+};
+
+interface Recorded {
+  name: string;
+  input: Record<string, unknown>;
+  capacity: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
+};
+
+async function timeMany(fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return median(samples);
+}
+
+function proxyEvent(route: (typeof routes)[number], c: (typeof CASES)[string]): APIGatewayProxyEvent {
+  return {
+    resource: resourcePath(route),
+    path: resourcePath(route),
+    httpMethod: 'GET',
+    headers: {},
+    multiValueHeaders: {},
+    pathParameters: c.path,
+    queryStringParameters: c.query ?? null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+async function runtimeFigures() {
+  const store = await startDynalite();
+  const client = createDocumentClient({ endpoint: store.endpoint });
+  // The replay client: same SDK, no recorder, so the ratio isolates this project's code.
+  const raw = createDocumentClient({ endpoint: store.endpoint });
+  await ensureTable(client, LOCAL_TABLE);
+  const checked = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
+  if (!checked.ok) throw new Error(checked.problems.join('\n'));
+  await writeDataset(client, LOCAL_TABLE, checked.dataset);
+
+  // Records every call with its wire input and consumed read capacity.
+  let recording = false;
+  let recorded: Recorded[] = [];
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      const capacity = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      if (recording) recorded.push({ name: String(context.commandName), input: structuredClone(input), capacity });
+      return out;
+    },
+    { step: 'serialize', name: 'benchRecorder', priority: 'high' },
+  );
+
+  const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
+  const repository = new DynamoRepository(client, LOCAL_TABLE);
+  const deps = createDeps(config, { reader: repository, keys: repository, clock: fixedClock(NOW), logger: silentLogger });
+  const context = { awsRequestId: 'bench' } as Context;
+
+  const rows: string[] = [];
+  for (const route of routes) {
+    const c = CASES[route.id];
+    if (!c) throw new Error(`no bench case for ${route.id}`);
+    const mod = (await import(`../lambdas/handlers/${route.handler}.js`)) as HandlerModule<HttpHandler>;
+    const handler = mod.build(deps);
+    const event = proxyEvent(route, c);
+
+    recorded = [];
+    recording = true;
+    const res = await handler(event, context);
+    recording = false;
+    if (res.statusCode !== 200) throw new Error(`${route.id}: ${res.statusCode} ${res.body}`);
+    const calls = [...recorded];
+    const capacity = calls.reduce((sum, r) => sum + r.capacity, 0);
+    const handlerMs = await timeMany(() => handler(event, context));
+    const replay = async () => {
+      for (const call of calls) {
+        const input = { ...call.input };
+        delete input.ReturnConsumedCapacity;
+        if (call.name === 'QueryCommand') await raw.send(new QueryCommand(input as never));
+        else if (call.name === 'GetItemCommand') await raw.send(new GetCommand(input as never));
+        else throw new Error(`bench cannot replay ${call.name}`);
+      }
+    };
+    const rawMs = await timeMany(replay);
+    rows.push(
+      `| ${route.id} | ${calls.length} | ${calls.map((x) => x.name.replace('Command', '')).join(' + ')} | ${capacity.toFixed(1)} | ${(handlerMs / rawMs).toFixed(2)} | ${JSON.parse(res.body).data.length ?? JSON.parse(res.body).data.events?.length ?? 1} |`,
+    );
+  }
+
+  raw.destroy();
+  client.destroy();
+  await store.close();
+  return rows;
+}
+
+async function bundleFigures() {
+  const outDir = join(ROOT, 'cdk.out', 'bench-bundles');
+  mkdirSync(outDir, { recursive: true });
+  const sdkOnly = join(outDir, 'sdk-only.mjs');
+  writeFileSync(sdkOnly, "import '@aws-sdk/client-dynamodb';\nimport '@aws-sdk/lib-dynamodb';\n");
+
+  const importMs = (file: string) => {
+    const samples: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const out = execFileSync(
+        process.execPath,
+        ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`],
+        { cwd: ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+      );
+      samples.push(Number(out.toString().trim()));
+    }
+    return median(samples);
+  };
+  const baseline = importMs(sdkOnly);
+
+  const rows: string[] = [];
+  for (const name of [...routes.map((r) => r.handler), AUTHORIZER_HANDLER]) {
+    const outfile = join(outDir, `${name}.mjs`);
+    await build({
+      entryPoints: [join(ROOT, 'lambdas/handlers', `${name}.ts`)],
+      bundle: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'esm',
+      minify: true,
+      outfile,
+      external: ['@aws-sdk/*'],
+      logLevel: 'error',
+    });
+    const code = readFileSync(outfile);
+    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${(importMs(outfile) / baseline).toFixed(2)} |`);
+  }
+  return { rows, baseline };
+}
+
+const runtime = await runtimeFigures();
+const bundles = await bundleFigures();
+process.stdout.write(
+  [
+    `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
+    '',
+    '| Route | DynamoDB calls | Operations | Read capacity units | Handler time / raw DynamoDB time | Items returned |',
+    '|---|---|---|---|---|---|',
+    ...runtime,
+    '',
+    `Lambda bundles (esbuild, minified, AWS SDK external). Init = import time of the bundle / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
+    '',
+    '| Handler | Bundle KiB | Gzipped KiB | Init ratio |',
+    '|---|---|---|---|',
+    ...bundles.rows,
+    '',
+  ].join('\n'),
+);
