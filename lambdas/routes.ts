@@ -36,6 +36,8 @@ export const routes = [
   { id: 'getUserProfileEvents', surface: 'public', method: 'GET', path: '/users/{username}/profile-events', handler: 'get-user-profile-events', scope: 'events:read' },
   { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', scope: 'events:read' },
   { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', scope: 'events:read' },
+  { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event' },
+  { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events' },
 ] as const satisfies readonly RouteDefinition[];
 
 /** The Public API's REQUEST authorizer, also a Lambda of its own. */

@@ -13,7 +13,7 @@ import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
 import type { Logger } from '../lambdas/http/logger.js';
 import { errorFields } from '../lambdas/http/logger.js';
-import { resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { SURFACES, resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
 
 export interface GatewayOptions {
   handlers: ReadonlyMap<string, HttpHandler>;
@@ -116,16 +116,32 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
-export function createGateway(opts: GatewayOptions) {
-  const gatewayError = (status: number, message: string, requestId: string) =>
-    jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId });
+/** Embed CORS (PRODUCT P11): on every response, and the preflight's own headers. */
+export const EMBED_CORS = { 'access-control-allow-origin': '*' } as const;
+export const EMBED_PREFLIGHT = {
+  ...EMBED_CORS,
+  'access-control-allow-methods': 'GET, OPTIONS',
+  'access-control-allow-headers': 'Content-Type',
+} as const;
 
+function isEmbedPath(pathname: string): boolean {
+  return pathname === SURFACES.embed || pathname.startsWith(`${SURFACES.embed}/`);
+}
+
+export function createGateway(opts: GatewayOptions) {
   async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
+    const embed = isEmbedPath(url.pathname);
+    // The Embed API's gateway responses carry CORS too, so a browser can read its errors.
+    const gatewayError = (status: number, message: string) =>
+      jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_CORS, 'cache-control': 'no-store' } : {}) });
+
+    // Preflight on any Embed path is answered by the gateway itself (a MOCK integration in AWS).
+    if (embed && method === 'OPTIONS') return { statusCode: 204, headers: { ...EMBED_PREFLIGHT, 'x-amzn-requestid': requestId }, body: '' };
     const match = matchRoute(method, url.pathname);
     // Unknown route or method: API Gateway answers before any authorizer runs.
-    if (!match) return gatewayError(404, MESSAGES.resourceNotFound, requestId);
+    if (!match) return gatewayError(404, MESSAGES.resourceNotFound);
 
     const { headers, multiValueHeaders } = headersOf(req);
     const query = queryOf(url);
@@ -168,13 +184,13 @@ export function createGateway(opts: GatewayOptions) {
         );
       } catch (error) {
         if (error instanceof Error && error.message === 'Unauthorized') {
-          return gatewayError(401, MESSAGES.notAuthenticated, requestId);
+          return gatewayError(401, MESSAGES.notAuthenticated);
         }
         // API Gateway answers an authorizer failure with 500 (AUTHORIZER_FAILURE).
         opts.logger.error('Authorizer failed', { requestId, ...errorFields(error) });
-        return gatewayError(500, MESSAGES.internal, requestId);
+        return gatewayError(500, MESSAGES.internal);
       }
-      if (!allows(result, methodArn)) return gatewayError(403, MESSAGES.insufficientScope, requestId);
+      if (!allows(result, methodArn)) return gatewayError(403, MESSAGES.insufficientScope);
       authorizerContext = { ...result.context, principalId: result.principalId };
     }
 
@@ -201,7 +217,7 @@ export function createGateway(opts: GatewayOptions) {
       // A handler that throws past its middleware is a Lambda error (502 in AWS,
       // mapped to the generic 500 envelope by the DEFAULT_5XX gateway response).
       opts.logger.error('Handler failed', { requestId, route: match.route.id, ...errorFields(error) });
-      return gatewayError(500, MESSAGES.internal, requestId);
+      return gatewayError(500, MESSAGES.internal);
     }
   }
 
@@ -213,7 +229,7 @@ export function createGateway(opts: GatewayOptions) {
       result = await answer(req, requestId);
     } catch (error) {
       opts.logger.error('Gateway failed', { requestId, ...errorFields(error) });
-      result = gatewayError(500, MESSAGES.internal, requestId);
+      result = jsonResponse(500, errorBody(MESSAGES.internal), { 'x-amzn-requestid': requestId });
     }
     send(res, result);
     opts.onResponse?.({

@@ -25,6 +25,7 @@ export { LOCAL_TABLE };
 import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
 import { readDataset, writeDataset } from './loader.js';
+import { serveAsset, widgetAssets } from './widget.js';
 
 
 export interface LocalServerOptions {
@@ -34,6 +35,8 @@ export interface LocalServerOptions {
   serviceName?: string;
   /** Default: http://localhost:{port} */
   siteUrl?: string;
+  /** Embed Cache-Control max-age in seconds (default 60). */
+  embedCacheMaxAgeSeconds?: number;
   clock?: Clock;
   logger?: Logger;
   onResponse?: Parameters<typeof createGateway>[0]['onResponse'];
@@ -45,6 +48,8 @@ export interface LocalServer {
   url: string;
   publicBaseUrl: string;
   embedBaseUrl: string;
+  /** The demo host page using the embed widget. */
+  widgetDemoUrl: string;
   storeEndpoint: string;
   tableName: string;
   /** A key that works on every Public route; from the dataset or made for this run. */
@@ -100,6 +105,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       serviceName: opts.serviceName ?? 'events',
       siteUrl: opts.siteUrl ?? `http://localhost:${port}`,
       userEventsVariant: opts.userEventsVariant ?? 'typed',
+      embedCacheMaxAgeSeconds: opts.embedCacheMaxAgeSeconds,
       dynamoEndpoint: store.endpoint,
     });
     if (opts.onDynamoCall) onDynamoCall(client, opts.onDynamoCall);
@@ -111,13 +117,20 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);
     const authorizer = (await loadModule(AUTHORIZER_HANDLER)).build(deps) as AuthorizerHandler;
 
-    http.on('request', createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse }));
+    const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse });
+    const assets = widgetAssets();
+    http.on('request', (req, res) => {
+      const asset = req.method === 'GET' ? assets.get((req.url ?? '/').split('?')[0] ?? '/') : undefined;
+      if (asset) serveAsset(res, asset);
+      else void gateway(req, res);
+    });
 
     const server = http;
     return {
       url,
       publicBaseUrl: `${url}${SURFACES.public}`,
       embedBaseUrl: `${url}${SURFACES.embed}`,
+      widgetDemoUrl: `${url}/embed/demo.html`,
       storeEndpoint: store.endpoint,
       tableName: LOCAL_TABLE,
       demoKey,

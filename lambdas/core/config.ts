@@ -15,6 +15,8 @@ export const configSchema = z.object({
   /** Base of public links and default images; no trailing slash. */
   siteUrl: z.url().transform((u) => u.replace(/\/+$/, '')),
   userEventsVariant: z.enum(USER_EVENTS_VARIANTS),
+  /** Embed responses' Cache-Control max-age, seconds (shortened before a status change). */
+  embedCacheMaxAgeSeconds: z.number().int().min(0).max(86_400).default(60),
   /** Only for dynalite (local server, tests). */
   dynamoEndpoint: z.url().optional(),
 });
@@ -26,6 +28,7 @@ const envSchema = z.object({
   SERVICE_NAME: z.string().default('events'),
   SITE_URL: z.string(),
   USER_EVENTS_VARIANT: z.string().default('typed'),
+  EMBED_CACHE_MAX_AGE: z.coerce.number().default(60),
   DYNAMODB_ENDPOINT: z.string().optional(),
 });
 
@@ -38,6 +41,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     serviceName: raw.data.SERVICE_NAME,
     siteUrl: raw.data.SITE_URL,
     userEventsVariant: raw.data.USER_EVENTS_VARIANT,
+    embedCacheMaxAgeSeconds: raw.data.EMBED_CACHE_MAX_AGE,
     dynamoEndpoint: raw.data.DYNAMODB_ENDPOINT,
   });
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);

@@ -18,8 +18,11 @@ export interface EventReader {
   getPublicEvent(eventId: string): Promise<EventItem | null>;
   /** The first `count` guests in rsvp_date, user id order. One Query (more only past 1 MB). */
   getGuests(eventId: string, status: GuestStatusFilter, count: number): Promise<RsvpItem[]>;
-  /** Every event of the user's hosted or profile list whose start is in the window. */
-  listUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<EventPayload[]>;
+  /**
+   * The events of the user's hosted or profile list whose start is in the
+   * window, in start order (ties by id); all of them, or the first `limit`.
+   */
+  listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number): Promise<EventPayload[]>;
   /** One GetItem. */
   userExists(username: string): Promise<boolean>;
 }

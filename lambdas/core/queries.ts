@@ -42,19 +42,20 @@ type MissingUser = () => Error;
 const userNotFound: MissingUser = () => new NotFoundError(MESSAGES.userNotFound);
 const typedUserNotFound: MissingUser = () => new BadRequestError(MESSAGES.typedUserNotFound);
 
-function windowOf(bounds: StartBounds): StartWindow {
+export function windowOf(bounds: StartBounds): StartWindow {
   return { from: bounds.since?.toISOString(), to: bounds.to?.toISOString() };
 }
 
 /** Loads a list, proving the user exists only when the list is empty (≤ 2 round trips). */
-async function loadList(
+export async function loadList(
   reader: EventReader,
   username: string,
   list: ProfileList,
   window: StartWindow,
-  missingUser: MissingUser,
+  missingUser: MissingUser = userNotFound,
+  limit?: number,
 ): Promise<EventPayload[]> {
-  const items = (await reader.listUserEvents(username, list, window)).filter(isPublicPayload);
+  const items = (await reader.listUserEvents(username, list, window, limit)).filter(isPublicPayload);
   if (items.length === 0 && !(await reader.userExists(username))) throw missingUser();
   return items;
 }

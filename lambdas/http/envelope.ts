@@ -22,8 +22,8 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
   return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-export function successResponse(s: Success): APIGatewayProxyResult {
-  return jsonResponse(200, { success: true, message: s.message, data: s.data, ...(s.pagination ? { pagination: s.pagination } : {}) });
+export function successResponse(s: Success, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return jsonResponse(200, { success: true, message: s.message, data: s.data, ...(s.pagination ? { pagination: s.pagination } : {}) }, headers);
 }
 
 export function errorBody(message: string, errors?: ValidationError['errors']) {

@@ -69,10 +69,11 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
 
   /**
    * user-events-index: gsi2pk = USER#username#list AND gsi2sk in the start
-   * window. Reads exactly the events in the window (the whole list is needed
-   * for `total` and for orders other than start order).
+   * window, in index (start, id) order. Without `limit` it reads the whole
+   * window (needed for `total` and for orders other than start order); with
+   * it, only the first `limit` events.
    */
-  async listUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<EventPayload[]> {
+  async listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number): Promise<EventPayload[]> {
     const { partitionKey, sortKey, name } = INDEXES.userEvents;
     const lower = window.from !== undefined ? sortKeyBounds.startingAtOrAfter(window.from) : undefined;
     const uppers = [
@@ -101,7 +102,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       KeyConditionExpression: `#pk = :pk${range}`,
       ExpressionAttributeNames: { '#pk': partitionKey, ...(range ? { '#sk': sortKey } : {}) },
       ExpressionAttributeValues: values,
-    });
+    }, limit);
   }
 
   /** Base table GetItem USER#username / USER, key only. 1 round trip. */

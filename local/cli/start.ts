@@ -1,6 +1,6 @@
 /**
  * `npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated]
- *                [--service-name NAME] [--site-url URL]`
+ *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S]`
  * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL.
  * Other tools start the server exactly this way: keep this interface.
  */
@@ -19,6 +19,7 @@ const optionsSchema = z.object({
   userEventsVariant: z.enum(USER_EVENTS_VARIANTS),
   serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-"' }),
   siteUrl: z.url().optional(),
+  embedCacheMaxAge: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400),
 });
 
 async function main(): Promise<void> {
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
         'user-events-variant': { type: 'string' },
         'service-name': { type: 'string' },
         'site-url': { type: 'string' },
+        'embed-cache-max-age': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -39,7 +41,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS]\n');
     return;
   }
   const env = process.env;
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     userEventsVariant: values['user-events-variant'] ?? env.USER_EVENTS_VARIANT ?? 'typed',
     serviceName: values['service-name'] ?? env.SERVICE_NAME ?? 'events',
     siteUrl: values['site-url'] ?? (env.SITE_URL || undefined),
+    embedCacheMaxAge: values['embed-cache-max-age'] ?? env.EMBED_CACHE_MAX_AGE ?? 60,
   });
   if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
   const o = parsed.data;
@@ -59,6 +62,7 @@ async function main(): Promise<void> {
     userEventsVariant: o.userEventsVariant,
     serviceName: o.serviceName,
     siteUrl: o.siteUrl,
+    embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
     logger: jsonLogger({ service: 'public-events-local' }, (line) => process.stderr.write(`${line}\n`)),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
   }).catch((error: unknown) => {
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
       `Public Events API (local) — ${o.data}: ${s.users} users, ${s.events.public} public events (${s.events.hidden} hidden), ${s.rsvps.linked} guests, variant ${o.userEventsVariant}`,
       `  Public API: ${server.publicBaseUrl}`,
       `  Embed API:  ${server.embedBaseUrl}`,
+      `  Widget:     ${server.widgetDemoUrl}`,
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
       '',

@@ -24,6 +24,10 @@ describe('the route table', () => {
     }
   });
 
+  it('gives Embed routes no scope (no key on the Embed API)', () => {
+    for (const r of routes.filter((x) => x.surface === 'embed')) expect(r).not.toHaveProperty('scope');
+  });
+
   it('serves only GET', () => {
     expect(routes.every((r) => r.method === 'GET')).toBe(true);
   });

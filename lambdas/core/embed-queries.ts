@@ -1,0 +1,44 @@
+/**
+ * The Embed API's use cases (spec §4.2, PRODUCT P11). Each also says how long
+ * its answer stays true: the time until the first status in it changes.
+ */
+import { NotFoundError } from './errors.js';
+import { msUntilStatusChange, toEmbedEvent, type EmbedEvent } from './embed.js';
+import { isPublicPayload } from './event-mapper.js';
+import type { StartBounds } from './params.js';
+import type { EventReader } from './ports.js';
+import { loadList, windowOf } from './queries.js';
+import type { EventPayload } from '../store/items.js';
+
+export interface Fresh<T> {
+  data: T;
+  /** Until the first status in `data` changes; null if none ever will. */
+  freshForMs: number | null;
+}
+
+function freshness(events: EventPayload[], now: Date): number | null {
+  let soonest: number | null = null;
+  for (const e of events) {
+    const ms = msUntilStatusChange(e, now);
+    if (ms !== null && (soonest === null || ms < soonest)) soonest = ms;
+  }
+  return soonest;
+}
+
+export async function embedEvent(reader: EventReader, eventId: string, now: Date, siteUrl: string): Promise<Fresh<EmbedEvent>> {
+  const event = await reader.getPublicEvent(eventId);
+  if (!event || !isPublicPayload(event)) throw new NotFoundError();
+  return { data: toEmbedEvent(event, now, siteUrl), freshForMs: freshness([event], now) };
+}
+
+/** The user's own public events, earliest start first, at most `limit`. */
+export async function embedUserEvents(
+  reader: EventReader,
+  q: { username: string; limit: number; bounds: StartBounds },
+  now: Date,
+  siteUrl: string,
+): Promise<Fresh<EmbedEvent[]>> {
+  // The index order (start, then id) is this list's order, so only the page is read.
+  const events = await loadList(reader, q.username, 'HOSTED', windowOf(q.bounds), undefined, q.limit);
+  return { data: events.map((e) => toEmbedEvent(e, now, siteUrl)), freshForMs: freshness(events, now) };
+}

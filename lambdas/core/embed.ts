@@ -1,0 +1,127 @@
+/**
+ * The Embed API's compact event (spec §2.3, PRODUCT P11) and its status,
+ * computed at read time from the clock:
+ *   upcoming  now < start
+ *   ongoing   start <= now <= end
+ *   past      otherwise
+ * With no end date an event is ongoing until the end of its start's calendar
+ * day in the event's own time zone.
+ */
+import { isIanaTimeZone } from './dataset.js';
+import type { EventPayload } from '../store/items.js';
+
+export type EmbedStatus = 'upcoming' | 'ongoing' | 'past';
+
+export interface EmbedEvent {
+  id: string;
+  title: string;
+  description: string | null;
+  cover: string | null;
+  start_date: string;
+  end_date: string | null;
+  timezone: string;
+  location: { name: string; city: string | null; country: string | null } | null;
+  url: string;
+  creator: { username: string; image: string | null; verified: boolean };
+  status: EmbedStatus;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function wallClock(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+/** The wall-clock fields of an instant in a time zone. */
+function partsIn(instant: number, timeZone: string) {
+  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const parts = wallClock(timeZone).formatToParts(new Date(instant));
+  return {
+    year: get(parts, 'year'),
+    month: get(parts, 'month'),
+    day: get(parts, 'day'),
+    hour: get(parts, 'hour'),
+    minute: get(parts, 'minute'),
+    second: get(parts, 'second'),
+  };
+}
+
+/** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
+function offsetAt(instant: number, timeZone: string): number {
+  const p = partsIn(instant, timeZone);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return asUtc - Math.floor(instant / 1000) * 1000;
+}
+
+/**
+ * The last millisecond of the calendar day that `instant` falls on in
+ * `timeZone`, as a UTC epoch. Handles DST days (23 or 25 hours long) by taking
+ * the offset in force at the next local midnight. Unknown zones count as UTC.
+ */
+export function endOfLocalDay(instant: number, timeZone: string): number {
+  const zone = isIanaTimeZone(timeZone) ? timeZone : 'UTC';
+  const p = partsIn(instant, zone);
+  const nextMidnightWall = Date.UTC(p.year, p.month - 1, p.day + 1);
+  let guess = nextMidnightWall - offsetAt(nextMidnightWall, zone);
+  // The offset at the guess can differ from the one at the wall time's UTC
+  // reading when a transition lies between them; one correction settles it.
+  guess = nextMidnightWall - offsetAt(guess, zone);
+  return guess - 1;
+}
+
+/** The instant the event stops being ongoing (inclusive), as an epoch. */
+function lastOngoingInstant(e: Pick<EventPayload, 'start_date' | 'end_date' | 'timezone'>): number {
+  const start = Date.parse(e.start_date);
+  return e.end_date ? Date.parse(e.end_date) : endOfLocalDay(start, e.timezone);
+}
+
+export function embedStatus(e: Pick<EventPayload, 'start_date' | 'end_date' | 'timezone'>, now: Date): EmbedStatus {
+  const t = now.getTime();
+  if (t < Date.parse(e.start_date)) return 'upcoming';
+  return t <= lastOngoingInstant(e) ? 'ongoing' : 'past';
+}
+
+/**
+ * Milliseconds until the event's status next changes (null when it never
+ * will again: it is past). Caches must not keep a response longer than this.
+ */
+export function msUntilStatusChange(e: Pick<EventPayload, 'start_date' | 'end_date' | 'timezone'>, now: Date): number | null {
+  const t = now.getTime();
+  const start = Date.parse(e.start_date);
+  if (t < start) return start - t;
+  const last = lastOngoingInstant(e);
+  return t <= last ? last + 1 - t : null;
+}
+
+export function toEmbedEvent(p: EventPayload, now: Date, siteUrl: string): EmbedEvent {
+  return {
+    id: p.event_id,
+    title: p.title,
+    description: p.description,
+    cover: p.cover,
+    start_date: p.start_date,
+    end_date: p.end_date,
+    timezone: p.timezone,
+    location: p.location ? { name: p.location.name, city: p.location.city, country: p.location.country } : null,
+    url: `${siteUrl}/e/${encodeURIComponent(p.event_id)}`,
+    creator: {
+      username: p.creator.username,
+      image: p.creator.image,
+      verified: p.creator.verification_status === 'verified' || p.creator.verification_status === 'id_verified',
+    },
+    status: embedStatus(p, now),
+  };
+}
