@@ -12,6 +12,6 @@ export default {
   },
   // Sources import siblings as `./x.js` (ESM rules); jest resolves them to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/test/{unit,integration,e2e,infra}/**/*.test.ts'],
   testTimeout: 30000,
 };
