@@ -1,22 +1,90 @@
 /**
- * The stack. For now it holds the table; the Lambdas, both REST APIs, the
- * authorizer, usage plan and gateway responses are built from lambdas/routes.ts
- * by the infrastructure work that follows (see the README's roadmap).
+ * The whole service in one stack, one instance per stage: the table, one
+ * Lambda per route of lambdas/routes.ts plus the authorizer, both REST APIs,
+ * alarms, and the optional custom domain.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
+import { CustomDomain } from './custom-domain.js';
 import { EventsTable } from './events-table.js';
+import { Monitoring } from './monitoring.js';
+import { RestApis } from './rest-apis.js';
+import { RouteFunction } from './route-function.js';
+import type { StackConfig, Stage } from './stack-config.js';
 
-export type Stage = 'staging' | 'production';
+export type { Stage };
 
 export interface PublicEventsStackProps extends StackProps {
-  readonly stage: Stage;
+  readonly config: StackConfig;
 }
 
 export class PublicEventsStack extends Stack {
+  readonly apis: RestApis;
+
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
-    const { table } = new EventsTable(this, 'Events', { retain: props.stage === 'production' });
+    const { config } = props;
+    const production = config.stage === 'production';
+    const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
+    const { table } = new EventsTable(this, 'Events', { retain: production });
+
+    const environment = {
+      SERVICE_NAME: config.serviceName,
+      SITE_URL: config.siteUrl,
+      USER_EVENTS_VARIANT: config.userEventsVariant,
+      EMBED_CACHE_MAX_AGE: String(config.embedCacheMaxAge),
+    };
+    const functions = new Map<string, IFunction>();
+    for (const route of routes) {
+      const rf = new RouteFunction(this, route.id, {
+        handlerFile: route.handler,
+        description: `${route.method} ${SURFACES[route.surface]}${route.path}`,
+        environment,
+        logRetention,
+        retainLogs: production,
+      });
+      rf.bindTableReads(table);
+      functions.set(route.id, rf.fn);
+    }
+    const authorizer = new RouteFunction(this, 'Authorizer', {
+      handlerFile: AUTHORIZER_HANDLER,
+      description: 'Public API key authorizer',
+      environment,
+      logRetention,
+      retainLogs: production,
+    });
+    authorizer.bindApiKeyReads(table);
+
+    this.apis = new RestApis(this, 'Apis', {
+      stageName: config.stage,
+      functions,
+      authorizer: authorizer.fn,
+      logRetention,
+      retainLogs: production,
+    });
+    const { publicApi, embedApi, usagePlan } = this.apis;
+
+    new Monitoring(this, 'Monitoring', {
+      apis: { Public: publicApi, Embed: embedApi },
+      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn },
+      alarmTopicArn: config.alarmTopicArn,
+    });
+    if (config.domainName && config.certificateArn) {
+      new CustomDomain(this, 'CustomDomain', {
+        domainName: config.domainName,
+        certificateArn: config.certificateArn,
+        stageName: config.stage,
+        publicApi,
+        embedApi,
+      });
+    }
+
+    new CfnOutput(this, 'PublicApiUrl', { value: `${publicApi.url}${SURFACES.public.slice(1)}` });
+    new CfnOutput(this, 'EmbedApiUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
     new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'UsagePlanId', { value: usagePlan.usagePlanId });
   }
 }

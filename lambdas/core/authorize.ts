@@ -12,22 +12,44 @@ export interface AuthDecision {
   allow: boolean;
   /** Non-secret key id: the policy's principal and the log's subject. */
   principalId: string;
-  context: { keyId: string; userId: string; scopes: string };
+  /** The key's API Gateway plan key value, for the usage plan's quota (absent until provisioned). */
+  usageIdentifierKey?: string;
+  /**
+   * Values the gateway's own 429 responses map into headers (PRODUCT P4):
+   * `rateLimitReset` is the Unix time of the next UTC midnight, `retryAfter`
+   * the whole seconds until then, rounded up.
+   */
+  context: { keyId: string; userId: string; scopes: string; rateLimitReset: number; retryAfter: number };
+}
+
+/** The daily quota window's end (PRODUCT P4): the next UTC midnight after `now`. */
+export function quotaReset(now: Date): { resetEpochSeconds: number; retryAfterSeconds: number } {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return { resetEpochSeconds: next / 1000, retryAfterSeconds: Math.ceil((next - now.getTime()) / 1000) };
 }
 
 export async function authorize(
   keys: ApiKeyReader,
   request: { headers: Record<string, string | undefined> | null | undefined; requiredScope: Scope | undefined },
   serviceName: string,
+  now: Date,
 ): Promise<AuthDecision> {
   const key = extractApiKey(request.headers, serviceName);
   if (key === null) throw new NotAuthenticatedError();
   const item = await keys.getApiKey(hashApiKey(key));
   if (!item || item.revoked) throw new NotAuthenticatedError();
   const allow = request.requiredScope !== undefined && item.scopes.includes(request.requiredScope);
+  const { resetEpochSeconds, retryAfterSeconds } = quotaReset(now);
   return {
     allow,
     principalId: item.key_id,
-    context: { keyId: item.key_id, userId: item.user_id, scopes: item.scopes.join(' ') },
+    ...(item.usage_identifier ? { usageIdentifierKey: item.usage_identifier } : {}),
+    context: {
+      keyId: item.key_id,
+      userId: item.user_id,
+      scopes: item.scopes.join(' '),
+      rateLimitReset: resetEpochSeconds,
+      retryAfter: retryAfterSeconds,
+    },
   };
 }

@@ -81,6 +81,8 @@ export interface ApiKeyItem {
   name: string;
   scopes: Scope[];
   revoked: boolean;
+  /** Value of the key's API Gateway plan key (non-secret); set when provisioned in AWS. */
+  usage_identifier?: string;
 }
 
 /** Base keys always; GSI keys only on what the public read paths may reach. */

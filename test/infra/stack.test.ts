@@ -1,60 +1,291 @@
 /**
- * The CDK stack, checked with aws-cdk-lib/assertions. Expectations come from
- * the table module, so the table can never drift from what the store queries.
+ * The CDK stack, checked with aws-cdk-lib/assertions. Expectations are derived
+ * from the route table and the table module, so the infrastructure cannot
+ * drift from what the handlers and the store expect.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { PublicEventsStack, type Stage } from '../../lib/public-events-stack.js';
-import { createTableInput } from '../../lambdas/store/table.js';
-import { ROOT } from '../support/process.js';
+import { Match } from 'aws-cdk-lib/assertions';
+import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
+import { SURFACES, routes } from '../../lambdas/routes.js';
+import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
+import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
+import { resources, synthApp } from './support.js';
 
-const template = (stage: Stage) => Template.fromStack(new PublicEventsStack(new App(), `Test-${stage}`, { stage }));
+const staging = synthApp();
+const production = synthApp({ stage: 'production' });
+const t = staging.template;
+
+const restApiId = (name: string) => resources(t, 'AWS::ApiGateway::RestApi').find(([id]) => id.includes(name))![0];
+const publicApiId = restApiId('PublicApi');
+const embedApiId = restApiId('EmbedApi');
+
+/** Full path of an AWS::ApiGateway::Resource, following ParentId refs. */
+function resourcePathOf(logicalId: string): string {
+  const all = Object.fromEntries(resources(t, 'AWS::ApiGateway::Resource'));
+  const parts: string[] = [];
+  let current: string | undefined = logicalId;
+  while (current && all[current]) {
+    parts.unshift(all[current]!.Properties.PathPart);
+    current = all[current]!.Properties.ParentId?.Ref;
+  }
+  return `/${parts.join('/')}`;
+}
+
+const methods = resources(t, 'AWS::ApiGateway::Method').map(([, m]) => ({
+  api: m.Properties.RestApiId.Ref as string,
+  verb: m.Properties.HttpMethod as string,
+  path: m.Properties.ResourceId.Ref ? resourcePathOf(m.Properties.ResourceId.Ref) : '/',
+  props: m.Properties,
+}));
 
 describe('table', () => {
   const expected = createTableInput('unused');
-
   it('has exactly the keys and GSIs of lambdas/store/table.ts', () => {
-    template('staging').hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+    t.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       KeySchema: expected.KeySchema,
       AttributeDefinitions: Match.arrayEquals(expected.AttributeDefinitions!),
-      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({
-        IndexName: gsi.IndexName,
-        KeySchema: gsi.KeySchema,
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({ IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: { ProjectionType: 'ALL' } })),
       BillingMode: 'PAY_PER_REQUEST',
+      SSESpecification: { SSEEnabled: true },
+      Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
+    });
+  });
+  it('is retained and deletion-protected in production only', () => {
+    production.template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })] }),
+    });
+    t.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('functions', () => {
+  const fns = resources(t, 'AWS::Lambda::Function');
+
+  it('has one function per route plus the authorizer', () => {
+    expect(fns).toHaveLength(routes.length + 1);
+    for (const route of routes) {
+      expect(fns.some(([, f]) => f.Properties.Description === `${route.method} ${SURFACES[route.surface]}${route.path}`)).toBe(true);
+    }
+  });
+
+  it('runs Node 24 on arm64 with the configuration the handlers parse', () => {
+    for (const [, f] of fns) {
+      expect(f.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        MemorySize: 512,
+        Timeout: 6,
+        Handler: 'index.handler',
+      });
+      expect(Object.keys(f.Properties.Environment.Variables).sort()).toEqual(
+        ['EMBED_CACHE_MAX_AGE', 'NODE_OPTIONS', 'SERVICE_NAME', 'SITE_URL', 'TABLE_NAME', 'USER_EVENTS_VARIANT'].sort(),
+      );
+      expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
+    }
+  });
+
+  it('gives every function its own log group with a retention', () => {
+    const groups = resources(t, 'AWS::Logs::LogGroup');
+    // One per function, plus one access log per API.
+    expect(groups).toHaveLength(routes.length + 1 + 2);
+    for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
+    for (const [, g] of resources(production.template, 'AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(90);
+  });
+});
+
+describe('IAM: read-only, and only what each function needs', () => {
+  const policies = resources(t, 'AWS::IAM::Policy');
+  const statements = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as any[]).map((s) => ({ id, ...s })));
+
+  it('grants no DynamoDB action but GetItem and Query, and no wildcard action', () => {
+    const actions = new Set(statements.flatMap((s) => [s.Action].flat()));
+    expect([...actions].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+
+  it('scopes table reads to the table and its three indexes by name', () => {
+    const reads = statements.filter((s) => [s.Action].flat().includes('dynamodb:Query'));
+    expect(reads).toHaveLength(routes.length);
+    for (const s of reads) {
+      const joined = JSON.stringify(s.Resource);
+      for (const index of Object.values(INDEXES)) expect(joined).toContain(`/index/${index.name}`);
+      expect(joined).not.toContain('/index/*');
+    }
+  });
+
+  it('lets the authorizer read API key items only', () => {
+    const authorizerReads = statements.filter((s) => s.id.startsWith('Authorizer') && [s.Action].flat().includes('dynamodb:GetItem'));
+    expect(authorizerReads).toEqual([
+      expect.objectContaining({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } } }),
+    ]);
+  });
+
+  it('attaches no managed policy to function roles', () => {
+    for (const [id, role] of resources(t, 'AWS::IAM::Role')) {
+      if (id.includes('CloudWatchRole')) continue; // API Gateway's account logging role (see lib/nag.ts)
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+});
+
+describe('Public REST API', () => {
+  const publicMethods = methods.filter((m) => m.api === publicApiId);
+
+  it('has one GET method per Public route, with CUSTOM auth and an API key required, and nothing else', () => {
+    const expected = routes.filter((r) => r.surface === 'public').map((r) => `GET ${SURFACES.public}${r.path}`);
+    expect(publicMethods.map((m) => `${m.verb} ${m.path}`).sort()).toEqual(expected.sort());
+    for (const m of publicMethods) expect(m.props).toMatchObject({ AuthorizationType: 'CUSTOM', ApiKeyRequired: true });
+  });
+
+  it('uses a REQUEST authorizer with caching off and no identity source', () => {
+    t.hasResourceProperties('AWS::ApiGateway::Authorizer', { Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0, IdentitySource: Match.absent() });
+  });
+
+  it('takes usage-plan keys from the authorizer and meters 1000 per day per key', () => {
+    t.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: Match.anyValue(), ApiKeySourceType: 'AUTHORIZER' });
+    t.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Quota: { Limit: DAILY_QUOTA, Period: 'DAY' },
+      Throttle: { RateLimit: PER_KEY_THROTTLE.rateLimit, BurstLimit: PER_KEY_THROTTLE.burstLimit },
     });
   });
 
-  it('is encrypted with point-in-time recovery on every stage', () => {
-    for (const stage of ['staging', 'production'] as const) {
-      template(stage).hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-        SSESpecification: { SSEEnabled: true },
-        Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
+  it('sends no CORS: no OPTIONS method', () => {
+    expect(publicMethods.filter((m) => m.verb === 'OPTIONS')).toEqual([]);
+  });
+});
+
+describe('Embed REST API', () => {
+  const embedMethods = methods.filter((m) => m.api === embedApiId);
+
+  it('has one GET per Embed route without auth', () => {
+    const gets = embedMethods.filter((m) => m.verb === 'GET');
+    expect(gets.map((m) => m.path).sort()).toEqual(routes.filter((r) => r.surface === 'embed').map((r) => `${SURFACES.embed}${r.path}`).sort());
+    for (const m of gets) expect(m.props.AuthorizationType).toBe('NONE');
+  });
+
+  it('answers OPTIONS on every resource, a catch-all included, with 204 and the CORS headers', () => {
+    const options = embedMethods.filter((m) => m.verb === 'OPTIONS');
+    expect(options.map((m) => m.path)).toEqual(expect.arrayContaining(['/{proxy+}', `${SURFACES.embed}/events/{eventId}`, `${SURFACES.embed}/users/{username}/events`]));
+    for (const m of options) {
+      expect(m.props.Integration.Type).toBe('MOCK');
+      expect(m.props.Integration.IntegrationResponses[0]).toMatchObject({
+        StatusCode: '204',
+        ResponseParameters: {
+          'method.response.header.Access-Control-Allow-Origin': "'*'",
+          'method.response.header.Access-Control-Allow-Methods': "'GET,OPTIONS'",
+          'method.response.header.Access-Control-Allow-Headers': "'Content-Type'",
+        },
       });
     }
   });
 
-  it('is retained and deletion-protected in production only', () => {
-    template('production').hasResource('AWS::DynamoDB::GlobalTable', {
-      DeletionPolicy: 'Retain',
-      Properties: Match.objectLike({ Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })] }),
+  it('throttles the stage to protect the table', () => {
+    t.hasResourceProperties('AWS::ApiGateway::Stage', {
+      RestApiId: { Ref: embedApiId },
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: EMBED_STAGE_THROTTLE.rateLimit, ThrottlingBurstLimit: EMBED_STAGE_THROTTLE.burstLimit })]),
     });
-    template('staging').hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Delete' });
   });
 });
 
-describe('cdk synth', () => {
-  it('synthesizes offline with no AWS credentials', async () => {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, CDK_DISABLE_CLI_TELEMETRY: 'true' };
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['node_modules/aws-cdk/bin/cdk', 'synth', '-c', 'stage=production', '--output', 'cdk.out/test-synth'],
-      { cwd: ROOT, env, timeout: 60_000 },
-    );
-    expect(stdout).toContain('AWS::DynamoDB::GlobalTable');
+describe('gateway responses', () => {
+  const responses = resources(t, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => ({
+    api: r.Properties.RestApiId.Ref as string,
+    type: r.Properties.ResponseType as string,
+    status: r.Properties.StatusCode as string | undefined,
+    headers: r.Properties.ResponseParameters as Record<string, string>,
+    body: r.Properties.ResponseTemplates['application/json'] as string,
+  }));
+  const on = (api: string, type: string) => responses.find((r) => r.api === api && r.type === type);
+
+  it.each([
+    ['UNAUTHORIZED', '401', 'Not authenticated.'],
+    ['ACCESS_DENIED', '403', 'Insufficient API key scope.'],
+    ['INVALID_API_KEY', '401', 'Not authenticated.'],
+    ['QUOTA_EXCEEDED', '429', 'Too many requests. Please try again later.'],
+    ['THROTTLED', '429', 'Too many requests. Please try again later.'],
+    ['MISSING_AUTHENTICATION_TOKEN', '404', 'Resource not found.'],
+    ['RESOURCE_NOT_FOUND', '404', 'Resource not found.'],
+    ['DEFAULT_5XX', '500', 'Internal server error.'],
+  ])('Public %s answers %s with the envelope', (type, status, message) => {
+    const r = on(publicApiId, type);
+    expect(r).toMatchObject({ status, headers: expect.objectContaining({ 'gatewayresponse.header.Content-Type': "'application/json'" }) });
+    expect(JSON.parse(r!.body)).toEqual({ success: false, message });
+  });
+
+  it('maps the quota headers of PRODUCT P4 from the authorizer context', () => {
+    expect(on(publicApiId, 'QUOTA_EXCEEDED')!.headers).toMatchObject({
+      'gatewayresponse.header.X-RateLimit-Limit': "'1000'",
+      'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
+      'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.rateLimitReset',
+      'gatewayresponse.header.Retry-After': 'context.authorizer.retryAfter',
+    });
+  });
+
+  it('keeps API Gateway messages for other 4xx inside the envelope', () => {
+    expect(on(publicApiId, 'DEFAULT_4XX')).toMatchObject({ status: undefined, body: '{"success":false,"message":$context.error.messageString}' });
+  });
+
+  it('gives every Embed gateway response CORS and the envelope', () => {
+    const embed = responses.filter((r) => r.api === embedApiId);
+    expect(embed.map((r) => r.type).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN', 'RESOURCE_NOT_FOUND', 'THROTTLED']);
+    for (const r of embed) expect(r.headers['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'*'");
+    expect(responses.filter((r) => r.api === publicApiId).some((r) => 'gatewayresponse.header.Access-Control-Allow-Origin' in r.headers)).toBe(false);
+  });
+});
+
+describe('operations', () => {
+  it('writes JSON access logs on both stages, without keys', () => {
+    const stages = resources(t, 'AWS::ApiGateway::Stage');
+    expect(stages).toHaveLength(2);
+    for (const [, s] of stages) {
+      const format = JSON.parse(s.Properties.AccessLogSetting.Format);
+      expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', keyId: '$context.authorizer.principalId' });
+      expect(s.Properties.AccessLogSetting.Format).not.toMatch(/header|apiKey/i);
+    }
+  });
+
+  it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
+    const alarms = resources(t, 'AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 1));
+    const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
+    expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
+    expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);
+    expect(alarms.some(([, a]) => a.Properties.AlarmActions)).toBe(false);
+  });
+
+  it('sends alarms to the SNS topic given by context', () => {
+    const withTopic = synthApp({ alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
+    for (const [, a] of resources(withTopic.template, 'AWS::CloudWatch::Alarm')) {
+      expect(a.Properties.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
+    }
+  });
+
+  it('outputs both base URLs, the table name and the usage plan id', () => {
+    const outputs = Object.keys(t.findOutputs('*'));
+    expect(outputs).toEqual(expect.arrayContaining(['PublicApiUrl', 'EmbedApiUrl', 'TableName', 'UsagePlanId']));
+    expect(JSON.stringify(t.findOutputs('PublicApiUrl'))).toContain('api/public/v1');
+  });
+});
+
+describe('settings from context', () => {
+  it('passes serviceName, userEventsVariant, siteUrl and the Embed max-age to every function', () => {
+    const custom = synthApp({ serviceName: 'gatherly', userEventsVariant: 'dated', siteUrl: 'https://gatherly.example', embedCacheMaxAge: '30' });
+    for (const [, f] of resources(custom.template, 'AWS::Lambda::Function')) {
+      expect(f.Properties.Environment.Variables).toMatchObject({ SERVICE_NAME: 'gatherly', USER_EVENTS_VARIANT: 'dated', SITE_URL: 'https://gatherly.example', EMBED_CACHE_MAX_AGE: '30' });
+    }
+  });
+
+  it('rejects a bad value by name', () => {
+    expect(() => synthApp({ userEventsVariant: 'fancy' })).toThrow(/userEventsVariant/);
+    expect(() => synthApp({ stage: 'dev' })).toThrow(/stage/);
+    expect(() => synthApp({ domainName: 'api.example.com' })).toThrow(/certificateArn/);
+  });
+
+  it('maps a custom domain to both APIs without stripping their base paths', () => {
+    const withDomain = synthApp({ domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' });
+    withDomain.template.hasResourceProperties('AWS::ApiGateway::DomainName', { DomainName: 'api.example.com', RoutingMode: 'ROUTING_RULE_ONLY', SecurityPolicy: 'TLS_1_2' });
+    const rules = resources(withDomain.template, 'AWS::ApiGatewayV2::RoutingRule').map(([, r]) => r.Properties);
+    expect(rules.map((r) => r.Conditions[0].MatchBasePaths.AnyOf[0]).sort()).toEqual(['api/embed/v1', 'api/public/v1']);
+    for (const r of rules) expect(r.Actions[0].InvokeApi).toMatchObject({ Stage: 'staging', StripBasePath: false });
   });
 });

@@ -105,7 +105,15 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
     const event = authorizerEvent({ 'X-Events-Api-Key': KEYS.both });
     const result = await authorizer()(event, context);
     expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }]);
-    expect(result.context).toEqual({ keyId: expect.stringMatching(/^key_[0-9a-f]{20}$/), userId: 'usr_alice', scopes: 'events:read guests:read' });
+    // NOW is 2026-11-21T12:00Z: the quota resets at the next UTC midnight, 12 hours on.
+    expect(result.context).toEqual({
+      keyId: expect.stringMatching(/^key_[0-9a-f]{20}$/),
+      userId: 'usr_alice',
+      scopes: 'events:read guests:read',
+      rateLimitReset: Date.parse('2026-11-22T00:00:00Z') / 1000,
+      retryAfter: 12 * 3600,
+    });
+    expect(result).not.toHaveProperty('usageIdentifierKey');
     expect(JSON.stringify(result)).not.toContain(KEYS.both);
   });
 

@@ -42,3 +42,11 @@ describe('hashApiKey', () => {
     expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 });
+
+describe('quotaReset', () => {
+  it('is the next UTC midnight, with Retry-After rounded up', async () => {
+    const { quotaReset } = await import('../../lambdas/core/authorize.js');
+    expect(quotaReset(new Date('2026-11-21T23:59:59.001Z'))).toEqual({ resetEpochSeconds: Date.parse('2026-11-22T00:00:00Z') / 1000, retryAfterSeconds: 1 });
+    expect(quotaReset(new Date('2026-12-31T00:00:00.000Z'))).toEqual({ resetEpochSeconds: Date.parse('2027-01-01T00:00:00Z') / 1000, retryAfterSeconds: 86400 });
+  });
+});

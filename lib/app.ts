@@ -1,0 +1,23 @@
+/**
+ * Composes the CDK app: one stack for the stage in context, with cdk-nag's
+ * AwsSolutions checks. bin/app.ts runs it; the infra tests synthesize the same.
+ */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { acknowledgeNagFindings } from './nag.js';
+import { PublicEventsStack } from './public-events-stack.js';
+import { STAGES, stackConfigFromContext } from './stack-config.js';
+
+export function buildApp(app: App): PublicEventsStack {
+  const stage = String(app.node.tryGetContext('stage') ?? 'staging');
+  if (!(STAGES as readonly string[]).includes(stage)) throw new Error(`context "stage" must be one of ${STAGES.join(', ')}, not "${stage}"`);
+  const config = stackConfigFromContext((key) => app.node.tryGetContext(key), stage);
+  const stack = new PublicEventsStack(app, `PublicEvents-${stage}`, {
+    config,
+    description: `Public Events API (${stage})`,
+    env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  acknowledgeNagFindings(stack);
+  return stack;
+}

@@ -1,0 +1,82 @@
+/**
+ * Alarms an operator needs first: 5xx rate and p99 latency per API, errors
+ * and throttles per function; optionally sent to an SNS topic from context.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+
+export interface MonitoringProps {
+  readonly apis: Record<string, RestApi>;
+  readonly functions: Record<string, IFunction>;
+  readonly alarmTopicArn?: string;
+}
+
+export const ALARM_THRESHOLDS = {
+  /** Share of requests answered 5xx over 5 minutes. */
+  serverErrorRate: 0.01,
+  /** p99 end-to-end latency in ms over 5 minutes. */
+  p99LatencyMs: 1000,
+};
+
+export class Monitoring extends Construct {
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const period = Duration.minutes(5);
+    for (const [name, api] of Object.entries(props.apis)) {
+      this.alarms.push(
+        new Alarm(this, `${name}ServerErrorRate`, {
+          alarmDescription: `${name} API: more than ${ALARM_THRESHOLDS.serverErrorRate * 100}% of requests answered 5xx`,
+          // The 5XXError metric's average is the share of 5xx answers.
+          metric: api.metricServerError({ period, statistic: 'Average' }),
+          threshold: ALARM_THRESHOLDS.serverErrorRate,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+        new Alarm(this, `${name}P99Latency`, {
+          alarmDescription: `${name} API: p99 latency above ${ALARM_THRESHOLDS.p99LatencyMs} ms`,
+          metric: api.metricLatency({ period, statistic: 'p99' }),
+          threshold: ALARM_THRESHOLDS.p99LatencyMs,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.alarms.push(
+        new Alarm(this, `${name}Errors`, {
+          alarmDescription: `${name}: Lambda errors (unhandled failures; handled ones are 4xx envelopes)`,
+          metric: fn.metricErrors({ period, statistic: 'Sum' }),
+          threshold: 0,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+        new Alarm(this, `${name}Throttles`, {
+          alarmDescription: `${name}: Lambda throttles (account or reserved concurrency exhausted)`,
+          metric: fn.metricThrottles({ period, statistic: 'Sum' }),
+          threshold: 0,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    if (props.alarmTopicArn) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+  }
+}

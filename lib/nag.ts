@@ -1,0 +1,40 @@
+/**
+ * cdk-nag AwsSolutions findings this design accepts, each with its reason and
+ * on the narrowest construct. Everything else is fixed, not acknowledged:
+ * test/infra/nag.test.ts fails on any unacknowledged finding and on any
+ * acknowledgement that no longer matches a finding.
+ */
+import { Validations } from 'aws-cdk-lib';
+import type { PublicEventsStack } from './public-events-stack.js';
+
+const ack = (rule: string, reason: string) => ({ id: `AwsSolutions::AwsSolutions-${rule}`, reason });
+
+export const NAG_REASONS = {
+  requestValidation: ack(
+    'APIG2',
+    "Requests carry no body; every path and query parameter is validated in the handler with zod, which answers the spec's field-level 400 envelope that API Gateway's request validator cannot produce.",
+  ),
+  waf: ack(
+    'APIG3',
+    'No WAF web ACL by default: abuse is bounded by the per-key usage plan and throttle (Public) and the stage throttle (Embed). Operators can attach a web ACL to the stages when traffic justifies its fixed monthly cost (see README).',
+  ),
+  cognito: ack(
+    'COG4',
+    'The spec authenticates with API keys checked by a REQUEST authorizer (Public API) and makes the Embed API unauthenticated; there are no Cognito users.',
+  ),
+  embedIsPublic: ack('APIG4', 'The Embed API is public by design (spec §5): no key, GET only, published public events only, throttled per stage.'),
+  apiGatewayLogsRole: ack(
+    'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+    "API Gateway's account-level CloudWatch role for execution logs; AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy documented for it and grants only CloudWatch Logs actions.",
+  ),
+};
+
+export function acknowledgeNagFindings(stack: PublicEventsStack): void {
+  const { publicApi, embedApi } = stack.apis;
+  for (const api of [publicApi, embedApi]) {
+    Validations.of(api).acknowledge(NAG_REASONS.requestValidation, NAG_REASONS.cognito);
+    Validations.of(api.deploymentStage).acknowledge(NAG_REASONS.waf);
+  }
+  Validations.of(embedApi).acknowledge(NAG_REASONS.embedIsPublic);
+  Validations.of(publicApi).acknowledge(NAG_REASONS.apiGatewayLogsRole);
+}

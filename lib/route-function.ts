@@ -1,0 +1,102 @@
+/**
+ * One Lambda function for one handler file of lambdas/handlers/: Node 24 on
+ * arm64, bundled locally by esbuild (no Docker) as minified ESM with source
+ * maps and the AWS SDK left to the runtime, its own log group, its own role
+ * with nothing attached but what `bind*` grants.
+ *
+ * Sizing: 512 MB. Lambda's CPU share grows with memory; the handlers are
+ * DynamoDB-bound (a few ms of CPU per request) but cold-start init (loading the
+ * SDK, zod, middy) is CPU-bound and about halves from 256 to 512 MB, which
+ * matters for p99 on a low-traffic API. Cost per million requests is in the
+ * README. Timeout: 6 s, far above the ~10-50 ms a request takes and below API
+ * Gateway's 29 s, so a stuck call fails fast as a 5xx instead of holding a slot.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { INDEXES } from '../lambdas/store/table.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+export interface RouteFunctionProps {
+  /** File name in lambdas/handlers/ without .ts */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  readonly retainLogs: boolean;
+}
+
+export class RouteFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: RouteFunctionProps) {
+    super(scope, id);
+    const logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: props.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    // An own role with an inline policy, instead of the AWSLambdaBasicExecutionRole
+    // managed policy: it may write only to this function's log group.
+    this.role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: `${id}: logs + table reads` });
+    this.role.addToPolicy(
+      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }),
+    );
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: `${ROOT}lambdas/handlers/${props.handlerFile}.ts`,
+      handler: 'handler',
+      projectRoot: ROOT,
+      depsLockFilePath: `${ROOT}package-lock.json`,
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(6),
+      role: this.role,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        mainFields: ['module', 'main'],
+        externalModules: ['@aws-sdk/*'],
+        // Some CommonJS dependencies call require(); give the ESM bundle one.
+        banner: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);",
+      },
+    });
+  }
+
+  /** GET handlers: GetItem and Query on the table and its three indexes, by name, nothing else. */
+  bindTableReads(table: ITableV2): void {
+    this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+        resources: [table.tableArn, ...Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`)],
+      }),
+    );
+  }
+
+  /** The authorizer: GetItem of API key items only (partition keys APIKEY#…). */
+  bindApiKeyReads(table: ITableV2): void {
+    this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    this.role.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['dynamodb:GetItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } },
+      }),
+    );
+  }
+}

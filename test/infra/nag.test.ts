@@ -1,0 +1,30 @@
+/**
+ * cdk-nag AwsSolutions on the synthesized app: no unacknowledged finding, and
+ * no acknowledgement that matches nothing (a stale one would hide nothing but
+ * still read as if a risk were accepted).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { NAG_REASONS } from '../../lib/nag.js';
+import { synthApp, validationReport } from './support.js';
+
+interface Report {
+  pluginReports: { pluginName: string; conclusion: string; violations: unknown[]; suppressedViolations: { acknowledgedId: string; reason: string }[] }[];
+}
+
+describe.each(['staging', 'production'])('cdk-nag AwsSolutions (%s)', (stage) => {
+  const { outdir } = synthApp({ stage });
+  const report = JSON.parse(readFileSync(validationReport(outdir), 'utf8')) as Report;
+  const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions')!;
+
+  it('has zero unacknowledged findings', () => {
+    expect(nag.violations).toEqual([]);
+    expect(nag.conclusion).toBe('success');
+  });
+
+  it('uses every acknowledgement, each with a reason', () => {
+    const used = new Set(nag.suppressedViolations.map((v) => v.acknowledgedId));
+    expect([...used].sort()).toEqual(Object.values(NAG_REASONS).map((r) => r.id).sort());
+    for (const v of nag.suppressedViolations) expect(v.reason.length).toBeGreaterThan(40);
+  });
+});

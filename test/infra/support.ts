@@ -1,0 +1,23 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../../lib/app.js';
+
+/** Synthesizes the app as bin/app.ts does, without bundling (one test bundles for real). */
+export function synthApp(context: Record<string, unknown> = {}) {
+  const outdir = mkdtempSync(join(tmpdir(), 'pe-cdk-'));
+  const app = new App({ outdir, context: { stage: 'staging', 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = buildApp(app);
+  const assembly = app.synth();
+  return { app, stack, assembly, outdir, template: Template.fromStack(stack) };
+}
+
+/** Resources of a type as [logicalId, resource] pairs. */
+export function resources(template: Template, type: string): [string, { Properties: Record<string, any> }][] {
+  // `any`: CloudFormation properties are free-form JSON here.
+  return Object.entries(template.findResources(type)) as [string, { Properties: Record<string, any> }][];
+}
+
+export const validationReport = (outdir: string) => join(outdir, 'validation-report.json');
