@@ -1,0 +1,25 @@
+/** `npx cdk synth` as an operator runs it: the CLI, offline, no AWS credentials, real bundling. */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from '@jest/globals';
+import { ROOT } from '../support/process.js';
+
+describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
+  it('synthesizes without credentials or network, cdk-nag clean', async () => {
+    // Only what the CLI needs: no AWS_* variables, no profile.
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: '/nonexistent', CDK_DISABLE_CLI_TELEMETRY: 'true' };
+    const out = `cdk.out/test-synth-${stage}`;
+    await promisify(execFile)(process.execPath, ['node_modules/aws-cdk/bin/cdk', 'synth', '-q', '-c', `stage=${stage}`, '--output', out], {
+      cwd: ROOT,
+      env,
+      timeout: 120_000,
+    });
+    const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const types = Object.values(template.Resources).map((r) => r.Type);
+    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(9);
+    expect(types).toContain('AWS::ApiGateway::UsagePlan');
+    const report = JSON.parse(readFileSync(`${ROOT}${out}/validation-report.json`, 'utf8')) as { pluginReports: { violations: unknown[] }[] };
+    expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
+  });
+});
