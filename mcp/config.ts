@@ -1,0 +1,65 @@
+/**
+ * The adapter's configuration, from the environment (spec §1 rule 5), parsed
+ * once with zod. Every invalid value is reported by its variable name.
+ */
+import * as z from 'zod';
+
+const int = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx): number => {
+      if (value === undefined || value === '') return fallback;
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const envSchema = z.object({
+  PUBLIC_API_KEY: z
+    .string({ error: 'PUBLIC_API_KEY is required' })
+    .regex(/^[\x21-\x7e]{20,512}$/, { error: 'PUBLIC_API_KEY must be at least 20 visible ASCII characters' }),
+  PUBLIC_API_BASE_URL: z
+    .url({ error: 'PUBLIC_API_BASE_URL must be an http(s) URL', protocol: /^https?$/ })
+    .optional()
+    .transform((u) => (u ?? 'http://127.0.0.1:3000/api/public/v1').replace(/\/+$/, '')),
+  PUBLIC_API_TIMEOUT_MS: int('PUBLIC_API_TIMEOUT_MS', 15_000, 1, 300_000),
+  PUBLIC_API_RETRY_ATTEMPTS: int('PUBLIC_API_RETRY_ATTEMPTS', 2, 0, 10),
+  PUBLIC_API_RETRY_DELAY_MS: int('PUBLIC_API_RETRY_DELAY_MS', 250, 0, 60_000),
+});
+
+export interface AdapterConfig {
+  apiKey: string;
+  baseUrl: string;
+  /** Per attempt; also the cap on any Retry-After wait. */
+  timeoutMs: number;
+  /** Retries after the first attempt (so at most 1 + retryAttempts requests). */
+  retryAttempts: number;
+  /** Base of the exponential backoff. */
+  retryDelayMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function configFromEnv(env: Record<string, string | undefined>): AdapterConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => (i.message.startsWith('PUBLIC_API_') ? i.message : `${String(i.path[0])}: ${i.message}`)));
+  }
+  const e = parsed.data;
+  return {
+    apiKey: e.PUBLIC_API_KEY,
+    baseUrl: e.PUBLIC_API_BASE_URL,
+    timeoutMs: e.PUBLIC_API_TIMEOUT_MS,
+    retryAttempts: e.PUBLIC_API_RETRY_ATTEMPTS,
+    retryDelayMs: e.PUBLIC_API_RETRY_DELAY_MS,
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The MCP adapter end to end: an SDK client talks to the server over the SDK's
+ * in-memory transport; the server calls the real local server over HTTP. Then
+ * the real MCP Inspector CLI drives the built bin over stdio.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { spawn } from 'node:child_process';
+import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api-client.js';
+import { createMcpServer } from '../../mcp/server.js';
+import { buildMcp } from '../../scripts/build-mcp.js';
+import { KEYS } from '../support/fixtures.js';
+import { ROOT } from '../support/process.js';
+import { startTestServer, type TestServer } from '../support/local.js';
+
+let typed: TestServer;
+let dated: TestServer;
+const logs: string[] = [];
+
+async function connect(server: TestServer, key = KEYS.both) {
+  const api = new PublicApiClient(
+    { apiKey: key, baseUrl: server.publicBaseUrl, timeoutMs: 5000, retryAttempts: 2, retryDelayMs: 1 },
+    { ...defaultClientDeps, log: (m) => logs.push(m) },
+  );
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createMcpServer(api).connect(serverSide);
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
+
+type Payload = { message: string; data: { id: string }[]; pagination: { limit: number; offset: number; total: number } };
+const errorOf = (result: Record<string, unknown>) => JSON.parse((result.content as { text: string }[])[0]!.text).error;
+
+beforeAll(async () => {
+  typed = await startTestServer();
+  dated = await startTestServer({ userEventsVariant: 'dated' });
+});
+afterAll(async () => {
+  await typed?.close();
+  await dated?.close();
+});
+
+describe('MCP tools over the SDK transport, against the local server', () => {
+  it('lists exactly the two tools, with input and output schemas and descriptions', async () => {
+    const client = await connect(typed);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
+    const list = tools.find((t) => t.name === 'list-events')!;
+    expect(list.inputSchema.required).toEqual(['username']);
+    expect(list.inputSchema.properties).toMatchObject({ type: { enum: ['upcoming', 'past', 'profile'] }, limit: { type: 'integer', minimum: 1, maximum: 100 } });
+    expect(list.outputSchema?.properties).toHaveProperty('pagination');
+    expect(list.description).toMatch(/timezone/);
+    await client.close();
+  });
+
+  it('list-events returns normalised upcoming events as text and structured content', async () => {
+    const client = await connect(typed);
+    const result = await client.callTool({ name: 'list-events', arguments: { username: 'alice', type: 'upcoming', limit: 2 } });
+    expect(result.isError).toBeFalsy();
+    const payload = result.structuredContent as Payload;
+    expect(payload.data.map((e) => e.id)).toEqual(['evt_jazz01', 'evt_workshop05']);
+    expect(payload.pagination).toEqual({ limit: 2, offset: 0, total: 4 });
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(payload);
+    await client.close();
+  });
+
+  it('normalises both variants of the user-events answer to the same shape', async () => {
+    const a = await connect(typed);
+    const b = await connect(dated);
+    const fromTyped = (await a.callTool({ name: 'list-events', arguments: { username: 'alice' } })).structuredContent as Payload;
+    const fromDated = (await b.callTool({ name: 'list-events', arguments: { username: 'alice' } })).structuredContent as Payload;
+    expect(Object.keys(fromDated).sort()).toEqual(Object.keys(fromTyped).sort());
+    expect(fromDated.data.map((e) => e.id)).toEqual(fromTyped.data.map((e) => e.id));
+    expect(fromDated.pagination).toEqual({ limit: 6, offset: 0, total: 6 });
+    const limited = (await b.callTool({ name: 'list-events', arguments: { username: 'alice', limit: 2 } })).structuredContent as Payload;
+    expect(limited.pagination).toEqual({ limit: 2, offset: 0, total: 6 });
+    await a.close();
+    await b.close();
+  });
+
+  it('get-event returns the event', async () => {
+    const client = await connect(typed);
+    const result = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
+    expect(result.structuredContent).toMatchObject({ message: 'Event evt_jazz01 retrieved', data: { id: 'evt_jazz01', title: 'Rooftop Jazz' } });
+    await client.close();
+  });
+
+  it('reports a hidden or missing event as an error with its status, after one attempt', async () => {
+    const client = await connect(typed);
+    for (const eventId of ['evt_secret03', 'evt_nope']) {
+      const result = await client.callTool({ name: 'get-event', arguments: { eventId } });
+      expect(result.isError).toBe(true);
+      expect(errorOf(result)).toEqual({ status: 404, message: 'Resource not found.', details: null, attempts: 1 });
+    }
+    const unknownUser = await client.callTool({ name: 'list-events', arguments: { username: 'nobody' } });
+    expect(errorOf(unknownUser)).toMatchObject({ status: 400, message: 'Username missing or user not found' });
+    await client.close();
+  });
+
+  it.each([
+    [{ username: '@alice' }, 'username'],
+    [{ username: 'alice', limit: 0 }, 'limit'],
+    [{ username: 'alice', limit: 1.5 }, 'limit'],
+    [{ username: 'alice', type: 'hosted' }, 'type'],
+    [{}, 'username'],
+  ])('rejects bad arguments %j before any request, naming the argument', async (args, name) => {
+    const client = await connect(typed);
+    typed.responses.splice(0);
+    const result = await client.callTool({ name: 'list-events', arguments: args });
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toContain(name);
+    expect(typed.responses).toEqual([]);
+    await client.close();
+  });
+
+  it('reports a bad key as 401 without retrying and without echoing the key', async () => {
+    const client = await connect(typed, KEYS.revoked);
+    const result = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
+    expect(errorOf(result)).toEqual({ status: 401, message: 'Not authenticated.', details: null, attempts: 1 });
+    expect(JSON.stringify(result) + logs.join('')).not.toContain(KEYS.revoked);
+    await client.close();
+  });
+});
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the built server under the MCP Inspector CLI (stdio)', () => {
+  const inspector = `${ROOT}node_modules/@modelcontextprotocol/inspector/cli/build/cli.js`;
+  let bin: string;
+  beforeAll(async () => {
+    bin = await buildMcp();
+  });
+  const inspect = (...args: string[]) =>
+    run(process.execPath, [inspector, '--cli', '-e', `PUBLIC_API_KEY=${KEYS.both}`, '-e', `PUBLIC_API_BASE_URL=${typed.publicBaseUrl}`, 'node', bin, ...args], {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+    });
+
+  it('answers tools/list', async () => {
+    const { code, stdout } = await inspect('--method', 'tools/list');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).tools.map((t: { name: string }) => t.name).sort()).toEqual(['get-event', 'list-events']);
+  });
+
+  it('answers tools/call', async () => {
+    const { code, stdout } = await inspect('--method', 'tools/call', '--tool-name', 'get-event', '--tool-arg', 'eventId=evt_jazz01');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).structuredContent.data.id).toBe('evt_jazz01');
+  });
+
+  it('fails at start, naming the variable, when the key is missing', async () => {
+    const { code, stderr } = await run(process.execPath, [bin], { PATH: process.env.PATH });
+    expect(code).toBe(1);
+    expect(stderr).toContain('PUBLIC_API_KEY is required');
+  });
+});
