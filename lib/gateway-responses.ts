@@ -5,9 +5,10 @@
  * API's also carry CORS so a browser can read them.
  */
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 
-export const DAILY_QUOTA = 1000;
+export { DAILY_QUOTA };
 
 const envelope = (message: string) => JSON.stringify({ success: false, message });
 const q = (value: string) => `'${value}'`;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   handlers: ReadonlyMap<string, HttpHandler>;
   authorizer: AuthorizerHandler;
   logger: Logger;
+  /** The daily quota (PRODUCT P4): counts a request the authorizer allowed; false = over quota. */
+  quota?: (keyId: string) => Promise<boolean>;
   /** Called once per answered request (access log, tests). */
   onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
 }
@@ -192,6 +195,16 @@ export function createGateway(opts: GatewayOptions) {
       }
       if (!allows(result, methodArn)) return gatewayError(403, MESSAGES.insufficientScope);
       authorizerContext = { ...result.context, principalId: result.principalId };
+      if (opts.quota && !(await opts.quota(result.principalId))) {
+        // The same headers the deployed QUOTA_EXCEEDED gateway response maps from this context.
+        return jsonResponse(429, errorBody(MESSAGES.tooManyRequests), {
+          'x-amzn-requestid': requestId,
+          'X-RateLimit-Limit': String(DAILY_QUOTA),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': String(result.context?.rateLimitReset),
+          'Retry-After': String(result.context?.retryAfter),
+        });
+      }
     }
 
     const event: APIGatewayProxyEvent = {

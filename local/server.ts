@@ -25,6 +25,7 @@ export { LOCAL_TABLE };
 import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
 import { readDataset, writeDataset } from './loader.js';
+import { LocalDailyQuota } from './quota.js';
 import { serveAsset, widgetAssets } from './widget.js';
 
 
@@ -117,7 +118,11 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);
     const authorizer = (await loadModule(AUTHORIZER_HANDLER)).build(deps) as AuthorizerHandler;
 
-    const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse });
+    // The quota is API Gateway's in AWS, not a Lambda's read: its own client, outside onDynamoCall.
+    const quotaClient = createDocumentClient({ endpoint: store.endpoint });
+    const quota = new LocalDailyQuota(quotaClient, LOCAL_TABLE);
+    const clock = deps.clock;
+    const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()) });
     const assets = widgetAssets();
     http.on('request', (req, res) => {
       const asset = req.method === 'GET' ? assets.get((req.url ?? '/').split('?')[0] ?? '/') : undefined;
@@ -140,6 +145,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         client.destroy();
+        quotaClient.destroy();
         await store.close();
       },
     };

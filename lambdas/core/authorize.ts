@@ -22,6 +22,9 @@ export interface AuthDecision {
   context: { keyId: string; userId: string; scopes: string; rateLimitReset: number; retryAfter: number };
 }
 
+/** Requests per key per UTC day on the Public API (PRODUCT P4). */
+export const DAILY_QUOTA = 1000;
+
 /** The daily quota window's end (PRODUCT P4): the next UTC midnight after `now`. */
 export function quotaReset(now: Date): { resetEpochSeconds: number; retryAfterSeconds: number } {
   const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);

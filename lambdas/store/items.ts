@@ -85,6 +85,34 @@ export interface ApiKeyItem {
   usage_identifier?: string;
 }
 
+/** Key management record (lambdas/store/table.ts keys.keyRecord). */
+export interface KeyRecordItem {
+  type: 'KEY_RECORD';
+  key_id: string;
+  key_hash: string;
+  user_id: string;
+  name: string;
+  scopes: Scope[];
+  /** null for keys seeded from a dataset, which records no creation time. */
+  created_at: string | null;
+  revoked: boolean;
+  revoked_at?: string;
+  /** The API Gateway API key's id (AWS only). */
+  plan_key_id?: string;
+}
+
+export interface KeyPointerItem {
+  type: 'KEY_POINTER';
+  key_id: string;
+  user_id: string;
+}
+
+export interface KeyCounterItem {
+  type: 'KEY_COUNTER';
+  user_id: string;
+  active: number;
+}
+
 /** Base keys always; GSI keys only on what the public read paths may reach. */
 export interface TableKeys {
   pk: string;
@@ -97,4 +125,5 @@ export interface TableKeys {
   gsi3sk?: string;
 }
 
-export type TableItem = (EventItem | ProfileEntryItem | RsvpItem | UserItem | ApiKeyItem) & TableKeys;
+export type TableItem = (EventItem | ProfileEntryItem | RsvpItem | UserItem | ApiKeyItem | KeyRecordItem | KeyPointerItem | KeyCounterItem) &
+  TableKeys;

@@ -113,9 +113,12 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     return out.Item !== undefined;
   }
 
-  /** Base table GetItem APIKEY#sha256 / APIKEY. 1 round trip. */
+  /**
+   * Base table GetItem APIKEY#sha256 / APIKEY, strongly consistent so that a
+   * revocation wins on the very next request. 1 round trip (1 RCU).
+   */
   async getApiKey(keyHash: string): Promise<ApiKeyItem | null> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash) }));
+    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }));
     return (out.Item as ApiKeyItem | undefined) ?? null;
   }
 

@@ -69,7 +69,17 @@ export const keys = {
   rsvp: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `RSVP#${userId}` }),
   profileEntry: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `PROFILE#${userId}` }),
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
+  /** A user's active-key counter: the 10-key limit is a conditional update of it. */
+  keyCounter: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'COUNTER' }),
+  /** A key's management record, listed per user; holds the hash, never shown. */
+  keyRecord: (userId: string, keyId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: `KEY#${keyId}` }),
+  /** key id → owner, so `revoke KEY_ID` needs no scan. */
+  keyPointer: (keyId: string) => ({ [PK]: `KEYID#${keyId}`, [SK]: 'KEY' }),
+  /** The local server's daily request count of a key (API Gateway's usage plan in AWS). */
+  quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };
+
+export const KEY_RECORD_PREFIX = 'KEY#';
 
 /**
  * GSI keys. Sort keys start with a fixed-width ISO datetime so string order is

@@ -16,6 +16,9 @@ import type {
   EventPayload,
   GuestCounts,
   GuestSnapshot,
+  KeyCounterItem,
+  KeyPointerItem,
+  KeyRecordItem,
   ProfileEntryItem,
   RsvpItem,
   TableItem,
@@ -177,18 +180,33 @@ export function datasetToItems(dataset: Dataset): { items: TableItem[]; summary:
     }
   }
 
+  // Seeded keys get the same records as keys made by the key manager, so they
+  // are listed, revocable and counted against the 10-active-keys limit.
+  const activeKeys = new Map<string, number>();
   for (const apiKey of dataset.api_keys ?? []) {
     const keyHash = hashApiKey(apiKey.key);
-    const item: ApiKeyItem = {
-      type: 'API_KEY',
-      key_id: keyIdFromHash(keyHash),
+    const keyId = keyIdFromHash(keyHash);
+    const scopes = [...(apiKey.scopes ?? SCOPES)];
+    const revoked = apiKey.revoked ?? false;
+    const item: ApiKeyItem = { type: 'API_KEY', key_id: keyId, user_id: apiKey.user_id, name: apiKey.name, scopes, revoked };
+    const record: KeyRecordItem = {
+      type: 'KEY_RECORD',
+      key_id: keyId,
+      key_hash: keyHash,
       user_id: apiKey.user_id,
       name: apiKey.name,
-      scopes: [...(apiKey.scopes ?? SCOPES)],
-      revoked: apiKey.revoked ?? false,
+      scopes,
+      created_at: null,
+      revoked,
     };
-    items.push({ ...keys.apiKey(keyHash), ...item });
+    const pointer: KeyPointerItem = { type: 'KEY_POINTER', key_id: keyId, user_id: apiKey.user_id };
+    items.push({ ...keys.apiKey(keyHash), ...item }, { ...keys.keyRecord(apiKey.user_id, keyId), ...record }, { ...keys.keyPointer(keyId), ...pointer });
+    if (!revoked) activeKeys.set(apiKey.user_id, (activeKeys.get(apiKey.user_id) ?? 0) + 1);
     summary.apiKeys++;
+  }
+  for (const [userId, active] of activeKeys) {
+    const counter: KeyCounterItem = { type: 'KEY_COUNTER', user_id: userId, active };
+    items.push({ ...keys.keyCounter(userId), ...counter });
   }
 
   summary.items = items.length;

@@ -83,6 +83,8 @@ async function main(): Promise<void> {
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
       '',
+      `Keys: npm run keys -- create --user <username> --name <name> --endpoint ${server.storeEndpoint}`,
+      `Data: npm run data:load -- <file> --endpoint ${server.storeEndpoint}`,
       'Try:',
       `  curl -H '${header}: ${server.demoKey.key}' ${server.publicBaseUrl}/users/<username>/events`,
       `  curl -H 'Authorization: Bearer ${server.demoKey.key}' ${server.publicBaseUrl}/events/<eventId>`,

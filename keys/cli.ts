@@ -1,0 +1,92 @@
+/**
+ * `npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read]`
+ * `npm run keys -- list --user USERNAME`
+ * `npm run keys -- revoke KEY_ID`
+ *
+ * Each takes `--endpoint URL` (a local server's store, as `npm start` prints
+ * it; the table defaults to the local one) or the AWS settings `--table NAME`
+ * and `--usage-plan-id ID` (the stack's outputs), region and credentials from
+ * the environment. `create` prints the key once; nothing else ever prints a
+ * key or its hash.
+ */
+import { parseArgs } from 'node:util';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { createDocumentClient } from '../lambdas/store/client.js';
+import { LOCAL_TABLE } from '../local/dynalite.js';
+import { fail } from '../local/cli/fail.js';
+import { KeyManagementError, KeyManager, type KeyInfo } from './key-manager.js';
+import { ApiGatewayUsagePlan } from './usage-plan.js';
+
+const USAGE = `Usage:
+  npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
+  npm run keys -- list --user USERNAME (--endpoint URL | --table NAME)
+  npm run keys -- revoke KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
+
+function describe(k: KeyInfo): string {
+  const state = k.revoked ? `revoked ${k.revokedAt ?? ''}`.trim() : 'active';
+  return `${k.keyId}  ${state.padEnd(32)}  ${k.scopes.join(',').padEnd(24)}  created ${k.createdAt ?? '(seeded)'}  ${JSON.stringify(k.name)}`;
+}
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        user: { type: 'string' },
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        endpoint: { type: 'string' },
+        table: { type: 'string' },
+        'usage-plan-id': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    fail(`keys: ${(error as Error).message}\n${USAGE}`, 2);
+  }
+  const { values, positionals } = parsed;
+  const [command, arg] = positionals;
+  if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
+  if (!values.endpoint && !values.table) fail(`keys: give --endpoint (local store) or --table (AWS)\n${USAGE}`, 2);
+  const aws = !values.endpoint;
+  if (aws && command !== 'list' && !values['usage-plan-id']) fail('keys: --usage-plan-id is required in AWS (the stack output UsagePlanId)', 2);
+
+  const client = createDocumentClient({ endpoint: values.endpoint });
+  const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
+    usagePlan: aws && values['usage-plan-id'] ? new ApiGatewayUsagePlan(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
+  });
+  try {
+    switch (command) {
+      case 'create': {
+        if (!values.user || !values.name) fail(`keys: create needs --user and --name\n${USAGE}`, 2);
+        const { key, info } = await manager.create({ username: values.user, name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()) });
+        process.stdout.write(`Created ${info.keyId} for ${values.user} (${info.scopes.join(', ')}).\nKey (shown once, store it now):\n${key}\n`);
+        break;
+      }
+      case 'list': {
+        if (!values.user) fail(`keys: list needs --user\n${USAGE}`, 2);
+        const list = await manager.list(values.user);
+        process.stdout.write(list.length ? `${list.map(describe).join('\n')}\n` : `No keys for ${values.user}.\n`);
+        break;
+      }
+      case 'revoke': {
+        if (!arg) fail(`keys: revoke needs a KEY_ID\n${USAGE}`, 2);
+        const info = await manager.revoke(arg);
+        process.stdout.write(`Revoked ${info.keyId} at ${info.revokedAt}; requests with it are refused from now on.\n`);
+        if (!info.planKeyRemoved) process.stderr.write(`warning: its API Gateway plan key could not be deleted; delete it by hand (it cannot authenticate anything)\n`);
+        break;
+      }
+      default:
+        fail(`keys: unknown command "${command}"\n${USAGE}`, 2);
+    }
+  } catch (error) {
+    if (error instanceof KeyManagementError) fail(`keys: ${error.message}`, 1);
+    throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+main().catch((error: unknown) => fail(`keys: ${(error as Error).message}`, 1));

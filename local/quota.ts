@@ -1,0 +1,42 @@
+/**
+ * The local server's daily quota, standing in for API Gateway's usage plan
+ * (PRODUCT P4): each request the authorizer allowed counts against its key's
+ * UTC day, whatever the handler answers; the 1001st of a day is refused.
+ * The count is one conditional atomic update in the store, so concurrent
+ * requests cannot overshoot; a new day is a new item.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
+import { keys } from '../lambdas/store/table.js';
+
+export class LocalDailyQuota {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly limit = DAILY_QUOTA,
+  ) {}
+
+  /** Counts one request; false when the key's day is already used up. */
+  async consume(keyId: string, now: Date): Promise<boolean> {
+    const day = now.toISOString().slice(0, 10);
+    const endOfDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000;
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.quota(keyId, day),
+          UpdateExpression: 'SET #count = if_not_exists(#count, :zero) + :one, #type = :type, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+          ExpressionAttributeNames: { '#count': 'count', '#type': 'type' },
+          // expires_at: a TTL attribute, so old days clean themselves up where TTL is on.
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': this.limit, ':type': 'QUOTA', ':expires': endOfDay + 86_400 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException || (error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+}

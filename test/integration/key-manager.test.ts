@@ -1,0 +1,161 @@
+/**
+ * The key manager against dynalite with the real table: lifecycle, the
+ * 10-active-keys limit under racing creates (conditional writes; dynalite has
+ * no transactions), clear errors, and compensation when a step fails.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { hashApiKey } from '../../lambdas/core/api-key.js';
+import { keys } from '../../lambdas/store/table.js';
+import { KeyManagementError, KeyManager } from '../../keys/key-manager.js';
+import type { UsagePlanPort } from '../../keys/usage-plan.js';
+import { KEYS, demoDataset } from '../support/fixtures.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+beforeEach(async () => {
+  store = await startTestStore(demoDataset());
+});
+afterEach(async () => store?.close());
+
+const manager = (usagePlan?: UsagePlanPort) => new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z'), usagePlan });
+const everything = async () => JSON.stringify((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items);
+async function errorCode(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (error) {
+    if (error instanceof KeyManagementError) return error.code;
+    throw error;
+  }
+  throw new Error('expected a KeyManagementError');
+}
+
+describe('create, list, revoke', () => {
+  it('creates a key of the documented form, stores only its hash, and lists it without key or hash', async () => {
+    const { key, info } = await manager().create({ username: 'frank', name: 'CI', scopes: ['events:read'] });
+    expect(key).toMatch(/^pk_[0-9A-Za-z]{40}$/);
+    expect(info).toEqual({ keyId: expect.stringMatching(/^key_[0-9A-Za-z]{20}$/), name: 'CI', scopes: ['events:read'], createdAt: '2026-11-21T12:00:00.000Z', revoked: false, revokedAt: null });
+    const stored = await everything();
+    expect(stored).not.toContain(key);
+    expect(stored).toContain(hashApiKey(key));
+    const listed = await manager().list('FRANK');
+    expect(listed).toEqual([info]);
+    expect(JSON.stringify(listed)).not.toContain(hashApiKey(key));
+  });
+
+  it('lists seeded keys too, revoked ones marked', async () => {
+    const listed = await manager().list('bob.builder');
+    expect(listed).toEqual([expect.objectContaining({ name: 'Old key', revoked: true, createdAt: null })]);
+  });
+
+  it('revokes irreversibly: the authorizer item flips, a second revoke is refused', async () => {
+    const { key, info } = await manager().create({ username: 'frank', name: 'temp' });
+    const revoked = await manager().revoke(info.keyId);
+    expect(revoked).toMatchObject({ keyId: info.keyId, revoked: true, revokedAt: '2026-11-21T12:00:00.000Z', planKeyRemoved: true });
+    const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)), ConsistentRead: true }));
+    expect(item.Item).toMatchObject({ revoked: true });
+    expect(await errorCode(manager().revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect((await manager().list('frank'))[0]).toMatchObject({ revoked: true });
+  });
+
+  it.each([
+    [() => manager().create({ username: 'nobody', name: 'x' }), 'UNKNOWN_USER'],
+    [() => manager().create({ username: '@frank', name: 'x' }), 'UNKNOWN_USER'],
+    [() => manager().create({ username: 'frank', name: 'x', scopes: ['events:write'] }), 'BAD_SCOPE'],
+    [() => manager().create({ username: 'frank', name: 'x', scopes: [] }), 'BAD_SCOPE'],
+    [() => manager().create({ username: 'frank', name: '  ' }), 'BAD_NAME'],
+    [() => manager().revoke('key_doesnotexist'), 'UNKNOWN_KEY'],
+    [() => manager().list('nobody'), 'UNKNOWN_USER'],
+  ])('refuses clearly (%#)', async (call, code) => {
+    expect(await errorCode(call())).toBe(code);
+  });
+
+  it('revokes a seeded key by its id', async () => {
+    const alice = await manager().list('alice');
+    const demo = alice.find((k) => k.name === 'Demo key')!;
+    await manager().revoke(demo.keyId);
+    const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(KEYS.both)), ConsistentRead: true }));
+    expect(item.Item).toMatchObject({ revoked: true });
+  });
+});
+
+describe('at most 10 active keys per user', () => {
+  it('refuses the 11th, and allows one again after a revoke', async () => {
+    const created = [];
+    for (let i = 0; i < 10; i++) created.push(await manager().create({ username: 'frank', name: `k${i}` }));
+    expect(await errorCode(manager().create({ username: 'frank', name: 'eleventh' }))).toBe('LIMIT_REACHED');
+    await manager().revoke(created[0]!.info.keyId);
+    await expect(manager().create({ username: 'frank', name: 'replacement' })).resolves.toBeDefined();
+    expect((await manager().list('frank')).filter((k) => !k.revoked)).toHaveLength(10);
+  });
+
+  it('holds when 25 creates race', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => manager().create({ username: 'frank', name: `race ${i}` })));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r) => r.status === 'rejected' && (r.reason as KeyManagementError).code === 'LIMIT_REACHED');
+    expect(ok).toHaveLength(10);
+    expect(refused).toHaveLength(15);
+    expect(await manager().list('frank')).toHaveLength(10);
+    const counter = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.keyCounter('usr_frank'), ConsistentRead: true }));
+    expect(counter.Item?.active).toBe(10);
+  });
+
+  it("counts a user's seeded active keys", async () => {
+    // alice has two active seeded keys
+    for (let i = 0; i < 8; i++) await manager().create({ username: 'alice', name: `k${i}` });
+    expect(await errorCode(manager().create({ username: 'alice', name: 'one too many' }))).toBe('LIMIT_REACHED');
+  });
+});
+
+describe('compensation', () => {
+  const recordingPlan = (failProvision = false) => {
+    const calls: string[] = [];
+    const plan: UsagePlanPort = {
+      provision: async (keyId) => {
+        calls.push(`provision ${keyId}`);
+        if (failProvision) throw new Error('API Gateway is down');
+        return { planKeyId: `pk-${keyId}`, usageIdentifier: `ui_${keyId}` };
+      },
+      remove: async (id) => void calls.push(`remove ${id}`),
+    };
+    return { plan, calls };
+  };
+
+  it('stores the usage identifier for the authorizer and deletes the plan key on revoke', async () => {
+    const { plan, calls } = recordingPlan();
+    const { key, info } = await manager(plan).create({ username: 'frank', name: 'aws' });
+    const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)) }));
+    expect(item.Item).toMatchObject({ usage_identifier: `ui_${info.keyId}` });
+    await manager(plan).revoke(info.keyId);
+    expect(calls).toEqual([`provision ${info.keyId}`, `remove pk-${info.keyId}`]);
+  });
+
+  it('writes nothing and frees the slot when the plan key cannot be made', async () => {
+    const before = await everything();
+    await expect(manager(recordingPlan(true).plan).create({ username: 'frank', name: 'x' })).rejects.toThrow('API Gateway is down');
+    const after = JSON.parse(await everything()) as { pk: string; active?: number }[];
+    expect(after.filter((i) => i.pk.startsWith('KEYID#') || i.pk.startsWith('APIKEY#')).length).toBe(
+      (JSON.parse(before) as { pk: string }[]).filter((i) => i.pk.startsWith('KEYID#') || i.pk.startsWith('APIKEY#')).length,
+    );
+    expect(after.find((i) => i.pk === 'USERKEYS#usr_frank')?.active ?? 0).toBe(0);
+  });
+
+  it('deletes the plan key and every written item when a table write fails, leaving no active key', async () => {
+    const { plan, calls } = recordingPlan();
+    // Fail the last write (the authorizer's item) as a throttled table would.
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: { pk?: string } };
+        if (context.commandName === 'PutItemCommand' && input.Item?.pk?.startsWith('APIKEY#')) throw Object.assign(new Error('Throttled'), { name: 'ProvisionedThroughputExceededException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failApiKeyPut' },
+    );
+    await expect(manager(plan).create({ username: 'frank', name: 'x' })).rejects.toThrow('Throttled');
+    expect(calls).toEqual([expect.stringMatching(/^provision key_/), expect.stringMatching(/^remove pk-key_/)]);
+    const items = JSON.parse(await everything()) as { pk: string; sk: string; active?: number }[];
+    expect(items.some((i) => i.pk === 'USERKEYS#usr_frank' && i.sk.startsWith('KEY#'))).toBe(false);
+    expect(items.find((i) => i.pk === 'USERKEYS#usr_frank')?.active).toBe(0);
+  });
+});
