@@ -13,6 +13,7 @@ import { jsonLogger } from '../../lambdas/http/logger.js';
 import { build as buildAuthorizer } from '../../lambdas/handlers/authorizer.js';
 import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
+import { KeyManager } from '../../keys/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
@@ -128,6 +129,15 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
       await expect(authorizer()(authorizerEvent(headers), context)).rejects.toThrow('Unauthorized');
     },
   );
+
+  it('returns the usage identifier of a provisioned key as usageIdentifierKey, for the usage plan', async () => {
+    const manager = new KeyManager(store.client, store.tableName, {
+      usagePlan: { provision: async () => ({ planKeyId: 'apikey1', usageIdentifier: 'ui_0123456789abcdefghijklmnopqrstuv' }), remove: async () => {} },
+    });
+    const { key } = await manager.create({ username: 'frank', name: 'aws' });
+    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': key }), context);
+    expect(result).toMatchObject({ usageIdentifierKey: 'ui_0123456789abcdefghijklmnopqrstuv', policyDocument: { Statement: [{ Effect: 'Allow' }] } });
+  });
 
   it('denies a resource that is not in the route table', async () => {
     const result = await authorizer()(authorizerEvent({ 'x-events-api-key': KEYS.both }, '/api/public/v1/admin'), context);

@@ -1,0 +1,124 @@
+/**
+ * Key lifecycle through `npm run keys` against a running local server, and the
+ * daily quota over HTTP with a clock the test moves (PRODUCT P3, P4).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { jsonLogger } from '../../lambdas/http/logger.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { KeyManager } from '../../keys/key-manager.js';
+import { KEYS } from '../support/fixtures.js';
+import { get } from '../support/http.js';
+import { runTs } from '../support/process.js';
+import { startTestServer, type TestServer } from '../support/local.js';
+
+let server: TestServer;
+let now = new Date('2026-11-21T12:00:00.000Z');
+const logLines: string[] = [];
+const cliOutput: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ clock: () => now, logger: jsonLogger({}, (line) => logLines.push(line)) });
+});
+afterAll(async () => server?.close());
+
+const api = (path: string, key: string) => get<{ success: boolean; message: string }>(`${server.publicBaseUrl}${path}`, { authorization: `Bearer ${key}` });
+async function keysCli(...args: string[]) {
+  const result = await runTs('keys/cli.ts', [...args, '--endpoint', server.storeEndpoint]).done;
+  cliOutput.push(result.stdout, result.stderr);
+  return result;
+}
+
+describe('npm run keys against a running local server', () => {
+  let key: string;
+  let keyId: string;
+
+  it('create prints the key once; the server accepts it on the very next request', async () => {
+    const created = await keysCli('create', '--user', 'frank', '--name', 'Integration', '--scopes', 'events:read');
+    expect(created.code).toBe(0);
+    [, keyId] = /Created (key_\w+)/.exec(created.stdout)! as unknown as [string, string];
+    [, key] = /\n(pk_[0-9A-Za-z]{40})\n/.exec(created.stdout)! as unknown as [string, string];
+    expect((await api('/events/evt_jazz01', key)).status).toBe(200);
+    expect((await api('/events/evt_jazz01/guests', key)).status).toBe(403);
+  });
+
+  it('list shows the key id, name and scopes, never the key or its hash', async () => {
+    const listed = await keysCli('list', '--user', 'frank');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(keyId);
+    expect(listed.stdout).toContain('"Integration"');
+    expect(listed.stdout).not.toContain(key);
+    expect(listed.stdout).not.toMatch(/[0-9a-f]{64}/);
+  });
+
+  it('revoke takes effect on the next request, and cannot be undone or repeated', async () => {
+    const revoked = await keysCli('revoke', keyId);
+    expect(revoked.code).toBe(0);
+    expect(await api('/events/evt_jazz01', key)).toMatchObject({ status: 401, body: { success: false, message: 'Not authenticated.' } });
+    const again = await keysCli('revoke', keyId);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already revoked');
+  });
+
+  it('refuses clearly: unknown user, bad scope, unknown key id, the 11th key', async () => {
+    expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
+    expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
+    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
+    // alice holds 2 active seeded keys: 8 more (through the library, to keep this fast), then the 11th is refused.
+    const client = createDocumentClient({ endpoint: server.storeEndpoint });
+    const manager = new KeyManager(client, server.tableName);
+    for (let i = 0; i < 8; i++) await manager.create({ username: 'alice', name: `k${i}` });
+    client.destroy();
+    const eleventh = await keysCli('create', '--user', 'alice', '--name', 'k11');
+    expect(eleventh.code).toBe(1);
+    expect(eleventh.stderr).toContain('already has 10 active keys');
+  });
+});
+
+describe('daily quota: 1000 requests per key per UTC day', () => {
+  async function burst(count: number, key: string, path = '/events/evt_nope') {
+    const statuses: number[] = [];
+    const queue = Array.from({ length: count }, (_, i) => i);
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (queue.shift() !== undefined) statuses.push((await api(path, key)).status);
+      }),
+    );
+    return statuses;
+  }
+
+  it('lets 1000 requests through (404s count), refuses the 1001st with the P4 body and headers, and leaves other keys alone', async () => {
+    now = new Date('2026-11-22T23:59:50.000Z');
+    // 403s and 401s are answered before the quota and do not count.
+    expect(new Set(await burst(5, KEYS.eventsOnly, '/events/evt_jazz01/guests'))).toEqual(new Set([403]));
+    expect(new Set(await burst(3, KEYS.revoked))).toEqual(new Set([401]));
+
+    const statuses = await burst(1000, KEYS.eventsOnly);
+    expect(statuses.filter((s) => s === 404)).toHaveLength(1000);
+
+    const refused = await api('/events/evt_jazz01', KEYS.eventsOnly);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ success: false, message: 'Too many requests. Please try again later.' });
+    expect(refused.headers.get('content-type')).toBe('application/json');
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('1000');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(refused.headers.get('x-ratelimit-reset')).toBe(String(Date.parse('2026-11-23T00:00:00Z') / 1000));
+    expect(refused.headers.get('retry-after')).toBe('10');
+
+    expect((await api('/events/evt_jazz01', KEYS.both)).status).toBe(200);
+  });
+
+  it('starts again at UTC midnight', async () => {
+    now = new Date('2026-11-22T23:59:59.999Z');
+    expect((await api('/events/evt_jazz01', KEYS.eventsOnly)).headers.get('retry-after')).toBe('1');
+    now = new Date('2026-11-23T00:00:00.000Z');
+    expect((await api('/events/evt_jazz01', KEYS.eventsOnly)).status).toBe(200);
+  });
+});
+
+describe('secrets', () => {
+  it('never writes a key to the server logs or to any CLI output but create’s', () => {
+    const everything = logLines.join('\n') + cliOutput.filter((o) => !o.includes('shown once')).join('\n');
+    for (const key of Object.values(KEYS)) expect(everything).not.toContain(key);
+    expect(everything).not.toMatch(/pk_[0-9A-Za-z]{40}/);
+  });
+});
