@@ -20,6 +20,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, typ
 import { hashApiKey } from '../lambdas/core/api-key.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { SCOPES, type Scope } from '../lambdas/core/dataset.js';
+import { USERNAME_PATTERN } from '../lambdas/core/ids.js';
 import type { ApiKeyItem, KeyPointerItem, KeyRecordItem } from '../lambdas/store/items.js';
 import { KEY_RECORD_PREFIX, PK, SK, keys } from '../lambdas/store/table.js';
 import { randomBase62 } from './random.js';
@@ -73,7 +74,7 @@ export class KeyManager {
   }
 
   private async userId(username: string): Promise<string> {
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(username)) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
+    if (!USERNAME_PATTERN.test(username)) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
     const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.user(username), ConsistentRead: true }));
     const id = out.Item?.user_id;
     if (typeof id !== 'string') throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);

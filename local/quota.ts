@@ -7,7 +7,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
+import { DAILY_QUOTA, quotaReset } from '../lambdas/core/authorize.js';
 import { keys } from '../lambdas/store/table.js';
 
 export class LocalDailyQuota {
@@ -20,7 +20,7 @@ export class LocalDailyQuota {
   /** Counts one request; false when the key's day is already used up. */
   async consume(keyId: string, now: Date): Promise<boolean> {
     const day = now.toISOString().slice(0, 10);
-    const endOfDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000;
+    const { resetEpochSeconds } = quotaReset(now);
     try {
       await this.client.send(
         new UpdateCommand({
@@ -30,7 +30,7 @@ export class LocalDailyQuota {
           ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
           ExpressionAttributeNames: { '#count': 'count', '#type': 'type' },
           // expires_at: a TTL attribute, so old days clean themselves up where TTL is on.
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': this.limit, ':type': 'QUOTA', ':expires': endOfDay + 86_400 },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': this.limit, ':type': 'QUOTA', ':expires': resetEpochSeconds + 86_400 },
         }),
       );
       return true;

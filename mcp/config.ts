@@ -3,6 +3,7 @@
  * once with zod. Every invalid value is reported by its variable name.
  */
 import * as z from 'zod';
+import { PLAUSIBLE_KEY_PATTERN } from '../lambdas/core/ids.js';
 
 const int = (name: string, fallback: number, min: number, max: number) =>
   z
@@ -21,7 +22,7 @@ const int = (name: string, fallback: number, min: number, max: number) =>
 const envSchema = z.object({
   PUBLIC_API_KEY: z
     .string({ error: 'PUBLIC_API_KEY is required' })
-    .regex(/^[\x21-\x7e]{20,512}$/, { error: 'PUBLIC_API_KEY must be at least 20 visible ASCII characters' }),
+    .regex(PLAUSIBLE_KEY_PATTERN, { error: 'PUBLIC_API_KEY must be at least 20 visible ASCII characters' }),
   PUBLIC_API_BASE_URL: z
     .url({ error: 'PUBLIC_API_BASE_URL must be an http(s) URL', protocol: /^https?$/ })
     .optional()

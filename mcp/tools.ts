@@ -4,12 +4,13 @@
  * are normalised to one shape: `{message, data: Event[], pagination}`.
  */
 import * as z from 'zod';
+import { EVENT_ID_PATTERN, USERNAME_PATTERN } from '../lambdas/core/ids.js';
 import type { Outcome } from './public-api-client.js';
 
 export const listEventsInput = {
   username: z
     .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'username must be 1-64 letters, digits, ".", "_" or "-", without "@"' })
+    .regex(USERNAME_PATTERN, { error: 'username must be 1-64 letters, digits, ".", "_" or "-", without "@"' })
     .describe('The username, without "@" (case-insensitive), e.g. "alice"'),
   type: z
     .enum(['upcoming', 'past', 'profile'])
@@ -21,7 +22,7 @@ export const listEventsInput = {
 export const getEventInput = {
   eventId: z
     .string()
-    .regex(/^evt_[A-Za-z0-9_-]{1,64}$/, { error: 'eventId must look like evt_ followed by 1-64 letters, digits, "_" or "-"' })
+    .regex(EVENT_ID_PATTERN, { error: 'eventId must look like evt_ followed by 1-64 letters, digits, "_" or "-"' })
     .describe('The event id, e.g. "evt_jazz01"'),
 };
 

@@ -3,6 +3,7 @@
  * (PRODUCT P2) and hashing it. Only the SHA-256 hash is ever stored or looked up.
  */
 import { createHash } from 'node:crypto';
+import { PLAUSIBLE_KEY_PATTERN } from './ids.js';
 
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
@@ -17,9 +18,6 @@ export function apiKeyHeaderName(serviceName: string): string {
   return `x-${serviceName.toLowerCase()}-api-key`;
 }
 
-// Keys are at least 20 characters (contract) and header-safe; anything else is
-// refused without a lookup, so junk never costs a DynamoDB read.
-const PLAUSIBLE_KEY = /^[\x21-\x7e]{20,512}$/;
 
 /**
  * The key a request carries: the `x-{service}-api-key` header wins over
@@ -46,5 +44,6 @@ export function extractApiKey(
     const m = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
     candidate = m?.[1];
   }
-  return candidate !== undefined && PLAUSIBLE_KEY.test(candidate) ? candidate : null;
+  // Anything implausible is refused without a lookup, so junk never costs a DynamoDB read.
+  return candidate !== undefined && PLAUSIBLE_KEY_PATTERN.test(candidate) ? candidate : null;
 }

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { parseDateTime } from './dates.js';
+import { EVENT_ID_PATTERN, USERNAME_PATTERN, USER_ID_PATTERN } from './ids.js';
 
 const isoDateTime = z
   .string({ error: 'must be a string' })
@@ -16,8 +17,8 @@ const uriOrNull = uri.nullable();
 const stringOrNull = z.string({ error: 'must be a string or null' }).nullable();
 
 export const userSchema = z.strictObject({
-  id: z.string().regex(/^usr_[A-Za-z0-9_-]{1,64}$/, { error: 'must match usr_ followed by 1-64 of [A-Za-z0-9_-]' }),
-  username: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 of [A-Za-z0-9_.-]' }),
+  id: z.string().regex(USER_ID_PATTERN, { error: 'must match usr_ followed by 1-64 of [A-Za-z0-9_-]' }),
+  username: z.string().regex(USERNAME_PATTERN, { error: 'must be 1-64 of [A-Za-z0-9_.-]' }),
   name: stringOrNull.optional(),
   image: uriOrNull.optional(),
   verification_status: z.enum(['verified', 'id_verified']).nullable().optional(),
@@ -26,7 +27,7 @@ export const userSchema = z.strictObject({
 });
 
 export const eventSchema = z.strictObject({
-  id: z.string().regex(/^evt_[A-Za-z0-9_-]{1,64}$/, { error: 'must match evt_ followed by 1-64 of [A-Za-z0-9_-]' }),
+  id: z.string().regex(EVENT_ID_PATTERN, { error: 'must match evt_ followed by 1-64 of [A-Za-z0-9_-]' }),
   creator_id: z.string(),
   title: z.string(),
   description: stringOrNull.optional(),

@@ -7,11 +7,10 @@
 import * as z from 'zod';
 import { parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
+import { EVENT_ID_PATTERN, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
 
-const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,64}$/;
-const USERNAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export const GUEST_STATUSES = ['yes', 'maybe', 'no', 'all'] as const;
 export type GuestStatusFilter = (typeof GUEST_STATUSES)[number];
@@ -34,12 +33,12 @@ function required(requiredMessage: string, pattern: RegExp, invalidMessage: stri
 
 export const eventIdParam = required(
   MESSAGES.eventIdRequired,
-  EVENT_ID,
+  EVENT_ID_PATTERN,
   'Invalid event id: expected evt_ followed by 1-64 letters, digits, "_" or "-"',
 );
 /** A username path parameter; Variant B words the missing case differently. */
 export const requiredUsername = (missingMessage: string) =>
-  required(missingMessage, USERNAME, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)');
+  required(missingMessage, USERNAME_PATTERN, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)');
 export const usernameParam = requiredUsername(MESSAGES.usernameRequired);
 
 function integerParam(fallback: number, min: number, max: number, message: string) {

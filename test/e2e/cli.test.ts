@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { CONTRACT_EXAMPLE, DEMO_FILE } from '../support/fixtures.js';
+import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { runTs, waitForOutput } from '../support/process.js';
 import { startTestStore, type TestStore } from '../support/store.js';
@@ -26,11 +26,21 @@ describe('npm start', () => {
     const [, embedUrl] = await waitForOutput(run, /Embed API: +(\S+)\n/);
     const [, key] = await waitForOutput(run, /Demo key: +(\S+)/);
     expect(embedUrl).toBe(publicUrl!.replace('/api/public/v1', '/api/embed/v1'));
+    const bannerEnd = run.output().length;
     const reply = await get(`${publicUrl}/users/alice/events`, { 'x-events-api-key': key! });
     expect(reply.status).toBe(200);
     await waitForOutput(run, /GET \/api\/public\/v1\/users\/alice\/events 200/);
+    // Keys in both carriers, good, revoked and unknown, on success and failure paths.
+    await get(`${publicUrl}/events/evt_nope/guests?limit=0`, { authorization: `Bearer ${key}` });
+    await get(`${publicUrl}/events/evt_jazz01`, { authorization: `Bearer ${KEYS.revoked}` });
+    await get(`${publicUrl}/events/evt_jazz01`, { 'x-events-api-key': 'pk_unknown_0123456789abcdefghijklmnopqr' });
+    await waitForOutput(run, /GET \/api\/public\/v1\/events\/evt_jazz01 401[\s\S]*GET \/api\/public\/v1\/events\/evt_jazz01 401/);
     run.child.kill('SIGTERM');
-    expect((await run.done).code).toBe(0);
+    const finished = await run.done;
+    expect(finished.code).toBe(0);
+    // The banner prints the demo key on purpose; nothing after it may contain any key.
+    const afterBanner = finished.stdout.slice(bannerEnd) + finished.stderr;
+    for (const secret of [key!, KEYS.revoked, 'pk_unknown_0123456789abcdefghijklmnopqr']) expect(afterBanner).not.toContain(secret);
   });
 
   it('takes its settings from the environment when no flag is given', async () => {
