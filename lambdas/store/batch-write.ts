@@ -1,7 +1,7 @@
 /**
- * Writes items with BatchWriteItem, 25 at a time, re-sending unprocessed items
- * with exponential backoff until every one is written or attempts run out
- * (then it throws: nothing is silently lost).
+ * Writes items with BatchWriteItem, 25 at a time and `concurrency` batches
+ * in flight, re-sending unprocessed items with exponential backoff until every
+ * one is written or attempts run out (then it throws: nothing is silently lost).
  */
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
@@ -12,6 +12,8 @@ export interface BatchWriteOptions {
   /** Injected so tests do not wait for real time. */
   sleep?: (ms: number) => Promise<void>;
   baseDelayMs?: number;
+  /** Batches in flight at once (default 8). */
+  concurrency?: number;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -26,8 +28,8 @@ export async function batchWriteAll(
   const sleep = opts.sleep ?? realSleep;
   const baseDelay = opts.baseDelayMs ?? 50;
   let retries = 0;
-  for (let i = 0; i < items.length; i += BATCH) {
-    let pending = items.slice(i, i + BATCH).map((Item) => ({ PutRequest: { Item: Item as Record<string, unknown> } }));
+  const writeBatch = async (start: number) => {
+    let pending = items.slice(start, start + BATCH).map((Item) => ({ PutRequest: { Item: Item as Record<string, unknown> } }));
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (attempt > maxAttempts) {
         throw new Error(`batch write: ${pending.length} item(s) still unprocessed after ${maxAttempts} attempts`);
@@ -39,6 +41,11 @@ export async function batchWriteAll(
       const out = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
       pending = (out.UnprocessedItems?.[tableName] ?? []) as typeof pending;
     }
-  }
+  };
+  const starts = Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => i * BATCH);
+  const worker = async () => {
+    for (let start = starts.shift(); start !== undefined; start = starts.shift()) await writeBatch(start);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker));
   return { written: items.length, retries };
 }

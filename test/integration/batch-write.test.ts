@@ -39,10 +39,22 @@ describe('batchWriteAll', () => {
   it('re-sends unprocessed items until every one is written, with backoff through the injected sleep', async () => {
     const flaky = throttling(store.client, 4, (n) => Math.ceil(n / 2));
     const delays: number[] = [];
-    const result = await batchWriteAll(flaky.client, store.tableName, items, { sleep: async (ms) => void delays.push(ms) });
+    const result = await batchWriteAll(flaky.client, store.tableName, items, { sleep: async (ms) => void delays.push(ms), concurrency: 1 });
     expect(result).toEqual({ written: 60, retries: 4 });
     expect(delays).toEqual([50, 100, 200, 400]);
     for (const item of items) {
+      const got = await store.client.send(new GetCommand({ TableName: store.tableName, Key: { pk: item.pk, sk: item.sk } }));
+      expect(got.Item).toEqual(item);
+    }
+  });
+
+  it('writes every item with several batches in flight while throttled', async () => {
+    const many = Array.from({ length: 260 }, (_, i) => ({ pk: `MANY#${i}`, sk: 'ITEM', n: i }));
+    const flaky = throttling(store.client, 12, (n) => Math.ceil(n / 3));
+    const result = await batchWriteAll(flaky.client, store.tableName, many, { sleep: async () => {}, concurrency: 4 });
+    expect(result.written).toBe(260);
+    expect(result.retries).toBeGreaterThan(0);
+    for (const item of many) {
       const got = await store.client.send(new GetCommand({ TableName: store.tableName, Key: { pk: item.pk, sk: item.sk } }));
       expect(got.Item).toEqual(item);
     }
