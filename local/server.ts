@@ -57,6 +57,8 @@ export interface LocalServer {
   demoKey: { key: string; source: 'dataset' | 'generated' };
   summary: WriteSummary;
   warnings: string[];
+  /** A public event and its host from the loaded data, for ready-to-run examples. */
+  sample: { username: string; eventId: string } | null;
   close(): Promise<void>;
 }
 
@@ -68,6 +70,12 @@ async function loadModule(file: string): Promise<HandlerModule> {
 
 function datasetDemoKey(dataset: Dataset): string | undefined {
   return dataset.api_keys?.find((k) => !k.revoked && SCOPES.every((s) => (k.scopes ?? SCOPES).includes(s)))?.key;
+}
+
+function sampleOf(dataset: Dataset): LocalServer['sample'] {
+  const event = dataset.events.find((e) => e.status === 'published' && e.visibility === 'public');
+  const host = event && dataset.users.find((u) => u.id === event.creator_id);
+  return event && host ? { username: host.username, eventId: event.id } : null;
 }
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
@@ -141,6 +149,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       demoKey,
       summary,
       warnings,
+      sample: sampleOf(dataset),
       close: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
