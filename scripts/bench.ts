@@ -32,7 +32,8 @@ import { writeDataset } from '../local/loader.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
-const WARMUP = 30;
+const WARMUP = Math.min(30, ITERATIONS);
+const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 7);
 const NOW = '2026-11-21T12:00:00.000Z';
 
 /** One typical request per route (demo data). */
@@ -43,6 +44,8 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   getUserProfileEvents: { path: { username: 'alice' } },
   getUserUpcomingEvents: { path: { username: 'eve-series' } },
   getUserPastEvents: { path: { username: 'eve-series' } },
+  embedGetEvent: { path: { eventId: 'evt_jazz01' } },
+  embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
 };
 
 interface Recorded {
@@ -149,8 +152,10 @@ async function runtimeFigures() {
       }
     };
     const [handlerMs, rawMs] = await timeInterleaved(() => handler(event, context), replay);
+    const data = JSON.parse(res.body).data as unknown;
+    const returned = Array.isArray(data) ? data.length : Array.isArray((data as { events?: unknown[] }).events) ? (data as { events: unknown[] }).events.length : 1;
     rows.push(
-      `| ${route.id} | ${calls.length} | ${calls.map((x) => x.name.replace('Command', '')).join(' + ')} | ${capacity.toFixed(1)} | ${(handlerMs / rawMs).toFixed(2)} | ${JSON.parse(res.body).data.length ?? JSON.parse(res.body).data.events?.length ?? 1} |`,
+      `| ${route.id} | ${calls.length} | ${calls.map((x) => x.name.replace('Command', '')).join(' + ')} | ${capacity.toFixed(1)} | ${(handlerMs / rawMs).toFixed(2)} | ${returned} |`,
     );
   }
 
@@ -168,7 +173,7 @@ async function bundleFigures() {
 
   const importMs = (file: string) => {
     const samples: number[] = [];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < INIT_SAMPLES; i++) {
       const out = execFileSync(
         process.execPath,
         ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`],
