@@ -96,7 +96,8 @@ describe('functions', () => {
 
 describe('IAM: read-only, and only what each function needs', () => {
   const policies = resources(t, 'AWS::IAM::Policy');
-  const statements = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as any[]).map((s) => ({ id, ...s })));
+  type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+  const statements = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((s) => ({ id, ...s })));
 
   it('grants no DynamoDB action but GetItem and Query, and no wildcard action', () => {
     const actions = new Set(statements.flatMap((s) => [s.Action].flat()));

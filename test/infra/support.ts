@@ -15,9 +15,11 @@ export function synthApp(context: Record<string, unknown> = {}) {
 }
 
 /** Resources of a type as [logicalId, resource] pairs. */
-export function resources(template: Template, type: string): [string, { Properties: Record<string, any> }][] {
-  // `any`: CloudFormation properties are free-form JSON here.
-  return Object.entries(template.findResources(type)) as [string, { Properties: Record<string, any> }][];
+// `any`: CloudFormation properties are free-form JSON, read by path in the tests.
+type CfnResource = { Properties: Record<string, any> };
+
+export function resources(template: Template, type: string): [string, CfnResource][] {
+  return Object.entries(template.findResources(type)) as [string, CfnResource][];
 }
 
 export const validationReport = (outdir: string) => join(outdir, 'validation-report.json');

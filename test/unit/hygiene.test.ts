@@ -1,0 +1,48 @@
+/**
+ * What a linter would ban, without adding one: focused or skipped tests,
+ * silenced type errors, and `any` without a comment saying why.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { ROOT } from '../support/process.js';
+
+const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.js', '*.mjs'], { cwd: ROOT, encoding: 'utf8' })
+  .split('\n')
+  .filter(Boolean);
+
+function offending(pattern: RegExp): string[] {
+  return files.flatMap((file) =>
+    readFileSync(`${ROOT}${file}`, 'utf8')
+      .split('\n')
+      .flatMap((line, i, lines) => {
+        if (!pattern.test(line)) return [];
+        // The ban's own definitions (this file) are not uses.
+        if (file === 'test/unit/hygiene.test.ts') return [];
+        return [{ file, n: i + 1, line, before: lines[i - 1] ?? '' }];
+      })
+      .map((hit) => `${hit.file}:${hit.n}: ${hit.line.trim()}`),
+  );
+}
+
+describe('code hygiene', () => {
+  it('has no focused or skipped tests', () => {
+    expect(offending(/\b(it|test|describe)\.(only|skip|todo)\(|\bx(it|test|describe)\(|\bf(it|describe)\(/)).toEqual([]);
+  });
+
+  it('silences no type error', () => {
+    expect(offending(/@ts-(ignore|nocheck|expect-error)/)).toEqual([]);
+  });
+
+  it('uses `any` only with a comment on the line before saying why', () => {
+    const hits = files.flatMap((file) => {
+      const lines = readFileSync(`${ROOT}${file}`, 'utf8').split('\n');
+      return lines.flatMap((line, i) =>
+        /(:\s*any\b|<any>|\bas any\b|\bany\[\]|,\s*any>)/.test(line) && !/^\s*(\/\/|\*)/.test(lines[i - 1] ?? '') && file !== 'test/unit/hygiene.test.ts'
+          ? [`${file}:${i + 1}: ${line.trim()}`]
+          : [],
+      );
+    });
+    expect(hits).toEqual([]);
+  });
+});
