@@ -74,8 +74,3 @@ export function parseDateBound(raw: string, bound: DateBound): Date | null {
 export function toIso(date: Date): string {
   return date.toISOString();
 }
-
-/** True when the ISO string is in the fixed-width 24-character form (years 0000-9999). */
-export function isSortableIso(iso: string): boolean {
-  return iso.length === 24 && /^\d{4}-/.test(iso);
-}

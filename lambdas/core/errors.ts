@@ -55,21 +55,9 @@ export class NotAuthenticatedError extends HttpError {
   }
 }
 
-export class InsufficientScopeError extends HttpError {
-  constructor() {
-    super(403, MESSAGES.insufficientScope);
-  }
-}
-
 export class NotFoundError extends HttpError {
   constructor(message: string = MESSAGES.resourceNotFound) {
     super(404, message);
-  }
-}
-
-export class TooManyRequestsError extends HttpError {
-  constructor(headers: Record<string, string>) {
-    super(429, MESSAGES.tooManyRequests, headers);
   }
 }
 

@@ -48,15 +48,6 @@ export const INDEXES = {
 
 export type IndexName = keyof typeof INDEXES;
 
-/** Item type tags, stored as `type` to make the table readable in a console. */
-export const ITEM_TYPES = {
-  user: 'USER',
-  event: 'EVENT',
-  rsvp: 'RSVP',
-  profileEntry: 'PROFILE_ENTRY',
-  apiKey: 'API_KEY',
-} as const;
-
 export type ProfileList = 'HOSTED' | 'PROFILE';
 
 /**
