@@ -5,7 +5,7 @@
  * API's also carry CORS so a browser can read them.
  */
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
+import { DAILY_QUOTA, QUOTA_EXCEEDED_HEADERS } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 
 export { DAILY_QUOTA };
@@ -21,13 +21,10 @@ export interface EnvelopeResponse {
   headers?: Record<string, string>;
 }
 
-/** Headers of the daily-quota 429, from the authorizer's context (lambdas/core/authorize.ts). */
-export const QUOTA_HEADERS = {
-  'X-RateLimit-Limit': q(String(DAILY_QUOTA)),
-  'X-RateLimit-Remaining': q('0'),
-  'X-RateLimit-Reset': 'context.authorizer.rateLimitReset',
-  'Retry-After': 'context.authorizer.retryAfter',
-};
+/** Headers of the daily-quota 429: static, or mapped from the authorizer's context. */
+export const QUOTA_HEADERS: Record<string, string> = Object.fromEntries(
+  Object.entries(QUOTA_EXCEEDED_HEADERS).map(([name, source]) => [name, 'value' in source ? q(source.value) : `context.authorizer.${source.context}`]),
+);
 
 const common: EnvelopeResponse[] = [
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, statusCode: '404', body: envelope(MESSAGES.resourceNotFound) },

@@ -10,7 +10,6 @@ import {
   ApiKeySourceType,
   AuthorizationType,
   CfnAuthorizer,
-  Cors,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
@@ -24,6 +23,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { SURFACES, routes, type Surface } from '../lambdas/routes.js';
 import { DAILY_QUOTA, EMBED_RESPONSES, PUBLIC_RESPONSES, addEnvelopeResponses } from './gateway-responses.js';
 
@@ -125,16 +125,16 @@ export class RestApis extends Construct {
         throttlingBurstLimit: EMBED_STAGE_THROTTLE.burstLimit,
       },
       defaultCorsPreflightOptions: {
-        allowOrigins: Cors.ALL_ORIGINS,
-        allowMethods: ['GET', 'OPTIONS'],
-        allowHeaders: ['Content-Type'],
+        allowOrigins: [EMBED_CORS.allowOrigin],
+        allowMethods: [...EMBED_CORS.allowMethods],
+        allowHeaders: [...EMBED_CORS.allowHeaders],
         statusCode: 204,
       },
     });
     this.addRoutes(this.embedApi, 'embed', props.functions, { authorizationType: AuthorizationType.NONE });
     // OPTIONS on any other path too (PRODUCT P11): a catch-all answered by a mock.
     this.embedApi.root.addProxy({ anyMethod: false });
-    addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': "'*'" });
+    addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': `'${EMBED_CORS.allowOrigin}'` });
   }
 
   private addRoutes(

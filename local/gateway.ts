@@ -8,9 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DAILY_QUOTA } from '../lambdas/core/authorize.js';
+import { QUOTA_EXCEEDED_HEADERS } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
+import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
 import type { Logger } from '../lambdas/http/logger.js';
 import { errorFields } from '../lambdas/http/logger.js';
@@ -120,12 +121,12 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 }
 
 /** Embed CORS (PRODUCT P11): on every response, and the preflight's own headers. */
-export const EMBED_CORS = { 'access-control-allow-origin': '*' } as const;
-export const EMBED_PREFLIGHT = {
-  ...EMBED_CORS,
-  'access-control-allow-methods': 'GET, OPTIONS',
-  'access-control-allow-headers': 'Content-Type',
-} as const;
+const EMBED_ORIGIN_HEADER = { 'access-control-allow-origin': EMBED_CORS.allowOrigin };
+const EMBED_PREFLIGHT = {
+  ...EMBED_ORIGIN_HEADER,
+  'access-control-allow-methods': EMBED_CORS.allowMethods.join(', '),
+  'access-control-allow-headers': EMBED_CORS.allowHeaders.join(', '),
+};
 
 function isEmbedPath(pathname: string): boolean {
   return pathname === SURFACES.embed || pathname.startsWith(`${SURFACES.embed}/`);
@@ -138,7 +139,7 @@ export function createGateway(opts: GatewayOptions) {
     const embed = isEmbedPath(url.pathname);
     // The Embed API's gateway responses carry CORS too, so a browser can read its errors.
     const gatewayError = (status: number, message: string) =>
-      jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_CORS, 'cache-control': 'no-store' } : {}) });
+      jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : {}) });
 
     // Preflight on any Embed path is answered by the gateway itself (a MOCK integration in AWS).
     if (embed && method === 'OPTIONS') return { statusCode: 204, headers: { ...EMBED_PREFLIGHT, 'x-amzn-requestid': requestId }, body: '' };
@@ -197,13 +198,11 @@ export function createGateway(opts: GatewayOptions) {
       authorizerContext = { ...result.context, principalId: result.principalId };
       if (opts.quota && !(await opts.quota(result.principalId))) {
         // The same headers the deployed QUOTA_EXCEEDED gateway response maps from this context.
-        return jsonResponse(429, errorBody(MESSAGES.tooManyRequests), {
-          'x-amzn-requestid': requestId,
-          'X-RateLimit-Limit': String(DAILY_QUOTA),
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(result.context?.rateLimitReset),
-          'Retry-After': String(result.context?.retryAfter),
-        });
+        const quotaHeaders = Object.entries(QUOTA_EXCEEDED_HEADERS).map(([name, source]) => [
+          name,
+          'value' in source ? source.value : String(result.context?.[source.context]),
+        ]);
+        return jsonResponse(429, errorBody(MESSAGES.tooManyRequests), { 'x-amzn-requestid': requestId, ...Object.fromEntries(quotaHeaders) });
       }
     }
 

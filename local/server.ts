@@ -3,10 +3,8 @@
  * loaded through the loader, and the route table's own handlers behind the
  * API Gateway emulation, on one loopback port (PRODUCT P1's main-site form).
  */
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashApiKey, keyIdFromHash } from '../lambdas/core/api-key.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { configSchema, type UserEventsVariant } from '../lambdas/core/config.js';
 import { SCOPES, type Dataset } from '../lambdas/core/dataset.js';
@@ -14,11 +12,9 @@ import { createDeps, type AuthorizerHandler, type Deps, type HandlerModule, type
 import { silentLogger, type Logger } from '../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
-import type { ApiKeyItem } from '../lambdas/store/items.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
-import { keys } from '../lambdas/store/table.js';
 import type { WriteSummary } from '../lambdas/store/writer.js';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBase62 } from '../keys/random.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from './dynalite.js';
 
 export { LOCAL_TABLE };
@@ -68,8 +64,19 @@ async function loadModule(file: string): Promise<HandlerModule> {
   return mod as HandlerModule;
 }
 
-function datasetDemoKey(dataset: Dataset): string | undefined {
-  return dataset.api_keys?.find((k) => !k.revoked && SCOPES.every((s) => (k.scopes ?? SCOPES).includes(s)))?.key;
+/**
+ * A key that works on every Public route: the dataset's first such key, or,
+ * when it has none, one made for this run and added to the data, so the writer
+ * stores it like any other (listable and revocable with `npm run keys`).
+ */
+function withDemoKey(dataset: Dataset): { dataset: Dataset; demoKey: LocalServer['demoKey'] } {
+  const existing = dataset.api_keys?.find((k) => !k.revoked && SCOPES.every((s) => (k.scopes ?? SCOPES).includes(s)));
+  if (existing) return { dataset, demoKey: { key: existing.key, source: 'dataset' } };
+  const key = `pk_local_${randomBase62(40)}`;
+  return {
+    dataset: { ...dataset, api_keys: [...(dataset.api_keys ?? []), { key, user_id: dataset.users[0]?.id ?? 'usr_local', name: 'Local demo key' }] },
+    demoKey: { key, source: 'generated' },
+  };
 }
 
 function sampleOf(dataset: Dataset): LocalServer['sample'] {
@@ -80,7 +87,9 @@ function sampleOf(dataset: Dataset): LocalServer['sample'] {
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
   // Validate before anything starts: a bad dataset fails fast and writes nothing.
-  const { dataset, warnings } = await readDataset(opts.dataFile);
+  const loaded = await readDataset(opts.dataFile);
+  const { dataset, demoKey } = withDemoKey(loaded.dataset);
+  const warnings = loaded.warnings;
 
   const store = await startDynalite();
   const client = createDocumentClient({ endpoint: store.endpoint });
@@ -88,18 +97,6 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   try {
     await ensureTable(client, LOCAL_TABLE);
     const summary = await writeDataset(client, LOCAL_TABLE, dataset);
-
-    let demoKey: LocalServer['demoKey'];
-    const fromDataset = datasetDemoKey(dataset);
-    if (fromDataset) demoKey = { key: fromDataset, source: 'dataset' };
-    else {
-      // No usable key in the data: make one for this run so the printed curl works.
-      const key = `pk_local_${randomBytes(24).toString('base64url').replace(/[-_]/g, '').slice(0, 32).padEnd(32, '0')}`;
-      const hash = hashApiKey(key);
-      const item: ApiKeyItem = { type: 'API_KEY', key_id: keyIdFromHash(hash), user_id: dataset.users[0]?.id ?? 'usr_local', name: 'Local demo key', scopes: [...SCOPES], revoked: false };
-      await client.send(new PutCommand({ TableName: LOCAL_TABLE, Item: { ...keys.apiKey(hash), ...item } }));
-      demoKey = { key, source: 'generated' };
-    }
 
     http = createServer();
     await new Promise<void>((resolve, reject) => {

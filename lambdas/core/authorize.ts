@@ -25,6 +25,18 @@ export interface AuthDecision {
 /** Requests per key per UTC day on the Public API (PRODUCT P4). */
 export const DAILY_QUOTA = 1000;
 
+/**
+ * The headers of the daily-quota 429 (PRODUCT P4): fixed values, or the
+ * authorizer context key each is read from. The deployed gateway response
+ * (lib/gateway-responses.ts) and the local gateway both derive from this.
+ */
+export const QUOTA_EXCEEDED_HEADERS = {
+  'X-RateLimit-Limit': { value: String(DAILY_QUOTA) },
+  'X-RateLimit-Remaining': { value: '0' },
+  'X-RateLimit-Reset': { context: 'rateLimitReset' },
+  'Retry-After': { context: 'retryAfter' },
+} as const satisfies Record<string, { value: string } | { context: keyof AuthDecision['context'] }>;
+
 /** The daily quota window's end (PRODUCT P4): the next UTC midnight after `now`. */
 export function quotaReset(now: Date): { resetEpochSeconds: number; retryAfterSeconds: number } {
   const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);

@@ -2,12 +2,10 @@
  * The Embed API's use cases (spec §4.2, PRODUCT P11). Each also says how long
  * its answer stays true: the time until the first status in it changes.
  */
-import { NotFoundError } from './errors.js';
 import { msUntilStatusChange, toEmbedEvent, type EmbedEvent } from './embed.js';
-import { isPublicPayload } from './event-mapper.js';
 import type { StartBounds } from './params.js';
 import type { EventReader } from './ports.js';
-import { loadList, windowOf } from './queries.js';
+import { loadList, requirePublicEvent, windowOf } from './queries.js';
 import type { EventPayload } from '../store/items.js';
 
 export interface Fresh<T> {
@@ -26,8 +24,7 @@ function freshness(events: EventPayload[], now: Date): number | null {
 }
 
 export async function embedEvent(reader: EventReader, eventId: string, now: Date, siteUrl: string): Promise<Fresh<EmbedEvent>> {
-  const event = await reader.getPublicEvent(eventId);
-  if (!event || !isPublicPayload(event)) throw new NotFoundError();
+  const event = await requirePublicEvent(reader, eventId);
   return { data: toEmbedEvent(event, now, siteUrl), freshForMs: freshness([event], now) };
 }
 

@@ -8,7 +8,7 @@ import { byCreatedDescending, byStartAscending, byStartDescending } from './orde
 import { paginate, type Pagination } from './pagination.js';
 import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
 import type { EventReader, StartWindow } from './ports.js';
-import type { EventPayload } from '../store/items.js';
+import type { EventItem, EventPayload } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
 
 export interface PagedEvents {
@@ -16,19 +16,22 @@ export interface PagedEvents {
   pagination: Pagination;
 }
 
-export async function getEvent(reader: EventReader, eventId: string, siteUrl: string): Promise<PublicEvent> {
+/** The event if it is public and published; otherwise the spec's 404. */
+export async function requirePublicEvent(reader: EventReader, eventId: string): Promise<EventItem> {
   const event = await reader.getPublicEvent(eventId);
   if (!event || !isPublicPayload(event)) throw new NotFoundError();
-  return toPublicEvent(event, siteUrl);
+  return event;
+}
+
+export async function getEvent(reader: EventReader, eventId: string, siteUrl: string): Promise<PublicEvent> {
+  return toPublicEvent(await requirePublicEvent(reader, eventId), siteUrl);
 }
 
 export async function getGuests(
   reader: EventReader,
   q: { eventId: string; status: GuestStatusFilter; limit: number; offset: number },
 ): Promise<{ guests: Guest[]; pagination: Pagination }> {
-  const event = await reader.getPublicEvent(q.eventId);
-  if (!event || !isPublicPayload(event)) throw new NotFoundError();
-  const counts = event.guest_counts;
+  const counts = (await requirePublicEvent(reader, q.eventId)).guest_counts;
   const total = q.status === 'all' ? counts.yes + counts.maybe + counts.no : counts[q.status];
   const pagination = { limit: q.limit, offset: q.offset, total };
   // The counts say when a page is empty, which saves the second round trip.

@@ -10,6 +10,7 @@ import type * as z from 'zod';
 import { parseParams } from '../core/params.js';
 import type { Deps, HttpHandler } from './deps.js';
 import { conditionalGet, maxAgeSeconds } from './conditional-get.js';
+import { EMBED_CORS } from './embed-cors.js';
 import { envelopeErrors, successResponse, type Success } from './envelope.js';
 
 export interface EmbedSuccess extends Success {
@@ -25,7 +26,7 @@ export function embedRoute<S extends z.ZodObject>(spec: {
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       // Order matters: after/onError run last-used first, so the envelope is
       // rendered, then conditioned, then given its CORS header.
-      .use(cors({ origin: '*' }))
+      .use(cors({ origin: EMBED_CORS.allowOrigin }))
       .use(conditionalGet())
       .use(envelopeErrors(deps.logger))
       .handler(async (event) => {
