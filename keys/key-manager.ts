@@ -23,6 +23,7 @@ import { SCOPES, type Scope } from '../lambdas/core/dataset.js';
 import { USERNAME_PATTERN } from '../lambdas/core/ids.js';
 import type { ApiKeyItem, KeyPointerItem, KeyRecordItem } from '../lambdas/store/items.js';
 import { KEY_RECORD_PREFIX, PK, SK, keys } from '../lambdas/store/table.js';
+import { findUserByName } from '../lambdas/store/user-lookup.js';
 import { randomBase62 } from './random.js';
 import type { UsagePlanPort } from './usage-plan.js';
 
@@ -75,10 +76,9 @@ export class KeyManager {
 
   private async userId(username: string): Promise<string> {
     if (!USERNAME_PATTERN.test(username)) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.user(username), ConsistentRead: true }));
-    const id = out.Item?.user_id;
-    if (typeof id !== 'string') throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
-    return id;
+    const user = await findUserByName(this.client, this.tableName, username);
+    if (!user) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
+    return user.user_id;
   }
 
   private static checkScopes(scopes: readonly string[] | undefined): Scope[] {

@@ -5,7 +5,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { INDEXES, PK, SK } from '../lambdas/store/table.js';
+import { INDEXES, PK, SK, TTL_ATTRIBUTE } from '../lambdas/store/table.js';
 
 export interface EventsTableProps {
   /** Production keeps the table on stack deletion and refuses deletes. */
@@ -24,6 +24,8 @@ export class EventsTable extends Construct {
       encryption: TableEncryptionV2.awsManagedKey(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.retain,
+      // Derived tombstones and the local quota's day counters expire on their own.
+      timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       globalSecondaryIndexes: Object.values(INDEXES).map((index) => ({
         indexName: index.name,

@@ -8,12 +8,15 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 export interface MonitoringProps {
   readonly apis: Record<string, RestApi>;
   readonly functions: Record<string, IFunction>;
   readonly alarmTopicArn?: string;
+  /** The change-stream ingest's queues. */
+  readonly ingest?: { queue: IQueue; deadLetters: IQueue };
 }
 
 export const ALARM_THRESHOLDS = {
@@ -21,6 +24,8 @@ export const ALARM_THRESHOLDS = {
   serverErrorRate: 0.01,
   /** p99 end-to-end latency in ms over 5 minutes. */
   p99LatencyMs: 1000,
+  /** Age of the oldest change waiting in the ingest queue, seconds: how far the read model is behind. */
+  ingestLagSeconds: 300,
 };
 
 export class Monitoring extends Construct {
@@ -66,6 +71,27 @@ export class Monitoring extends Construct {
           metric: fn.metricThrottles({ period, statistic: 'Sum' }),
           threshold: 0,
           evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    if (props.ingest) {
+      this.alarms.push(
+        new Alarm(this, 'IngestDeadLetters', {
+          alarmDescription: 'Change records in the ingest dead-letter queue: they never applied (invalid, or a reference that never came). Inspect, fix, redrive (README runbook).',
+          metric: props.ingest.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+          threshold: 0,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+        new Alarm(this, 'IngestLag', {
+          alarmDescription: `The oldest change in the ingest queue is older than ${ALARM_THRESHOLDS.ingestLagSeconds} s: the read model is behind its source.`,
+          metric: props.ingest.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+          threshold: ALARM_THRESHOLDS.ingestLagSeconds,
+          evaluationPeriods: 5,
+          datapointsToAlarm: 3,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),

@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
 import { CustomDomain } from './custom-domain.js';
 import { EventsTable } from './events-table.js';
+import { Ingest } from './ingest.js';
 import { Monitoring } from './monitoring.js';
 import { RestApis } from './rest-apis.js';
 import { RouteFunction } from './route-function.js';
@@ -67,9 +68,12 @@ export class PublicEventsStack extends Stack {
     });
     const { publicApi, embedApi, usagePlan } = this.apis;
 
+    const ingest = new Ingest(this, 'Ingest', { table, logRetention, retainLogs: production });
+
     new Monitoring(this, 'Monitoring', {
       apis: { Public: publicApi, Embed: embedApi },
-      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn },
+      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn, Ingest: ingest.fn },
+      ingest: { queue: ingest.queue, deadLetters: ingest.deadLetters },
       alarmTopicArn: config.alarmTopicArn,
     });
     if (config.domainName && config.certificateArn) {

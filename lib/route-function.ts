@@ -23,8 +23,10 @@ import { INDEXES } from '../lambdas/store/table.js';
 const ROOT = new URL('..', import.meta.url).pathname;
 
 export interface RouteFunctionProps {
-  /** File name in lambdas/handlers/ without .ts */
+  /** File name in lambdas/handlers/ without .ts, or a path from the project root (`lambdas/ingest/handler`). */
   readonly handlerFile: string;
+  /** Seconds; the HTTP handlers keep the default. */
+  readonly timeoutSeconds?: number;
   readonly description: string;
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
@@ -49,7 +51,7 @@ export class RouteFunction extends Construct {
     );
 
     this.fn = new NodejsFunction(this, 'Function', {
-      entry: `${ROOT}lambdas/handlers/${props.handlerFile}.ts`,
+      entry: props.handlerFile.includes('/') ? `${ROOT}${props.handlerFile}.ts` : `${ROOT}lambdas/handlers/${props.handlerFile}.ts`,
       handler: 'handler',
       projectRoot: ROOT,
       depsLockFilePath: `${ROOT}package-lock.json`,
@@ -57,7 +59,7 @@ export class RouteFunction extends Construct {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
-      timeout: Duration.seconds(6),
+      timeout: Duration.seconds(props.timeoutSeconds ?? 6),
       role: this.role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
@@ -83,6 +85,21 @@ export class RouteFunction extends Construct {
       new PolicyStatement({
         actions: ['dynamodb:GetItem', 'dynamodb:Query'],
         resources: [table.tableArn, ...Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`)],
+      }),
+    );
+  }
+
+  /**
+   * The ingest function, the only one that writes event data: the applier's
+   * reads and writes on the base table (no index, no DeleteItem: removals are
+   * tombstones written with Put).
+   */
+  bindTableWrites(table: ITableV2): void {
+    this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [table.tableArn],
       }),
     );
   }

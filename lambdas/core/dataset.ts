@@ -109,7 +109,7 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out || '(root)';
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+export function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       return issue.input === undefined ? 'is required' : `must be ${issue.expected}`;
@@ -133,7 +133,7 @@ const topLevelSchema = z.strictObject({
   api_keys: z.array(z.unknown()).optional(),
 });
 
-function issuesToProblems(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): string[] {
+export function issuesToProblems(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): string[] {
   return issues.map((i) => `${formatPath([...prefix, ...i.path])}: ${describeIssue(i)}`);
 }
 

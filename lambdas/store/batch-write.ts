@@ -1,5 +1,5 @@
 /**
- * Writes items with BatchWriteItem, 25 at a time and `concurrency` batches
+ * Writes (and deletes) items with BatchWriteItem, 25 at a time and `concurrency` batches
  * in flight, re-sending unprocessed items with exponential backoff until every
  * one is written or attempts run out (then it throws: nothing is silently lost).
  */
@@ -23,13 +23,20 @@ export async function batchWriteAll(
   tableName: string,
   items: ReadonlyArray<object>,
   opts: BatchWriteOptions = {},
+  /** Keys to delete, in the same batches. */
+  deletes: ReadonlyArray<Record<string, unknown>> = [],
 ): Promise<{ written: number; retries: number }> {
+  type Request = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
+  const requests: Request[] = [
+    ...items.map((Item) => ({ PutRequest: { Item: Item as Record<string, unknown> } })),
+    ...deletes.map((Key) => ({ DeleteRequest: { Key } })),
+  ];
   const maxAttempts = opts.maxAttempts ?? 8;
   const sleep = opts.sleep ?? realSleep;
   const baseDelay = opts.baseDelayMs ?? 50;
   let retries = 0;
   const writeBatch = async (start: number) => {
-    let pending = items.slice(start, start + BATCH).map((Item) => ({ PutRequest: { Item: Item as Record<string, unknown> } }));
+    let pending = requests.slice(start, start + BATCH);
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (attempt > maxAttempts) {
         throw new Error(`batch write: ${pending.length} item(s) still unprocessed after ${maxAttempts} attempts`);
@@ -42,10 +49,10 @@ export async function batchWriteAll(
       pending = (out.UnprocessedItems?.[tableName] ?? []) as typeof pending;
     }
   };
-  const starts = Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => i * BATCH);
+  const starts = Array.from({ length: Math.ceil(requests.length / BATCH) }, (_, i) => i * BATCH);
   const worker = async () => {
     for (let start = starts.shift(); start !== undefined; start = starts.shift()) await writeBatch(start);
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker));
-  return { written: items.length, retries };
+  return { written: requests.length, retries };
 }

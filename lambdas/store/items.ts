@@ -4,7 +4,7 @@
  * the generic ones from table.ts. No item holds an e-mail, a phone number or an
  * anonymous guest: the read model never stores what it must never return.
  */
-import type { Scope } from '../core/dataset.js';
+import type { Scope, SourceEvent } from '../core/dataset.js';
 
 export type VerificationStatus = 'verified' | 'id_verified' | null;
 export type RsvpStatus = 'yes' | 'maybe' | 'no';
@@ -68,10 +68,83 @@ export interface RsvpItem {
   guest: GuestSnapshot;
 }
 
-export interface UserItem {
+/**
+ * A user as the API may show them: the user's source record without its
+ * private fields. Stored by id; while the user exists it is indexed by
+ * username (userByName), which is how the API and the key manager find it.
+ */
+export interface UserRecord {
+  id: string;
+  username: string;
+  name: string | null;
+  image: string | null;
+  verification_status: VerificationStatus;
+}
+
+/** Versions and pending work of a source item (PRODUCT P14); bookkeeping, never returned. */
+export interface SourceBookkeeping {
+  /** The version of the last change applied to the entity; 0 for records loaded from a dataset. */
+  version: number;
+  /** A tombstone: the entity was deleted at `version` and keeps it, so older changes stay stale. */
+  deleted?: true;
+  /** Set while the change's derivations (or cascade) are not finished; a redelivery finishes them. */
+  pending?: true;
+}
+
+export interface UserItem extends SourceBookkeeping {
   type: 'USER';
   user_id: string;
-  username: string;
+  /** Absent on a tombstone. */
+  user?: UserRecord;
+}
+
+/** An event's source record as the web product sent it (the contract's fields; none of them private). */
+export type EventRecord = SourceEvent;
+
+export interface EventSourceItem extends SourceBookkeeping {
+  type: 'EVENT_SOURCE';
+  event_id: string;
+  /** Absent on a tombstone. */
+  event?: EventRecord;
+}
+
+/** A linked user's RSVP as the source sent it, without the private fields. */
+export interface RsvpRecord {
+  event_id: string;
+  user_id: string;
+  status: RsvpStatus;
+  rsvp_date: string;
+}
+
+export interface RsvpSourceItem extends SourceBookkeeping {
+  type: 'RSVP_SOURCE';
+  event_id: string;
+  user_id: string;
+  /** Absent on a tombstone. */
+  rsvp?: RsvpRecord;
+}
+
+/** The user hosts or answered the event (or once did): a user change re-derives it. */
+export interface UserEventLinkItem {
+  type: 'USER_EVENT_LINK';
+  user_id: string;
+  event_id: string;
+}
+
+/** The event's derivation counter. */
+export interface DerivationSeqItem {
+  type: 'DERIVATION_SEQ';
+  seq: number;
+}
+
+/** Stands where a derived item was removed, so an older derivation cannot write it back. */
+export interface DerivedTombstoneItem {
+  type: 'TOMBSTONE';
+}
+
+/** Which derivation wrote a derived item (bookkeeping): a write only replaces an older one. */
+export interface DerivationStamp {
+  gen?: number;
 }
 
 export interface ApiKeyItem {
@@ -125,5 +198,25 @@ export interface TableKeys {
   gsi3sk?: string;
 }
 
-export type TableItem = (EventItem | ProfileEntryItem | RsvpItem | UserItem | ApiKeyItem | KeyRecordItem | KeyPointerItem | KeyCounterItem) &
-  TableKeys;
+/** Items derived from an event's sources: what the read paths serve. */
+export type DerivedItem = (EventItem | ProfileEntryItem | RsvpItem) & TableKeys;
+
+export type SourceItem = (UserItem | EventSourceItem | RsvpSourceItem) & TableKeys;
+
+export type TableItem = (
+  | EventItem
+  | ProfileEntryItem
+  | RsvpItem
+  | UserItem
+  | EventSourceItem
+  | RsvpSourceItem
+  | UserEventLinkItem
+  | DerivationSeqItem
+  | DerivedTombstoneItem
+  | ApiKeyItem
+  | KeyRecordItem
+  | KeyPointerItem
+  | KeyCounterItem
+) &
+  TableKeys &
+  DerivationStamp & { expires_at?: number };

@@ -7,10 +7,10 @@ import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryComman
 import type { ApiKeyReader, EventReader, StartWindow } from '../core/ports.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
+import { findUserByName } from './user-lookup.js';
 import {
   GUEST_SORT_PREFIX,
   INDEXES,
-  PK,
   guestPartition,
   indexKeys,
   keys,
@@ -105,12 +105,9 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     }, limit);
   }
 
-  /** Base table GetItem USER#username / USER, key only. 1 round trip. */
+  /** event-index: gsi1pk = USERNAME#{lower} AND gsi1sk = USER. 1 round trip. */
   async userExists(username: string): Promise<boolean> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.user(username), ProjectionExpression: '#pk', ExpressionAttributeNames: { '#pk': PK } }),
-    );
-    return out.Item !== undefined;
+    return (await findUserByName(this.client, this.tableName, username)) !== null;
   }
 
   /**

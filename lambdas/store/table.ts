@@ -23,12 +23,12 @@ export interface IndexDefinition {
 }
 
 export const INDEXES = {
-  /** Event by id, and its guests in RSVP order (all statuses). */
+  /** Event by id, and its guests in RSVP order (all statuses); a user by username. */
   event: {
     name: 'event-index',
     partitionKey: 'gsi1pk',
     sortKey: 'gsi1sk',
-    purpose: 'public event by id; its guests of every status in rsvp_date order',
+    purpose: 'public event by id; its guests of every status in rsvp_date order; a user by username',
   },
   /** A user's hosted events and profile events, by start date. */
   userEvents: {
@@ -51,12 +51,23 @@ export type IndexName = keyof typeof INDEXES;
 export type ProfileList = 'HOSTED' | 'PROFILE';
 
 /**
- * Base-table keys. Usernames are keyed lower-cased because lookups are
- * case-insensitive (the display form is kept in the item).
+ * Base-table keys. An event's partition holds its sources (the records the web
+ * product sent: the event and its RSVPs, with their versions), the items
+ * derived from them (event, RSVPs, profile entries) and the derivation counter,
+ * so one consistent Query reads everything one derivation needs. A user's
+ * partition holds the user (the source and the item the API reads, by id) and
+ * one link per event the user touches, so a user change finds every event it
+ * affects without a scan.
  */
 export const keys = {
-  user: (username: string) => ({ [PK]: `USER#${username.toLowerCase()}`, [SK]: 'USER' }),
+  user: (userId: string) => ({ [PK]: `USER#${userId}`, [SK]: 'USER' }),
+  /** "This user hosts or answered this event": the fan-out list of a user change. */
+  userEventLink: (userId: string, eventId: string) => ({ [PK]: `USER#${userId}`, [SK]: `${LINK_PREFIX}${eventId}` }),
   event: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'EVENT' }),
+  eventSource: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SRC' }),
+  rsvpSource: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${RSVP_SOURCE_PREFIX}${userId}` }),
+  /** The event's derivation counter: each derivation takes the next number (see docs/data-model.md). */
+  derivationSeq: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SEQ' }),
   rsvp: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `RSVP#${userId}` }),
   profileEntry: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `PROFILE#${userId}` }),
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
@@ -70,6 +81,11 @@ export const keys = {
   quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };
 
+export const LINK_PREFIX = 'LINK#';
+export const RSVP_SOURCE_PREFIX = 'SRC#RSVP#';
+/** Sort keys of the items derived from an event's sources (everything else in its partition is bookkeeping or source). */
+export const DERIVED_SORT_KEYS = { event: 'EVENT', rsvpPrefix: 'RSVP#', profilePrefix: 'PROFILE#' } as const;
+
 export const KEY_RECORD_PREFIX = 'KEY#';
 
 /**
@@ -77,6 +93,11 @@ export const KEY_RECORD_PREFIX = 'KEY#';
  * time order; the id after `#` makes them unique and breaks ties by id.
  */
 export const indexKeys = {
+  /** A live user by username, lower-cased: lookups are case-insensitive (PRODUCT P5). */
+  userByName: (username: string) => ({
+    [INDEXES.event.partitionKey]: `USERNAME#${username.toLowerCase()}`,
+    [INDEXES.event.sortKey]: 'USER',
+  }),
   eventById: (eventId: string) => ({
     [INDEXES.event.partitionKey]: `EVENT#${eventId}`,
     [INDEXES.event.sortKey]: 'EVENT',
@@ -141,3 +162,10 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     })),
   };
 }
+
+/**
+ * Time-to-live attribute (epoch seconds): DynamoDB deletes an item some time
+ * after it. Set on the local quota's day counters and on derived tombstones,
+ * which only matter while an older derivation might still be writing.
+ */
+export const TTL_ATTRIBUTE = 'expires_at';

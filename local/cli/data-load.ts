@@ -1,24 +1,36 @@
 /**
- * `npm run data:load -- FILE [--endpoint URL] [--table NAME]`
+ * `npm run data:load -- FILE [--endpoint URL] [--table NAME] [--replace] [--dry-run]`
  *
  * Validates FILE against the dataset contract; on any problem prints each one
- * by path and writes nothing (exit 1). Otherwise writes every item, retrying
- * unprocessed batch items, and prints counts. With --endpoint (a local server's
- * store, or any dynalite) the table is created if missing; without it the AWS
- * SDK's usual region and credentials are used and --table is required.
+ * by path and writes nothing (exit 1). Into a table without users or events it
+ * writes every item, retrying unprocessed batch items, and prints counts. A
+ * table that already holds users or events is refused (exit 1, nothing
+ * written) unless --replace is given: then the table is made to hold exactly
+ * FILE's read model (resync.ts) and what was added, changed and removed is
+ * printed. --dry-run prints the same and writes nothing. With --endpoint (a
+ * local server's store, or any dynalite) the table is created if missing;
+ * without it the AWS SDK's usual region and credentials are used and --table
+ * is required.
  */
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
+import { executeResync, formatPlan, holdsUsersOrEvents, planResync, scanTable } from '../resync.js';
 
 
 async function main(): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({
-      options: { endpoint: { type: 'string' }, table: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        endpoint: { type: 'string' },
+        table: { type: 'string' },
+        replace: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -26,7 +38,7 @@ async function main(): Promise<void> {
     fail(`data:load: ${(error as Error).message}`, 2);
   }
   const { values, positionals } = parsed;
-  const usage = 'Usage: npm run data:load -- FILE [--endpoint URL] [--table NAME]';
+  const usage = 'Usage: npm run data:load -- FILE [--endpoint URL] [--table NAME] [--replace] [--dry-run]';
   if (values.help) return void process.stdout.write(`${usage}\n`);
   if (positionals.length !== 1) fail(usage, 2);
   const file = positionals[0] as string;
@@ -45,6 +57,20 @@ async function main(): Promise<void> {
   const client = createDocumentClient({ endpoint: values.endpoint });
   try {
     if (values.endpoint) await ensureTable(client, tableName);
+    const dryRun = values['dry-run'] === true;
+    if (values.replace) {
+      const plan = planResync(await scanTable(client, tableName), loaded.dataset);
+      if (!dryRun) await executeResync(client, tableName, plan);
+      process.stdout.write(`${dryRun ? 'Dry run (nothing written): would replace' : 'Replaced'} the read model of ${tableName} with ${file}\n${formatPlan(plan)}\n`);
+      return;
+    }
+    if (await holdsUsersOrEvents(client, tableName)) {
+      fail(`data:load: ${tableName} already holds users or events; nothing was written. Use --replace to make it hold exactly ${file} (add --dry-run to see what would change first), or data:apply for change records.`, 1);
+    }
+    if (dryRun) {
+      process.stdout.write(`Dry run (nothing written): would load ${file} into ${tableName}\n${formatPlan(planResync([], loaded.dataset))}\n`);
+      return;
+    }
     const summary = await writeDataset(client, tableName, loaded.dataset);
     process.stdout.write(`Loaded ${file} into ${tableName}\n${formatSummary(summary)}\n`);
     if (summary.retries) process.stdout.write(`unprocessed-item retries: ${summary.retries}\n`);

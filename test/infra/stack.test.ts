@@ -62,15 +62,16 @@ describe('table', () => {
 describe('functions', () => {
   const fns = resources(t, 'AWS::Lambda::Function');
 
-  it('has one function per route plus the authorizer', () => {
-    expect(fns).toHaveLength(routes.length + 1);
+  it('has one function per route plus the authorizer and the ingest function', () => {
+    expect(fns).toHaveLength(routes.length + 2);
     for (const route of routes) {
       expect(fns.some(([, f]) => f.Properties.Description === `${route.method} ${SURFACES[route.surface]}${route.path}`)).toBe(true);
     }
   });
 
+  const isIngest = (f: { Properties: Record<string, any> }) => String(f.Properties.Description).startsWith('Applies change records');
   it('runs Node 24 on arm64 with the configuration the handlers parse', () => {
-    for (const [, f] of fns) {
+    for (const [, f] of fns.filter(([, f]) => !isIngest(f))) {
       expect(f.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
@@ -88,7 +89,7 @@ describe('functions', () => {
   it('gives every function its own log group with a retention', () => {
     const groups = resources(t, 'AWS::Logs::LogGroup');
     // One per function, plus one access log per API.
-    expect(groups).toHaveLength(routes.length + 1 + 2);
+    expect(groups).toHaveLength(routes.length + 2 + 2);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
     for (const [, g] of resources(production.template, 'AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(90);
   });
@@ -99,13 +100,26 @@ describe('IAM: read-only, and only what each function needs', () => {
   type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
   const statements = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((s) => ({ id, ...s })));
 
-  it('grants no DynamoDB action but GetItem and Query, and no wildcard action', () => {
-    const actions = new Set(statements.flatMap((s) => [s.Action].flat()));
+  const ingestStatements = statements.filter((s) => s.id.startsWith('Ingest'));
+  const otherStatements = statements.filter((s) => !s.id.startsWith('Ingest'));
+
+  it('grants the HTTP functions and the authorizer no DynamoDB action but GetItem and Query, and no wildcard action', () => {
+    const actions = new Set(otherStatements.flatMap((s) => [s.Action].flat()));
     expect([...actions].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'logs:CreateLogStream', 'logs:PutLogEvents']);
   });
 
+  it('lets only the ingest function write event data: on the base table, with no delete and no wildcard', () => {
+    const writes = statements.filter((s) => [s.Action].flat().some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(a)));
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.every((s) => s.id.startsWith('Ingest'))).toBe(true);
+    const tableActions = ingestStatements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
+    expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:PutItem')).map((s) => s.Resource))).not.toContain('/index/');
+    expect(ingestStatements.flatMap((s) => [s.Action].flat()).some((a) => a.endsWith('*'))).toBe(false);
+  });
+
   it('scopes table reads to the table and its three indexes by name', () => {
-    const reads = statements.filter((s) => [s.Action].flat().includes('dynamodb:Query'));
+    const reads = otherStatements.filter((s) => [s.Action].flat().includes('dynamodb:Query'));
     expect(reads).toHaveLength(routes.length);
     for (const s of reads) {
       const joined = JSON.stringify(s.Resource);
@@ -247,7 +261,8 @@ describe('operations', () => {
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
     const alarms = resources(t, 'AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 1));
+    // Per API: 5xx rate and p99; per function: errors and throttles; ingest: dead letters and lag.
+    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 2) + 2);
     const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
     expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
     expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);
@@ -268,10 +283,50 @@ describe('operations', () => {
   });
 });
 
+describe('change-stream ingest', () => {
+  const queues = resources(t, 'AWS::SQS::Queue');
+  const dlq = queues.find(([id]) => id.includes('DeadLetters'))!;
+  const queue = queues.find(([id]) => id.includes('IngestQueue'))!;
+
+  it('has an encrypted, TLS-only ingest queue with a dead-letter queue after 10 receives', () => {
+    expect(queue[1].Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 720,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq[0], 'Arn'] }, maxReceiveCount: 10 },
+    });
+    expect(dlq[1].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+    const policies = resources(t, 'AWS::SQS::QueuePolicy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
+    expect(policies.filter((p) => p.includes('aws:SecureTransport'))).toHaveLength(2);
+  });
+
+  it('feeds the ingest function with partial batch responses', () => {
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queue[0], 'Arn'] },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const ingest = resources(t, 'AWS::Lambda::Function').find(([, f]) => String(f.Properties.Description).startsWith('Applies change records'))!;
+    expect(ingest[1].Properties).toMatchObject({ Timeout: 120, Runtime: 'nodejs24.x', Environment: { Variables: { TABLE_NAME: expect.anything() } } });
+  });
+
+  it('alarms on any dead letter and on ingest lag', () => {
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, Namespace: 'AWS/SQS' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300, Namespace: 'AWS/SQS' });
+  });
+
+  it('outputs the queue a web product sends to, and the DLQ', () => {
+    for (const name of ['IngestQueueUrl', 'IngestQueueArn', 'IngestDeadLetterQueueUrl']) t.hasOutput(name, Match.anyValue());
+  });
+
+  it('lets derived tombstones expire (TTL)', () => {
+    t.hasResourceProperties('AWS::DynamoDB::GlobalTable', { TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true } });
+  });
+});
+
 describe('settings from context', () => {
-  it('passes serviceName, userEventsVariant, siteUrl and the Embed max-age to every function', () => {
+  it('passes serviceName, userEventsVariant, siteUrl and the Embed max-age to every HTTP function and the authorizer', () => {
     const custom = synthApp({ serviceName: 'gatherly', userEventsVariant: 'dated', siteUrl: 'https://gatherly.example', embedCacheMaxAge: '30' });
-    for (const [, f] of resources(custom.template, 'AWS::Lambda::Function')) {
+    for (const [, f] of resources(custom.template, 'AWS::Lambda::Function').filter(([, f]) => !String(f.Properties.Description).startsWith('Applies change records'))) {
       expect(f.Properties.Environment.Variables).toMatchObject({ SERVICE_NAME: 'gatherly', USER_EVENTS_VARIANT: 'dated', SITE_URL: 'https://gatherly.example', EMBED_CACHE_MAX_AGE: '30' });
     }
   });

@@ -17,7 +17,7 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     });
     const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(9);
+    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(10); // 8 routes, the authorizer, the ingest
     expect(types).toContain('AWS::ApiGateway::UsagePlan');
     const report = JSON.parse(readFileSync(`${ROOT}${out}/validation-report.json`, 'utf8')) as { pluginReports: { violations: unknown[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);

@@ -53,8 +53,22 @@ describe('datasetToItems', () => {
     expect(rsvp).toMatchObject({ rsvp_date: '2026-10-05T07:30:00.000Z', gsi3sk: '2026-10-05T07:30:00.000Z#usr_frank' });
   });
 
-  it('keys usernames lower-cased and keeps the display form', () => {
-    expect(items.find((i) => i.type === 'USER' && i.user_id === 'usr_alice')).toMatchObject({ pk: 'USER#alice', username: 'Alice' });
+  it('keys users by id, indexes them by lower-cased username and keeps the display form', () => {
+    expect(items.find((i) => i.type === 'USER' && i.user_id === 'usr_alice')).toMatchObject({
+      pk: 'USER#usr_alice',
+      gsi1pk: 'USERNAME#alice',
+      user: { username: 'Alice' },
+      version: 0,
+    });
+  });
+
+  it('stores each source once with version 0, and links each user to the events they host or answered', () => {
+    const sources = items.filter((i) => i.type === 'EVENT_SOURCE' || i.type === 'RSVP_SOURCE' || i.type === 'USER');
+    expect(sources.every((i) => 'version' in i && i.version === 0)).toBe(true);
+    expect(sources.filter((i) => i.type === 'EVENT_SOURCE')).toHaveLength(dataset.events.length);
+    const links = items.filter((i) => i.type === 'USER_EVENT_LINK' && i.pk === 'USER#usr_bob').map((i) => i.sk).sort();
+    expect(links).toEqual(['LINK#evt_bobtalk09', 'LINK#evt_draft04', 'LINK#evt_gallery10', 'LINK#evt_hack08', 'LINK#evt_jazz01', 'LINK#evt_secret03']);
+    expect(new Set(items.map((i) => `${i.pk}/${i.sk}`)).size).toBe(items.length);
   });
 
   it('is deterministic', () => {

@@ -1,0 +1,68 @@
+/**
+ * The change-stream ingest (PRODUCT P14): an SQS queue the web product sends
+ * one change record per message to, a dead-letter queue for records that never
+ * apply (invalid, or waiting for a reference that never comes), and the ingest
+ * Lambda, the only function allowed to write event data.
+ *
+ * Visibility timeout: six times the function's timeout (AWS's advice for SQS
+ * event sources), so a record is not delivered twice while a batch still runs.
+ * maxReceiveCount 10: a record waiting for a reference gets ten deliveries
+ * (about an hour with the visibility timeout) before it is parked in the DLQ.
+ */
+import { CfnOutput, Duration } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { RouteFunction } from './route-function.js';
+
+export const INGEST = {
+  handlerFile: 'lambdas/ingest/handler',
+  timeoutSeconds: 120,
+  batchSize: 10,
+  maxReceiveCount: 10,
+} as const;
+
+export interface IngestProps {
+  readonly table: ITableV2;
+  readonly logRetention: RetentionDays;
+  readonly retainLogs: boolean;
+}
+
+export class Ingest extends Construct {
+  readonly queue: Queue;
+  readonly deadLetters: Queue;
+  readonly fn: RouteFunction['fn'];
+
+  constructor(scope: Construct, id: string, props: IngestProps) {
+    super(scope, id);
+    this.deadLetters = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'Queue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(INGEST.timeoutSeconds * 6),
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: INGEST.maxReceiveCount },
+    });
+    const ingest = new RouteFunction(this, 'Function', {
+      handlerFile: INGEST.handlerFile,
+      description: 'Applies change records from the ingest queue to the table',
+      environment: {},
+      logRetention: props.logRetention,
+      retainLogs: props.retainLogs,
+      timeoutSeconds: INGEST.timeoutSeconds,
+    });
+    ingest.bindTableWrites(props.table);
+    ingest.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: INGEST.batchSize, reportBatchItemFailures: true }));
+    this.fn = ingest.fn;
+
+    new CfnOutput(scope, 'IngestQueueUrl', { description: 'Send change records here (one per message body)', value: this.queue.queueUrl });
+    new CfnOutput(scope, 'IngestQueueArn', { value: this.queue.queueArn });
+    new CfnOutput(scope, 'IngestDeadLetterQueueUrl', { description: 'Change records that never applied; redrive after fixing the cause', value: this.deadLetters.queueUrl });
+  }
+}

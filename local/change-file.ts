@@ -1,0 +1,45 @@
+/**
+ * Applies a JSON Lines file of change records (PRODUCT P14) in file order:
+ * blank lines are ignored, a line that is not a valid record is reported with
+ * its line number and field path and skipped, every other line goes through
+ * the applier. Used by `npm run data:apply` and its tests.
+ */
+import { parseChangeLine } from '../lambdas/core/changes.js';
+import type { ChangeApplier } from '../lambdas/store/applier.js';
+
+export interface ChangeFileReport {
+  applied: number;
+  stale: number;
+  waiting: number;
+  invalid: number;
+  /** One line per problem: `line 7: event.start_date: invalid date-time`, `line 9: waiting for user usr_x`. */
+  problems: string[];
+  writes: number;
+}
+
+export async function applyChangeFile(applier: ChangeApplier, text: string): Promise<ChangeFileReport> {
+  const report: ChangeFileReport = { applied: 0, stale: 0, waiting: 0, invalid: 0, problems: [], writes: 0 };
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
+    const parsed = parseChangeLine(line);
+    if (parsed === null) continue;
+    const n = index + 1;
+    if (!parsed.ok) {
+      report.invalid++;
+      report.problems.push(...parsed.problems.map((p) => `line ${n}: ${p}`));
+      continue;
+    }
+    const outcome = await applier.apply(parsed.change);
+    report.writes += outcome.writes;
+    report[outcome.result]++;
+    if (outcome.result === 'waiting') report.problems.push(`line ${n}: not applied, waiting for ${outcome.missing} (unknown or deleted)`);
+  }
+  return report;
+}
+
+/** Exit status of data:apply: 0 when every line was applied or stale (PRODUCT P14). */
+export const exitStatus = (r: ChangeFileReport): 0 | 1 => (r.waiting === 0 && r.invalid === 0 ? 0 : 1);
+
+export function formatReport(r: ChangeFileReport): string {
+  return [`applied: ${r.applied}`, `stale: ${r.stale}`, `waiting: ${r.waiting}`, `invalid: ${r.invalid}`].join('\n');
+}

@@ -1,0 +1,57 @@
+/**
+ * `npm run data:apply -- FILE [--endpoint URL] [--table NAME]`
+ *
+ * Applies a JSON Lines file of change records (one record per line, blank
+ * lines ignored) in file order, and prints the counts: applied, stale,
+ * waiting for a reference, invalid. Each invalid or waiting line is reported
+ * with its line number (and field path). Exit status: 0 when every line was
+ * applied or stale, 1 otherwise, 2 for bad usage. With --endpoint (the local
+ * server's `Store:` URL) the local table is used; without it the AWS SDK's
+ * region and credentials, and --table (the stack's TableName output).
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { applyChangeFile, exitStatus, formatReport } from '../change-file.js';
+import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
+import { fail } from './fail.js';
+
+const USAGE = 'Usage: npm run data:apply -- FILE (--endpoint URL [--table NAME] | --table NAME)';
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: { endpoint: { type: 'string' }, table: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    fail(`data:apply: ${(error as Error).message}\n${USAGE}`, 2);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return void process.stdout.write(`${USAGE}\n`);
+  if (positionals.length !== 1) fail(USAGE, 2);
+  if (!values.endpoint && !values.table) fail('data:apply: --table is required without --endpoint (the deployed table name is a stack output)', 2);
+  const file = positionals[0] as string;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    fail(`data:apply: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, 1);
+  }
+  const tableName = values.table ?? LOCAL_TABLE;
+  const client = createDocumentClient({ endpoint: values.endpoint });
+  try {
+    if (values.endpoint) await ensureTable(client, tableName);
+    const report = await applyChangeFile(new ChangeApplier(client, tableName), text);
+    for (const p of report.problems) process.stderr.write(`${p}\n`);
+    process.stdout.write(`Applied ${file} to ${tableName}\n${formatReport(report)}\n`);
+    process.exitCode = exitStatus(report);
+  } finally {
+    client.destroy();
+  }
+}
+
+main().catch((error: unknown) => fail(`data:apply: ${(error as Error).message}`, 1));

@@ -1,0 +1,205 @@
+/**
+ * The rule of PRODUCT P14, held with random histories against the real table
+ * on dynalite: applying a change stream S to a table loaded from D0 gives
+ * exactly the read model a fresh load of fold(D0, S) gives (every item apart
+ * from bookkeeping), whatever S's duplicates, stale replays and swaps; after
+ * every single change no read path reaches a hidden or deleted event, a
+ * deleted user, a removed RSVP or a private field; redelivery and two
+ * appliers interleaved by fast-check's scheduler converge to the same table.
+ *
+ * CHANGE_STREAM_RUNS=500 runs more cases than the default.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import type { Change } from '../../lambdas/core/changes.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldState } from '../../lambdas/core/fold.js';
+import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { isPubliclyVisible } from '../../lambdas/store/derive.js';
+import { ensureTable, startDynalite, type EmbeddedStore } from '../../local/dynalite.js';
+import { writeDataset } from '../../local/loader.js';
+import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
+import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
+import { assertLocalEndpoint } from '../support/store.js';
+
+const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
+/** Time for one property: about 150 ms a run here, with room for a slower machine. */
+const TIMEOUT = 30_000 + RUNS * 1_000;
+const clock = fixedClock('2026-11-21T12:00:00.000Z');
+let store: EmbeddedStore;
+let client: DynamoDBDocumentClient;
+let tables = 0;
+
+beforeAll(async () => {
+  store = await startDynalite();
+  assertLocalEndpoint(store.endpoint);
+  client = createDocumentClient({ endpoint: store.endpoint });
+});
+afterAll(async () => {
+  client?.destroy();
+  await store?.close();
+});
+
+async function loadedTable(h: History): Promise<string> {
+  const name = `stream-${tables++}`;
+  await ensureTable(client, name);
+  await writeDataset(client, name, h.d0);
+  return name;
+}
+
+async function expectReadModelOf(table: string, expected: ReturnType<typeof fold>['dataset']): Promise<void> {
+  const actual = readModel(await scanAll(client, table));
+  expect(actual).toEqual(await freshLoadReadModel(client, `${table}-fresh`, expected));
+}
+
+/** What any GSI reaches must be live and public in the fold's state; no private field is stored anywhere. */
+async function expectNothingHiddenReachable(table: string, state: FoldState): Promise<void> {
+  const liveUser = (id: unknown) => state.users.get(String(id))?.record !== undefined;
+  for (const item of await reachable(client, table)) {
+    if (item.type === 'USER') {
+      expect(liveUser(item.user_id)).toBe(true);
+      continue;
+    }
+    const event = state.events.get(String(item.event_id))?.record;
+    expect({ item: item.sk, event: item.event_id, public: event !== undefined && isPubliclyVisible(event) }).toEqual({ item: item.sk, event: item.event_id, public: true });
+    if (item.type === 'RSVP') {
+      const guest = (item.guest as { id: string }).id;
+      expect(liveUser(guest) && state.rsvps.get(rsvpKey(String(item.event_id), guest))?.record !== undefined).toBe(true);
+    }
+    if (item.type === 'PROFILE_ENTRY') expect(liveUser(item.member_id)).toBe(true);
+  }
+  expect(JSON.stringify(await scanAll(client, table))).not.toContain(PRIVATE_MARKER);
+}
+
+/** A client whose every DynamoDB call waits for fast-check's scheduler: appliers interleave call by call. */
+function interleaved(s: fc.Scheduler): DynamoDBDocumentClient {
+  const c = createDocumentClient({ endpoint: store.endpoint });
+  c.middlewareStack.add((next) => async (args) => s.schedule(Promise.resolve()).then(() => next(args)), { step: 'initialize', name: 'interleave' });
+  return c;
+}
+
+function permutations<T>(xs: readonly T[]): T[][] {
+  if (xs.length <= 1) return [[...xs]];
+  return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
+}
+
+describe('change stream: incremental equals full load (fast-check, dynalite)', () => {
+  it('after S, the table is the fresh load of fold(D0, S); after every change nothing hidden is reachable', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb(), async (h) => {
+        const table = await loadedTable(h);
+        const applier = new ChangeApplier(client, table, { clock });
+        const state = initialState(h.d0);
+        for (const change of h.delivered) {
+          const expected = applyChange(state, change);
+          const got = await applier.apply(change);
+          expect(got.result).toBe(expected.result);
+          await expectNothingHiddenReachable(table, state);
+        }
+        await expectReadModelOf(table, stateToDataset(state));
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
+  it('redelivery: the same stream twice gives fold(D0, S ++ S)', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxSteps: 12 }), async (h) => {
+        const table = await loadedTable(h);
+        const applier = new ChangeApplier(client, table, { clock });
+        for (const change of [...h.delivered, ...h.delivered]) await applier.apply(change);
+        await expectReadModelOf(table, fold(h.d0, [...h.delivered, ...h.delivered]).dataset);
+      }),
+      { numRuns: Math.ceil(RUNS / 2) },
+    );
+  }, TIMEOUT);
+
+  it('changes applied at once by separate appliers end as if applied one after another, in some order', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxSteps: 6 }), fc.integer({ min: 2, max: 3 }), fc.scheduler(), async (h, n, s) => {
+        const changes = h.made.slice(0, n);
+        const table = await loadedTable(h);
+        const clients = changes.map(() => interleaved(s));
+        try {
+          await s.waitFor(Promise.all(changes.map((c, i) => new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 2 }).apply(c))));
+        } finally {
+          for (const c of clients) c.destroy();
+        }
+        const actual = readModel(await scanAll(client, table));
+        const orders = permutations(changes);
+        const candidates = await Promise.all(orders.map((order, i) => freshLoadReadModel(client, `${table}-order${i}`, fold(h.d0, order).dataset)));
+        expect(candidates.some((c) => JSON.stringify(c) === JSON.stringify(actual))).toBe(true);
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
+  // The races the protocol exists for, each under every interleaving the scheduler tries.
+  const alice = { id: 'usr_a', username: 'alice' };
+  const bob = { id: 'usr_b', username: 'bob' };
+  const gig = { id: 'evt_g', creator_id: 'usr_a', title: 'Gig', start_date: '2026-12-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' };
+  const d0 = { users: [alice, bob], events: [gig], rsvps: [{ event_id: 'evt_g', user_id: 'usr_b', status: 'yes' as const, rsvp_date: '2026-11-02T00:00:00.000Z' }] };
+  const races: Record<string, Change[]> = {
+    'an RSVP while its user is deleted': [
+      { type: 'rsvp.upserted', version: 2, rsvp: { event_id: 'evt_g', user_id: 'usr_b', status: 'maybe', rsvp_date: '2026-11-03T00:00:00.000Z' } },
+      { type: 'user.deleted', version: 1, user_id: 'usr_b' },
+    ],
+    'a new event while its creator is deleted': [
+      { type: 'event.upserted', version: 1, event: { ...gig, id: 'evt_new', creator_id: 'usr_b' } },
+      { type: 'user.deleted', version: 1, user_id: 'usr_b' },
+    ],
+    'an RSVP while its event is deleted': [
+      { type: 'rsvp.upserted', version: 3, rsvp: { event_id: 'evt_g', user_id: 'usr_b', status: 'no', rsvp_date: '2026-11-03T00:00:00.000Z' } },
+      { type: 'event.deleted', version: 1, event_id: 'evt_g' },
+    ],
+    'a rename, an RSVP flip and a hide of one event': [
+      { type: 'user.upserted', version: 1, user: { ...bob, username: 'bobby' } },
+      { type: 'rsvp.upserted', version: 4, rsvp: { event_id: 'evt_g', user_id: 'usr_b', status: 'no', rsvp_date: '2026-11-03T00:00:00.000Z' } },
+      { type: 'event.upserted', version: 1, event: { ...gig, visibility: 'private' } },
+    ],
+  };
+  it.each(Object.keys(races))('races: %s', async (name) => {
+    const changes = races[name]!;
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), async (s) => {
+        const table = await loadedTable({ d0, made: [], delivered: [] });
+        const clients = changes.map(() => interleaved(s));
+        try {
+          await s.waitFor(Promise.all(changes.map((c, i) => new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 2 }).apply(c))));
+        } finally {
+          for (const c of clients) c.destroy();
+        }
+        const actual = JSON.stringify(readModel(await scanAll(client, table)));
+        const orders = permutations(changes);
+        const candidates = await Promise.all(orders.map((order, i) => freshLoadReadModel(client, `${table}-order${i}`, fold(d0, order).dataset)));
+        expect(candidates.map((c) => JSON.stringify(c))).toContain(actual);
+      }),
+      { numRuns: Math.max(20, RUNS) },
+    );
+  }, TIMEOUT);
+
+  it('two appliers interleaved call by call converge to fold(D0, S)', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxSteps: 12 }), fc.scheduler(), async (h, s) => {
+        // Changes that would wait for a reference depend on order by definition (P14); the rest must not.
+        const sequential = fold(h.d0, h.delivered);
+        const stream: Change[] = h.delivered.filter((_, i) => sequential.outcomes[i]!.result !== 'waiting');
+        const table = await loadedTable(h);
+        const clients = [interleaved(s), interleaved(s)];
+        try {
+          const run = async (c: DynamoDBDocumentClient) => {
+            const applier = new ChangeApplier(c, table, { clock, writeConcurrency: 2 });
+            for (const change of stream) await applier.apply(change);
+          };
+          await s.waitFor(Promise.all(clients.map(run)));
+        } finally {
+          for (const c of clients) c.destroy();
+        }
+        await expectReadModelOf(table, fold(h.d0, stream).dataset);
+      }),
+      { numRuns: Math.ceil(RUNS / 2) },
+    );
+  }, TIMEOUT);
+});

@@ -1,0 +1,103 @@
+/**
+ * The ingest Lambda's handler with SQS events over dynalite: per-record
+ * results (a poison record among good ones fails alone), redelivery, and a
+ * fan-out too big for one invocation finishing safely over two.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Context, SQSEvent } from 'aws-lambda';
+import type { Change } from '../../lambdas/core/changes.js';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { fold } from '../../lambdas/core/fold.js';
+import { jsonLogger } from '../../lambdas/http/logger.js';
+import { buildIngest } from '../../lambdas/ingest/handler.js';
+import { keys } from '../../lambdas/store/table.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ensureTable } from '../../local/dynalite.js';
+import { writeDataset } from '../../local/loader.js';
+import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+const logs: string[] = [];
+beforeAll(async () => {
+  store = await startTestStore();
+});
+afterAll(async () => store?.close());
+
+const sqsEvent = (bodies: string[]): SQSEvent => ({
+  Records: bodies.map((body, i) => ({
+    messageId: `m${i}`,
+    receiptHandle: `r${i}`,
+    body,
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:ingest',
+    awsRegion: 'eu-west-1',
+  })),
+});
+const context = (remainingMs: () => number = () => 60_000) => ({ awsRequestId: 'req', getRemainingTimeInMillis: remainingMs }) as unknown as Context;
+
+const host = { id: 'usr_host', username: 'host', email: 'PRIVATE-host@example.com' };
+const fan = { id: 'usr_fan', username: 'fan', phone: 'PRIVATE-555' };
+const event = (i: number) => ({
+  id: `evt_${String(i).padStart(3, '0')}`,
+  creator_id: 'usr_host',
+  title: `Night ${i}`,
+  start_date: '2027-01-01T20:00:00.000Z',
+  timezone: 'UTC',
+  status: 'published' as const,
+  visibility: 'public' as const,
+  created_at: '2026-11-01T00:00:00.000Z',
+});
+
+async function table(name: string, d0: Dataset) {
+  await ensureTable(store.client, name);
+  await writeDataset(store.client, name, d0);
+  const ingest = buildIngest({ client: store.client, tableName: name, logger: jsonLogger({}, (l) => logs.push(l)), reserveMs: 1_000 });
+  return ingest;
+}
+
+describe('ingest Lambda (SQS, partial batch responses)', () => {
+  it('applies good records and fails only the poison and the waiting ones; the DLQ path keeps them', async () => {
+    const d0: Dataset = { users: [host, fan], events: [event(1)], rsvps: [] };
+    const good: Change[] = [
+      { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: 'usr_fan', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z', email: 'PRIVATE@x' } },
+      { type: 'event.upserted', version: 2, event: { ...event(1), title: 'Renamed night' } },
+    ];
+    const waiting: Change = { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: 'usr_nobody', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } };
+    const ingest = await table('ingest-poison', d0);
+    const bodies = [JSON.stringify(good[0]), '{"type":"event.upserted","version":"x"', JSON.stringify(waiting), JSON.stringify(good[1]), JSON.stringify({ type: 'user.deleted', version: 0, user_id: 'usr_fan' })];
+    const result = await ingest(sqsEvent(bodies), context());
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m1', 'm2', 'm4']);
+    const expected = await freshLoadReadModel(store.client, 'ingest-poison-expected', fold(d0, good).dataset);
+    expect(readModel(await scanAll(store.client, 'ingest-poison'))).toEqual(expected);
+
+    // Redelivery of the whole batch changes nothing more.
+    const again = await ingest(sqsEvent(bodies), context());
+    expect(again.batchItemFailures).toHaveLength(3);
+    expect(readModel(await scanAll(store.client, 'ingest-poison'))).toEqual(expected);
+    expect(logs.join('\n')).not.toContain('PRIVATE');
+    expect(logs.some((l) => l.includes('"missing":"user usr_nobody"'))).toBe(true);
+  });
+
+  it('finishes a rename fanned out to 60 events over two invocations when the first runs out of time', async () => {
+    const events = Array.from({ length: 60 }, (_, i) => event(i));
+    const d0: Dataset = { users: [host, fan], events, rsvps: events.slice(0, 20).map((e) => ({ event_id: e.id, user_id: 'usr_fan', status: 'maybe' as const, rsvp_date: '2026-11-02T00:00:00.000Z' })) };
+    const rename: Change = { type: 'user.upserted', version: 5, user: { ...host, username: 'the-host' } };
+    const ingest = await table('ingest-fanout', d0);
+    let left = 60_000;
+    // Each look at the clock costs "time": the budget runs out after a few chunks.
+    const first = await ingest(sqsEvent([JSON.stringify(rename)]), context(() => (left -= 20_000)));
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    const user = (await store.client.send(new GetCommand({ TableName: 'ingest-fanout', Key: keys.user('usr_host'), ConsistentRead: true }))).Item;
+    expect(user).toMatchObject({ version: 5, pending: true, pending_after: expect.stringMatching(/^evt_/) });
+
+    const second = await ingest(sqsEvent([JSON.stringify(rename)]), context());
+    expect(second.batchItemFailures).toEqual([]);
+    const after = (await store.client.send(new GetCommand({ TableName: 'ingest-fanout', Key: keys.user('usr_host'), ConsistentRead: true }))).Item;
+    expect(after).not.toHaveProperty('pending');
+    expect(readModel(await scanAll(store.client, 'ingest-fanout'))).toEqual(await freshLoadReadModel(store.client, 'ingest-fanout-expected', fold(d0, [rename]).dataset));
+  });
+});

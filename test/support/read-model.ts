@@ -1,0 +1,47 @@
+/**
+ * The read model of a table, for comparing two tables: every item, sorted by
+ * key, without bookkeeping (versions, derivation stamps and counters, pending
+ * work, tombstones, user→event links), which a fresh load and a table kept
+ * current by changes may legitimately differ in.
+ */
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { INDEXES } from '../../lambdas/store/table.js';
+import { writeDataset } from '../../local/loader.js';
+import { ensureTable } from '../../local/dynalite.js';
+
+type Item = Record<string, unknown>;
+const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK']);
+const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at'];
+
+export async function scanAll(client: DynamoDBDocumentClient, tableName: string, indexName?: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client.send(new ScanCommand({ TableName: tableName, IndexName: indexName, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+export function readModel(items: readonly Item[]): Item[] {
+  return items
+    .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted)
+    .map((i) => Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k))))
+    .sort((a, b) => `${a.pk}\u0000${a.sk}`.localeCompare(`${b.pk}\u0000${b.sk}`));
+}
+
+/** Loads `dataset` into a new table on the same store and returns its read model. */
+export async function freshLoadReadModel(client: DynamoDBDocumentClient, tableName: string, dataset: Dataset): Promise<Item[]> {
+  await ensureTable(client, tableName);
+  await writeDataset(client, tableName, dataset);
+  return readModel(await scanAll(client, tableName));
+}
+
+/** Every item any read path (a GSI) can reach. */
+export async function reachable(client: DynamoDBDocumentClient, tableName: string): Promise<Item[]> {
+  const out: Item[] = [];
+  for (const index of Object.values(INDEXES)) out.push(...(await scanAll(client, tableName, index.name)));
+  return out;
+}
