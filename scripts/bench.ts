@@ -29,6 +29,7 @@ import { createDocumentClient } from '../lambdas/store/client.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';
+import { changeFigures } from './bench-changes.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -207,6 +208,9 @@ async function bundleFigures() {
 
 const runtime = await runtimeFigures();
 const bundles = await bundleFigures();
+const demo = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
+if (!demo.ok) throw new Error(demo.problems.join('\n'));
+const changes = await changeFigures(demo.dataset);
 process.stdout.write(
   [
     `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
@@ -220,6 +224,10 @@ process.stdout.write(
     '| Handler | Bundle KiB | Gzipped KiB | Init ratio |',
     '|---|---|---|---|',
     ...bundles.rows,
+    '',
+    'Change records (lambdas/store/applier.ts): items written, write capacity and DynamoDB calls per change (demo data, in order).',
+    '',
+    ...changes,
     '',
   ].join('\n'),
 );
