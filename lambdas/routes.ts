@@ -38,6 +38,11 @@ export const routes = [
   { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', scope: 'events:read' },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event' },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events' },
+  // iCalendar feeds. API Gateway REST allows a path parameter only as a whole
+  // segment and one variable segment per level, so a single event's feed is
+  // its own segment below the event (…/events/{eventId}.ics redirects there).
+  { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed' },
+  { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed' },
 ] as const satisfies readonly RouteDefinition[];
 
 /** The Public API's REQUEST authorizer, also a Lambda of its own. */

@@ -47,6 +47,8 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   getUserPastEvents: { path: { username: 'eve-series' } },
   embedGetEvent: { path: { eventId: 'evt_jazz01' } },
   embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
+  embedGetUserFeed: { path: { username: 'eve-series' } },
+  embedGetEventFeed: { path: { eventId: 'evt_jazz01' } },
 };
 
 interface Recorded {
@@ -153,7 +155,9 @@ async function runtimeFigures() {
       }
     };
     const [handlerMs, rawMs] = await timeInterleaved(() => handler(event, context), replay);
-    const data = JSON.parse(res.body).data as unknown;
+    // The iCalendar feeds (PRODUCT P15) are counted by their events.
+    const calendar = res.headers?.['content-type']?.toString().startsWith('text/calendar');
+    const data = calendar ? res.body.split('BEGIN:VEVENT').slice(1) : (JSON.parse(res.body).data as unknown);
     const returned = Array.isArray(data) ? data.length : Array.isArray((data as { events?: unknown[] }).events) ? (data as { events: unknown[] }).events.length : 1;
     rows.push(
       `| ${route.id} | ${calls.length} | ${calls.map((x) => x.name.replace('Command', '')).join(' + ')} | ${capacity.toFixed(1)} | ${(handlerMs / rawMs).toFixed(2)} | ${returned} |`,

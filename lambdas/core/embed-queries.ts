@@ -28,14 +28,14 @@ export async function embedEvent(reader: EventReader, eventId: string, now: Date
   return { data: toEmbedEvent(event, now, siteUrl), freshForMs: freshness([event], now) };
 }
 
-/** The user's own public events, earliest start first, at most `limit`. */
+/** The user's own public events, earliest start first (latest first with `order: 'desc'`), at most `limit`. */
 export async function embedUserEvents(
   reader: EventReader,
-  q: { username: string; limit: number; bounds: StartBounds },
+  q: { username: string; limit: number; bounds: StartBounds; order?: 'asc' | 'desc' },
   now: Date,
   siteUrl: string,
 ): Promise<Fresh<EmbedEvent[]>> {
-  // The index order (start, then id) is this list's order, so only the page is read.
-  const events = await loadList(reader, q.username, 'HOSTED', windowOf(q.bounds), undefined, q.limit);
+  // The index order (start, then id), read forwards or backwards, is this list's order, so only the page is read.
+  const events = await loadList(reader, q.username, 'HOSTED', windowOf(q.bounds), undefined, q.limit, q.order === 'desc');
   return { data: events.map((e) => toEmbedEvent(e, now, siteUrl)), freshForMs: freshness(events, now) };
 }

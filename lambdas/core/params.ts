@@ -69,6 +69,8 @@ function enumParam<T extends string>(values: readonly T[], name: string) {
 
 export const guestStatusParam = enumParam(GUEST_STATUSES, 'Status').transform((v) => v ?? 'yes');
 export const eventTypeParam = enumParam(EVENT_TYPES, 'Type');
+/** Embed user events: `asc` (default, earliest start first) or `desc` (latest first, e.g. a widget's past events). */
+export const orderParam = enumParam(['asc', 'desc'] as const, 'Order').transform((v) => v ?? 'asc');
 
 const dateParam = (bound: DateBound) =>
   z.string().optional().transform((value, ctx): Date | undefined => {

@@ -20,9 +20,10 @@ export interface EventReader {
   getGuests(eventId: string, status: GuestStatusFilter, count: number): Promise<RsvpItem[]>;
   /**
    * The events of the user's hosted or profile list whose start is in the
-   * window, in start order (ties by id); all of them, or the first `limit`.
+   * window, in start order (ties by id), or the reverse when `descending`;
+   * all of them, or the first `limit` in that order.
    */
-  listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number): Promise<EventPayload[]>;
+  listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending?: boolean): Promise<EventPayload[]>;
   /** One GetItem. */
   userExists(username: string): Promise<boolean>;
 }

@@ -57,8 +57,9 @@ export async function loadList(
   window: StartWindow,
   missingUser: MissingUser = userNotFound,
   limit?: number,
+  descending = false,
 ): Promise<EventPayload[]> {
-  const items = (await reader.listUserEvents(username, list, window, limit)).filter(isPublicPayload);
+  const items = (await reader.listUserEvents(username, list, window, limit, descending)).filter(isPublicPayload);
   if (items.length === 0 && !(await reader.userExists(username))) throw missingUser();
   return items;
 }

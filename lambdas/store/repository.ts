@@ -73,7 +73,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
    * window (needed for `total` and for orders other than start order); with
    * it, only the first `limit` events.
    */
-  async listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number): Promise<EventPayload[]> {
+  async listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending = false): Promise<EventPayload[]> {
     const { partitionKey, sortKey, name } = INDEXES.userEvents;
     const lower = window.from !== undefined ? sortKeyBounds.startingAtOrAfter(window.from) : undefined;
     const uppers = [
@@ -102,6 +102,8 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       KeyConditionExpression: `#pk = :pk${range}`,
       ExpressionAttributeNames: { '#pk': partitionKey, ...(range ? { '#sk': sortKey } : {}) },
       ExpressionAttributeValues: values,
+      // Reading the index backwards gives "latest first" pages without reading what precedes them.
+      ...(descending ? { ScanIndexForward: false } : {}),
     }, limit);
   }
 

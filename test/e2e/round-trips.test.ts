@@ -27,6 +27,8 @@ const cases: Record<string, { typical: string; edge: string }> = {
   getUserPastEvents: { typical: '/users/alice/past-events', edge: '/users/frank/past-events' },
   embedGetEvent: { typical: '/events/evt_jazz01', edge: '/events/evt_missing' },
   embedGetUserEvents: { typical: '/users/alice/events?limit=2', edge: '/users/frank/events' },
+  embedGetUserFeed: { typical: '/users/alice/events.ics', edge: '/users/frank/events.ics' },
+  embedGetEventFeed: { typical: '/events/evt_jazz01/event.ics', edge: '/events/evt_missing/event.ics' },
 };
 
 let server: TestServer;

@@ -10,7 +10,8 @@ export async function get<T = Record<string, unknown>>(url: string, headers: Rec
   const res = await fetch(url, { method, headers });
   const text = await res.text();
   let body: unknown = undefined;
-  if (text) {
+  // Every body is a JSON envelope except the iCalendar feeds (PRODUCT P15).
+  if (text && !res.headers.get('content-type')?.startsWith('text/calendar')) {
     try {
       body = JSON.parse(text);
     } catch {

@@ -4,21 +4,24 @@
  *   <div data-events-user="alice"></div>
  *   <script src="https://…/embed/widget.js" async></script>
  *
- * or `data-events-event="evt_…"` for a single event. Optional attributes:
- * `data-limit`, `data-from`, `data-to` (user lists), `data-locale` (default:
- * the visitor's), `data-api` (Embed API base; default: the script's origin +
- * /api/embed/v1).
+ * or `data-events-event="evt_…"` for a single event. Optional attributes (see
+ * the README's "Embed widget" section): `data-show` (upcoming | past | all),
+ * `data-limit`, `data-from`, `data-to`, `data-locale`, `data-heading-level`,
+ * `data-api`.
  *
- * No dependencies. All text is set with textContent, never parsed as HTML, so
- * markup in titles or descriptions is shown as text. Styles live in a shadow
+ * Text is set with textContent; descriptions are Markdown rebuilt from an
+ * allowlist (markdown.ts), never inserted as HTML. Styles live in a shadow
  * root (the host's CSS cannot break the card, nor the card the host's page),
- * and font and colour are inherited from the host.
+ * and font and colour are inherited from the host, so it follows the host's
+ * light or dark look.
  */
+import { renderMarkdown } from './markdown.js';
 
 interface EmbedEvent {
   id: string;
   title: string;
   description: string | null;
+  cover: string | null;
   start_date: string;
   end_date: string | null;
   timezone: string;
@@ -34,23 +37,54 @@ interface Envelope<T> {
   data?: T;
 }
 
+type Show = 'upcoming' | 'past' | 'all';
+
 const script = document.currentScript as HTMLScriptElement | null;
 const DEFAULT_API = `${script?.src ? new URL(script.src).origin : location.origin}/api/embed/v1`;
 const STATUS_TEXT = { upcoming: 'Upcoming', ongoing: 'Happening now', past: 'Past' } as const;
+const DEFAULT_LIMIT = 10;
+/**
+ * The Embed API filters on start. An event that started before now can still
+ * be on (an event without an end is on until the end of its local day, at
+ * most 25 hours), so "upcoming" asks from 25 hours back and drops what is
+ * past; "past" asks up to now, latest first, and drops what is still on. A
+ * few extra rows leave room for the dropped ones.
+ */
+const LOOKBACK_MS = 25 * 3600_000;
+const SLACK = 10;
 
 const STYLES = `
 :host{display:block;font:inherit;color:inherit}
-.pe-list{list-style:none;margin:0;padding:0;display:grid;gap:.75em}
-.pe-card{border:1px solid color-mix(in srgb,currentColor 20%,transparent);border-radius:.5em;padding:.75em 1em}
-.pe-title{font-size:1.1em;margin:0 0 .25em;display:flex;flex-wrap:wrap;gap:.5em;align-items:baseline}
-.pe-title a{color:inherit}
-.pe-meta{margin:.15em 0;opacity:.85}
-.pe-desc{margin:.5em 0 0;white-space:pre-line;overflow-wrap:anywhere}
-.pe-status{font-size:.75em;font-weight:600;padding:.1em .5em;border-radius:1em;border:1px solid currentColor}
+.pe{container-type:inline-size}
+.pe-list{list-style:none;margin:0;padding:0;display:grid;gap:1em}
+.pe-card{border:1px solid color-mix(in srgb,currentColor 25%,transparent);border-radius:.6em;overflow:hidden;display:grid}
+.pe-cover{display:block;width:100%;height:auto;aspect-ratio:16/9;object-fit:cover;background:color-mix(in srgb,currentColor 8%,transparent)}
+.pe-body{padding:.75em 1em;min-width:0}
+@container (min-width:34em){.pe-card:has(.pe-cover){grid-template-columns:minmax(0,13em) 1fr}.pe-cover{height:100%;aspect-ratio:auto;min-height:8em}}
+.pe-title{font-size:1.15em;line-height:1.3;margin:0 0 .3em;display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:baseline}
+.pe-title a{color:inherit;overflow-wrap:anywhere}
+.pe-meta{margin:.15em 0}
+.pe-tz{white-space:nowrap}
+.pe-desc{margin:.6em 0 0;overflow-wrap:anywhere}
+.pe-desc>:first-child{margin-top:0}.pe-desc>:last-child{margin-bottom:0}
+.pe-desc p,.pe-desc ul,.pe-desc ol,.pe-desc pre,.pe-desc blockquote{margin:.4em 0}
+.pe-desc pre{white-space:pre-wrap}
+.pe-desc blockquote{padding-left:.8em;border-left:3px solid color-mix(in srgb,currentColor 30%,transparent)}
+.pe-desc a,.pe-actions a{color:inherit}
+.pe-actions{margin:.6em 0 0;display:flex;flex-wrap:wrap;gap:.25em 1em;font-size:.9em}
+.pe-status{font-size:.72em;font-weight:600;padding:.1em .55em;border-radius:1em;border:1px solid;white-space:nowrap}
 .pe-status--ongoing{background:#0b6b2e;color:#fff;border-color:#0b6b2e}
 .pe-status--upcoming{background:#e8f0fe;color:#0b3d91;border-color:#0b3d91}
-.pe-status--past{opacity:.75}
+.pe-status--past{background:#f1f1f1;color:#3b3b3b;border-color:#6b6b6b}
 .pe-note{margin:0}
+.pe-sub{margin:0 0 .75em;font-size:.9em}
+.pe-sub a{color:inherit}
+a:focus-visible{outline:2px solid currentColor;outline-offset:2px;border-radius:2px}
+.pe-sr{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (prefers-color-scheme:dark){
+.pe-status--upcoming{background:#16284a;color:#cfe0ff;border-color:#8fb4f0}
+.pe-status--past{background:#2b2b2b;color:#dadada;border-color:#9a9a9a}
+}
 `;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -60,46 +94,85 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
   return node;
 }
 
+function link(href: string, text: string, className?: string): HTMLAnchorElement {
+  const a = el('a', className, text);
+  a.href = href;
+  return a;
+}
+
+function validZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** "Chicago time" for America/Chicago, "Buenos Aires time" for America/Argentina/Buenos_Aires; other zones by name. */
+function zoneLabel(zone: string): string {
+  if (!validZone(zone)) return 'UTC';
+  const parts = zone.split('/');
+  const city = parts[parts.length - 1]!.replace(/_/g, ' ');
+  return parts.length > 1 && parts[0] !== 'Etc' ? `${city} time` : zone;
+}
+
 function formatWhen(e: EmbedEvent, locale: string | undefined): string {
-  const options: Intl.DateTimeFormatOptions = {
+  const format = new Intl.DateTimeFormat(locale, {
     weekday: 'short',
     year: 'numeric',
     month: 'short',
     day: 'numeric',
     hour: 'numeric',
     minute: '2-digit',
-    timeZoneName: 'short',
-  };
-  let format: Intl.DateTimeFormat;
-  try {
-    format = new Intl.DateTimeFormat(locale, { ...options, timeZone: e.timezone });
-  } catch {
-    format = new Intl.DateTimeFormat(locale, { ...options, timeZone: 'UTC' });
-  }
+    timeZone: validZone(e.timezone) ? e.timezone : 'UTC',
+  });
   const start = new Date(e.start_date);
   return e.end_date ? format.formatRange(start, new Date(e.end_date)) : format.format(start);
 }
 
-function card(e: EmbedEvent, locale: string | undefined, headingId: string): HTMLElement {
+function card(e: EmbedEvent, opts: { locale?: string; headingId: string; headingLevel: number; api: string }): HTMLElement {
   const article = el('article', 'pe-card');
-  article.setAttribute('aria-labelledby', headingId);
-  const heading = el('h3', 'pe-title');
-  heading.id = headingId;
-  const link = el('a', undefined, e.title);
-  link.href = e.url;
-  link.target = '_blank';
-  link.rel = 'noopener';
-  heading.append(link, el('span', `pe-status pe-status--${e.status}`, STATUS_TEXT[e.status]));
-  const when = el('time', undefined, formatWhen(e, locale));
+  article.setAttribute('aria-labelledby', opts.headingId);
+  if (e.cover) {
+    const img = el('img', 'pe-cover');
+    img.src = e.cover;
+    img.alt = `Cover image of ${e.title}`;
+    img.loading = 'lazy';
+    img.decoding = 'async';
+    img.width = 640;
+    img.height = 360;
+    // A cover that fails to load leaves no broken-image box.
+    img.addEventListener('error', () => img.remove());
+    article.append(img);
+  }
+  const body = el('div', 'pe-body');
+  const heading = el(`h${opts.headingLevel}` as 'h3', 'pe-title');
+  heading.id = opts.headingId;
+  const title = link(e.url, e.title);
+  title.target = '_blank';
+  title.rel = 'noopener';
+  heading.append(title, el('span', `pe-status pe-status--${e.status}`, STATUS_TEXT[e.status]));
+  const when = el('time', undefined, formatWhen(e, opts.locale));
   when.dateTime = e.start_date;
   const meta = el('p', 'pe-meta pe-when');
-  meta.append(when);
-  article.append(heading, meta);
+  meta.append(when, ' ', el('span', 'pe-tz', `(${zoneLabel(e.timezone)})`));
+  body.append(heading, meta);
   if (e.location) {
     const place = [e.location.name, [e.location.city, e.location.country].filter(Boolean).join(', ')].filter(Boolean).join(' · ');
-    article.append(el('p', 'pe-meta pe-where', place));
+    body.append(el('p', 'pe-meta pe-where', place));
   }
-  if (e.description) article.append(el('p', 'pe-desc', e.description));
+  if (e.description) {
+    const desc = el('div', 'pe-desc');
+    desc.append(renderMarkdown(e.description));
+    body.append(desc);
+  }
+  const actions = el('p', 'pe-actions');
+  const add = link(`${opts.api}/events/${encodeURIComponent(e.id)}/event.ics`, 'Add to calendar', 'pe-ics');
+  add.append(el('span', 'pe-sr', `: ${e.title}`));
+  actions.append(add);
+  body.append(actions);
+  article.append(body);
   return article;
 }
 
@@ -115,6 +188,31 @@ async function load<T>(url: string): Promise<T> {
   return body.data;
 }
 
+/** Whole minutes, so visitors in the same minute share one cacheable URL. */
+const minuteIso = (ms: number) => new Date(Math.floor(ms / 60_000) * 60_000).toISOString();
+
+async function userEvents(api: string, user: string, host: HTMLElement): Promise<EmbedEvent[]> {
+  const show = (host.dataset.show || 'upcoming') as Show;
+  if (!['upcoming', 'past', 'all'].includes(show)) throw new Error('data-show must be upcoming, past or all.');
+  const limit = Math.min(100, Math.max(1, Number.parseInt(host.dataset.limit ?? '', 10) || DEFAULT_LIMIT));
+  const now = Date.now();
+  const query = new URLSearchParams();
+  const from = host.dataset.from || (show === 'upcoming' ? minuteIso(now - LOOKBACK_MS) : '');
+  const to = host.dataset.to || (show === 'past' ? minuteIso(now) : '');
+  if (from) query.set('from', from);
+  if (to) query.set('to', to);
+  if (show === 'past') query.set('order', 'desc');
+  query.set('limit', String(show === 'all' ? limit : Math.min(100, limit + SLACK)));
+  const events = await load<EmbedEvent[]>(`${api}/users/${encodeURIComponent(user)}/events?${query}`);
+  const keep = (e: EmbedEvent) => (show === 'upcoming' ? e.status !== 'past' : show === 'past' ? e.status === 'past' : true);
+  return events.filter(keep).slice(0, limit);
+}
+
+/** webcal:// makes calendar apps subscribe; over plain http (local use) the feed's own URL. */
+function subscribeUrl(feed: string): string {
+  return feed.startsWith('https:') ? `webcal:${feed.slice('https:'.length)}` : feed;
+}
+
 let mounted = 0;
 
 async function mount(host: HTMLElement): Promise<void> {
@@ -125,28 +223,31 @@ async function mount(host: HTMLElement): Promise<void> {
   const region = el('section', 'pe');
   const user = host.dataset.eventsUser;
   const eventId = host.dataset.eventsEvent;
-  region.setAttribute('aria-label', user ? `Events by ${user}` : 'Event');
+  // Labels tell apart several widgets on one page (distinct landmarks).
+  const show = host.dataset.show || 'upcoming';
+  const label = (text: string) => region.setAttribute('aria-label', text);
+  label(user ? `${show === 'upcoming' ? 'Upcoming events' : show === 'past' ? 'Past events' : 'Events'} by ${user}` : 'Event');
   region.setAttribute('aria-busy', 'true');
   const status = el('p', 'pe-note', 'Loading events…');
   status.setAttribute('role', 'status');
   region.append(status);
   root.append(style, region);
 
-  const api = (host.dataset.api || DEFAULT_API).replace(/\/+$/, '');
+  const api = new URL((host.dataset.api || DEFAULT_API).replace(/\/+$/, ''), location.href).href;
   const locale = host.dataset.locale || undefined;
+  const headingLevel = Math.min(6, Math.max(2, Number.parseInt(host.dataset.headingLevel ?? '', 10) || 3));
   const id = `pe-${++mounted}`;
   try {
     let events: EmbedEvent[];
     if (user) {
-      const query = new URLSearchParams();
-      for (const name of ['limit', 'from', 'to'] as const) {
-        const value = host.dataset[name];
-        if (value) query.set(name, value);
-      }
-      const qs = query.toString();
-      events = await load<EmbedEvent[]>(`${api}/users/${encodeURIComponent(user)}/events${qs ? `?${qs}` : ''}`);
+      events = await userEvents(api, user, host);
+      const feed = `${api}/users/${encodeURIComponent(user)}/events.ics`;
+      const sub = el('p', 'pe-sub');
+      sub.append(link(subscribeUrl(feed), `Subscribe to ${user}'s events in your calendar`, 'pe-subscribe'));
+      region.prepend(sub);
     } else if (eventId) {
       events = [await load<EmbedEvent>(`${api}/events/${encodeURIComponent(eventId)}`)];
+      label(`Event: ${events[0]!.title}`);
     } else {
       throw new Error('Set data-events-user or data-events-event.');
     }
@@ -156,7 +257,7 @@ async function mount(host: HTMLElement): Promise<void> {
       const list = el('ul', 'pe-list');
       events.forEach((e, i) => {
         const item = el('li');
-        item.append(card(e, locale, `${id}-${i}`));
+        item.append(card(e, { locale, headingId: `${id}-${i}`, headingLevel, api }));
         list.append(item);
       });
       status.remove();
@@ -176,6 +277,3 @@ function init(): void {
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
 else init();
-
-// A module, so its names stay out of the host page’s global scope.
-export {};
