@@ -69,9 +69,9 @@ describe('functions', () => {
     }
   });
 
-  const isIngest = (f: { Properties: Record<string, any> }) => String(f.Properties.Description).startsWith('Applies change records');
+  const isIngest = ([, f]: (typeof fns)[number]) => String(f.Properties.Description).startsWith('Applies change records');
   it('runs Node 24 on arm64 with the configuration the handlers parse', () => {
-    for (const [, f] of fns.filter(([, f]) => !isIngest(f))) {
+    for (const [, f] of fns.filter((entry) => !isIngest(entry))) {
       expect(f.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
