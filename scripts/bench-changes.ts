@@ -63,8 +63,9 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     const alice = demo.users.find((u) => u.id === 'usr_alice')!;
     const jazz = demo.events.find((e) => e.id === 'evt_jazz01')!;
     const cases: [string, Change][] = [
-      ['user edit (name), hosts 6 events, 1 RSVP', { type: 'user.upserted', version: 1, user: { ...alice, name: 'Alice L.' } }],
-      ['user rename', { type: 'user.upserted', version: 2, user: { ...alice, username: 'alice-l' } }],
+      ['user e-mail change only (nothing public changes)', { type: 'user.upserted', version: 1, user: { ...alice, email: 'alice@new.example' } }],
+      ['user edit (name), hosts 6 events, 1 RSVP', { type: 'user.upserted', version: 3, user: { ...alice, name: 'Alice L.' } }],
+      ['user rename', { type: 'user.upserted', version: 4, user: { ...alice, username: 'alice-l' } }],
       ['event edit (title), 5 members', { type: 'event.upserted', version: 1, event: { ...jazz, title: 'Rooftop Jazz II' } }],
       ['event hidden', { type: 'event.upserted', version: 2, event: { ...jazz, visibility: 'private' } }],
       ['event shown again', { type: 'event.upserted', version: 3, event: { ...jazz, visibility: 'public' } }],

@@ -111,7 +111,12 @@ export class ChangeApplier {
     switch (change.type) {
       case 'user.upserted': {
         const id = change.user.id;
-        return this.writeSource(keys.user(id), pendingItem(userItem(userRecord(change.user), v)), v, () => this.fanOut(id, v, (e) => this.derive(e)));
+        const user = userRecord(change.user);
+        return this.writeSource(keys.user(id), pendingItem(userItem(user, v)), v, async (previous) => {
+          // Only the public part of a user is copied anywhere: a change of e-mail or phone alone fans out to nothing.
+          if (previous?.user && !previous.pending && sameContent(previous.user as Item, user as unknown as Item)) return;
+          await this.fanOut(id, v, (e) => this.derive(e));
+        });
       }
       case 'user.deleted': {
         const id = change.user_id;
@@ -169,23 +174,26 @@ export class ChangeApplier {
    * change's derivations and clears `pending`. A stale change finishes the
    * derivations a pending item still waits for, and changes nothing else.
    */
-  private async writeSource(key: Key, item: Item, version: number, derivations: () => Promise<unknown>): Promise<Outcome> {
+  private async writeSource(key: Key, item: Item, version: number, derivations: (previous?: Item) => Promise<unknown>): Promise<Outcome> {
+    let previous: Item | undefined;
     try {
-      await this.client.send(
+      const out = await this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: item,
           ConditionExpression: 'attribute_not_exists(#pk) OR #version < :v',
           ExpressionAttributeNames: { '#pk': PK, '#version': 'version' },
           ExpressionAttributeValues: { ':v': version },
+          ReturnValues: 'ALL_OLD',
         }),
       );
+      previous = out.Attributes;
       this.writes++;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      return (await this.staleAgainst(key, version, derivations)) ?? { result: 'stale', storedVersion: version };
+      return (await this.staleAgainst(key, version, () => derivations())) ?? { result: 'stale', storedVersion: version };
     }
-    await derivations();
+    await derivations(previous);
     await this.clearPending(key, version);
     return { result: 'applied' };
   }
@@ -276,7 +284,7 @@ export class ChangeApplier {
   }
 
   /** Re-derives one event's items from its sources (see the file comment for why this is safe). */
-  async derive(eventId: string): Promise<void> {
+  private async derive(eventId: string): Promise<void> {
     this.derivations++;
     for (let round = 0; round < MAX_DERIVATION_ROUNDS; round++) {
       const gen = await this.nextGen(eventId);

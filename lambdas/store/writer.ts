@@ -11,7 +11,6 @@ import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, r
 import type { ApiKeyItem, KeyCounterItem, KeyPointerItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
 import { keys } from './table.js';
 
-export { eventPayload, isPubliclyVisible } from './derive.js';
 
 export interface WriteSummary {
   users: number;
