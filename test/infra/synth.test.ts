@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
+import { routes } from '../../lambdas/routes.js';
 import { ROOT } from '../support/process.js';
 
 describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
@@ -17,7 +18,8 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     });
     const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(9);
+    // One per route, the authorizer, the old-prefix redirect.
+    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(types).toContain('AWS::ApiGateway::UsagePlan');
     const report = JSON.parse(readFileSync(`${ROOT}${out}/validation-report.json`, 'utf8')) as { pluginReports: { violations: unknown[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);

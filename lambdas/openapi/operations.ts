@@ -1,0 +1,157 @@
+/**
+ * The OpenAPI description of every route of lambdas/routes.ts: what it is for,
+ * its parameter schema (the same object its handler validates with), its
+ * success body (schema, media type, example) and the statuses its handler
+ * answers. The type below makes an entry mandatory for every route id, so a
+ * route added to the table without one fails `npm run typecheck`, and
+ * test/unit/openapi.test.ts fails if the generated documents miss it.
+ *
+ * Statuses the gateway adds are not listed here: document.ts adds 401, 403 and
+ * 429 to every `auth: 'key'` route, CORS headers and 304 to the Embed API's
+ * cacheable routes, and 500 everywhere.
+ */
+import * as z from 'zod';
+import type { UserEventsVariant } from '../core/config.js';
+import {
+  embedEventSchema,
+  guestSchema,
+  openApiDocumentSchema,
+  pagedEventsSchema,
+  publicEventSchema,
+  successEnvelope,
+} from '../core/response-schemas.js';
+import {
+  embedGetEventParams,
+  embedGetUserEventsParams,
+  getEventGuestsParams,
+  getEventParams,
+  getUserEventsDatedParams,
+  getUserEventsTypedParams,
+  getUserProfileEventsParams,
+  getUserTimelineParams,
+  noParams,
+} from '../core/route-params.js';
+import type { RouteId } from '../routes.js';
+import type { ExampleName } from './examples.generated.js';
+
+export interface OperationContext {
+  userEventsVariant: UserEventsVariant;
+}
+
+export interface OperationDoc {
+  summary: string;
+  description: string;
+  tag: 'Events' | 'Guests' | 'Users' | 'Documents';
+  /** Path + query parameters; path parameters are the ones named in the route's path. */
+  params: z.ZodObject;
+  success: {
+    description: string;
+    /**
+     * The 200 body's media type. JSON bodies are described (and checked in the
+     * end-to-end tests) by `schema`; any other type (e.g. `text/calendar`) is
+     * described as a string of that type.
+     */
+    mediaType: 'application/json' | 'text/calendar';
+    schema: z.ZodType;
+    /** Generated from the demo data (lambdas/openapi/examples.generated.ts). */
+    example?: ExampleName;
+  };
+  /** Errors the handler itself answers, each with its examples. */
+  errors: Partial<Record<400 | 404, readonly ExampleName[]>>;
+  /** The Embed API's ETag / If-None-Match → 304 (lambdas/http/conditional-get.ts). */
+  conditional?: boolean;
+}
+
+const json = 'application/json' as const;
+const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bounds on the start date.';
+
+const openApiOperation = (surface: string): OperationDoc => ({
+  summary: `This document`,
+  description: `The ${surface} API's OpenAPI 3.1 document, generated from the same zod schemas that validate requests and shape responses. No key needed, not counted against any quota, not wrapped in the envelope.`,
+  tag: 'Documents',
+  params: noParams,
+  success: { description: 'The OpenAPI 3.1 document.', mediaType: json, schema: openApiDocumentSchema },
+  errors: {},
+});
+
+export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => OperationDoc } = {
+  getEvent: () => ({
+    summary: 'Get an event',
+    description: 'A published, public event by id. Private, unlisted, draft and cancelled events answer 404, as unknown ids do.',
+    tag: 'Events',
+    params: getEventParams,
+    success: { description: 'The event.', mediaType: json, schema: successEnvelope(publicEventSchema), example: 'getEvent' },
+    errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+  }),
+  getEventGuests: () => ({
+    summary: "List an event's guests",
+    description:
+      'Guests with a linked user account, of one RSVP status (default `yes`) or `all`, in RSVP order. Anonymous RSVPs and contact details are never returned. Needs the `guests:read` scope.',
+    tag: 'Guests',
+    params: getEventGuestsParams,
+    success: { description: 'A page of guests.', mediaType: json, schema: successEnvelope(z.array(guestSchema), true), example: 'getEventGuests' },
+    errors: { 400: ['validationError'], 404: ['notFound'] },
+  }),
+  getUserEvents: ({ userEventsVariant }) =>
+    userEventsVariant === 'typed'
+      ? {
+          summary: "List a user's events",
+          description: `This deployment serves the typed variant: \`type\` picks the list, paginated with \`limit\`/\`offset\`; \`data\` is \`{events, pagination}\`. ${dateWindow} An unknown user answers 400 \`Username missing or user not found\`.`,
+          tag: 'Users',
+          params: getUserEventsTypedParams,
+          success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(pagedEventsSchema), example: 'getUserEventsTyped' },
+          errors: { 400: ['validationError', 'typedUserNotFound'] },
+        }
+      : {
+          summary: "List a user's events",
+          description: `This deployment serves the dated variant: every event the user hosts in the window, most recently created first. ${dateWindow}`,
+          tag: 'Users',
+          params: getUserEventsDatedParams,
+          success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserEventsDated' },
+          errors: { 400: ['validationError'], 404: ['userNotFound'] },
+        },
+  getUserProfileEvents: () => ({
+    summary: "List a user's profile events",
+    description: `Events the user hosts or has RSVPed yes/maybe to, most recently created first. ${dateWindow}`,
+    tag: 'Users',
+    params: getUserProfileEventsParams,
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserProfileEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  getUserUpcomingEvents: () => ({
+    summary: "List a user's upcoming events",
+    description: 'Events the user hosts that start now or later, earliest first, paginated.',
+    tag: 'Users',
+    params: getUserTimelineParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserUpcomingEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  getUserPastEvents: () => ({
+    summary: "List a user's past events",
+    description: 'Events the user hosts that started before now, latest first, paginated.',
+    tag: 'Users',
+    params: getUserTimelineParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserPastEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  publicOpenApi: () => openApiOperation('Public'),
+  embedGetEvent: () => ({
+    summary: 'Get an event (compact)',
+    description: 'A published, public event as the compact Embed Event, with its status computed at read time.',
+    tag: 'Events',
+    params: embedGetEventParams,
+    success: { description: 'The event.', mediaType: json, schema: successEnvelope(embedEventSchema), example: 'embedGetEvent' },
+    errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+    conditional: true,
+  }),
+  embedGetUserEvents: () => ({
+    summary: "List a user's events (compact)",
+    description: `The user's own public events, earliest start first, at most \`limit\`. ${dateWindow}`,
+    tag: 'Users',
+    params: embedGetUserEventsParams,
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(embedEventSchema)), example: 'embedGetUserEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+    conditional: true,
+  }),
+  embedOpenApi: () => openApiOperation('Embed'),
+};
