@@ -96,6 +96,14 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
     expect(res.status === 404 && res.body?.message === 'Resource not found.', `status ${res.status}: ${res.text.slice(0, 120)}`);
     return '404';
   });
+  await check('The old prefix /api/ext/v1 answers 308 to /api/public/v1', async () => {
+    // publicUrl ends in /api/public/v1 (after the stage on an execute-api URL).
+    const legacy = `${publicBase.replace(/\/api\/public\/v1$/, '/api/ext/v1')}/events/${event}?smoke=1`;
+    const res = await request(legacy, { redirect: 'manual' });
+    const location = res.headers.get('location') ?? '';
+    expect(res.status === 308 && location.endsWith(`/api/public/v1/events/${event}?smoke=1`), `status ${res.status}, location ${location}`);
+    return '308';
+  });
   await check('Embed API preflight answers 204 with CORS', async () => {
     const res = await request(`${embedBase}/users/${user}/events`, {
       method: 'OPTIONS',

@@ -5,7 +5,7 @@
  * the route table, loads nothing from outside the local server (it works
  * offline), and logs no console error. Screenshots land in test-output/.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -71,6 +71,18 @@ describe('the API reference page', () => {
     expect(await page.title()).toContain(surface === 'public' ? 'Public API' : 'Embed API');
     expect(problems).toEqual([]);
     await page.screenshot({ path: join(OUTPUT, `docs-${surface}.png`) });
+  });
+
+  it("has an anchor for every README endpoint link (…/docs#tag/…/operation/…)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\(http:\/\/127\.0\.0\.1:3000(\/docs(?:\/embed)?)#([^)]+)\)/g)].map((m) => [m[1] as string, m[2] as string] as const);
+    expect(links.length).toBe(routes.length);
+    for (const [path, anchor] of links) {
+      await page.goto(`${api.url}${path}`, { waitUntil: 'networkidle' });
+      await page.locator('.api-content').waitFor({ state: 'visible', timeout: 30_000 });
+      expect({ anchor, found: await page.evaluate((id) => document.getElementById(id) !== null, anchor) }).toEqual({ anchor, found: true });
+    }
+    expect(problems).toEqual([]);
   });
 
   it('shows the key carriers and an example body from the demo data', async () => {
