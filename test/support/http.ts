@@ -17,7 +17,9 @@ export async function get<T = Record<string, unknown>>(url: string, headers: Rec
   const res = await fetch(url, { method, headers, redirect: 'manual' });
   const text = await res.text();
   let body: unknown = undefined;
-  if (text) {
+  // Bodies of other media types (say text/calendar) stay text; the document check covers them.
+  const json = !res.headers.get('content-type') || res.headers.get('content-type')!.startsWith('application/json');
+  if (text && json) {
     try {
       body = JSON.parse(text);
     } catch {

@@ -104,6 +104,30 @@ describe('the OpenAPI documents', () => {
     }
   });
 
+  it('describes a route whose success body is not JSON by its media type, its errors still JSON with CORS', () => {
+    const calendar: RouteDefinition = { id: 'embedUserCalendar', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'unused', auth: 'none' };
+    const doc = buildDocument('embed', DEFAULT_DOCUMENT_OPTIONS, [calendar], {
+      embedUserCalendar: () => ({
+        summary: 'Calendar feed',
+        description: 'iCalendar.',
+        tag: 'Users',
+        params: OPERATIONS.embedGetUserEvents(DEFAULT_DOCUMENT_OPTIONS).params,
+        success: { description: 'The feed.', mediaType: 'text/calendar', schema: z.string() },
+        errors: { 400: ['validationError'], 404: ['userNotFound'] },
+        conditional: true,
+      }),
+    });
+    const responses = op(doc, '/users/{username}/events.ics').responses;
+    expect(responses['200'].content).toEqual({ 'text/calendar': { schema: { type: 'string' } } });
+    expect(Object.keys(responses['404'].content)).toEqual(['application/json']);
+    expect(responses['404'].headers['Access-Control-Allow-Origin'].required).toBe(true);
+  });
+
+  it('refuses to describe a route that has no description', () => {
+    const orphan: RouteDefinition = { id: 'noDescription', surface: 'public', method: 'GET', path: '/nothing', handler: 'unused', auth: 'key', scope: 'events:read' };
+    expect(() => buildDocument('public', DEFAULT_DOCUMENT_OPTIONS, [orphan], OPERATIONS)).toThrow(/noDescription has no OpenAPI description/);
+  });
+
   it('keeps docs/openapi/ current (npm run openapi)', () => {
     for (const [name, text] of Object.entries(documentFiles())) {
       expect(readFileSync(join(ROOT, 'docs/openapi', name), 'utf8')).toBe(text);
