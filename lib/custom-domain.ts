@@ -3,12 +3,14 @@
  * mappings strip their base path, but each REST API's resources already live
  * under `/api/public/v1` or `/api/embed/v1`; routing rules with
  * `StripBasePath: false` forward the whole path instead, so a client's paths
- * are the same on the domain as on each execute-api URL.
+ * are the same on the domain as on each execute-api URL. A third rule sends
+ * the old `/api/ext/v1` prefix to the Public API, which redirects it.
  */
 import { CfnOutput } from 'aws-cdk-lib';
 import { CfnDomainName, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CfnRoutingRule } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Construct } from 'constructs';
+import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
 import { SURFACES } from '../lambdas/routes.js';
 
 export interface CustomDomainProps {
@@ -38,6 +40,8 @@ export class CustomDomain extends Construct {
       });
     rule('PublicRule', 100, SURFACES.public.slice(1), props.publicApi);
     rule('EmbedRule', 200, SURFACES.embed.slice(1), props.embedApi);
+    // The old prefix goes to the Public API, which answers it with a 308 (PRODUCT P15).
+    rule('LegacyRule', 300, LEGACY_PREFIX.slice(1), props.publicApi);
     new CfnOutput(scope, 'DomainTarget', {
       description: `Point ${props.domainName} (CNAME or alias) at this regional domain name`,
       value: domain.attrRegionalDomainName,

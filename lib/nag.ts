@@ -23,6 +23,10 @@ export const NAG_REASONS = {
     'The spec authenticates with API keys checked by a REQUEST authorizer (Public API) and makes the Embed API unauthenticated; there are no Cognito users.',
   ),
   embedIsPublic: ack('APIG4', 'The Embed API is public by design (spec §5): no key, GET only, published public events only, throttled per stage.'),
+  openPublicMethods: ack(
+    'APIG4',
+    'PRODUCT P15: the OpenAPI document and the 308 redirect of the old /api/ext/v1 prefix need no key; neither reads data, and the usage plan must not meter them.',
+  ),
   apiGatewayLogsRole: ack(
     'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
     "API Gateway's account-level CloudWatch role for execution logs; AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy documented for it and grants only CloudWatch Logs actions.",
@@ -37,4 +41,5 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   }
   Validations.of(embedApi).acknowledge(NAG_REASONS.embedIsPublic);
   Validations.of(publicApi).acknowledge(NAG_REASONS.apiGatewayLogsRole);
+  for (const method of stack.apis.openPublicMethods) Validations.of(method).acknowledge(NAG_REASONS.openPublicMethods);
 }

@@ -7,7 +7,8 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
+import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
+import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, SURFACES, routes, type RouteDefinition } from '../lambdas/routes.js';
 import { CustomDomain } from './custom-domain.js';
 import { EventsTable } from './events-table.js';
 import { Ingest } from './ingest.js';
@@ -39,7 +40,7 @@ export class PublicEventsStack extends Stack {
       EMBED_CACHE_MAX_AGE: String(config.embedCacheMaxAge),
     };
     const functions = new Map<string, IFunction>();
-    for (const route of routes) {
+    for (const route of routes as readonly RouteDefinition[]) {
       const rf = new RouteFunction(this, route.id, {
         handlerFile: route.handler,
         description: `${route.method} ${SURFACES[route.surface]}${route.path}`,
@@ -47,7 +48,9 @@ export class PublicEventsStack extends Stack {
         logRetention,
         retainLogs: production,
       });
-      rf.bindTableReads(table);
+      // The OpenAPI documents never read the table: no grant, only the name the config parser expects.
+      if (route.readsTable === false) rf.fn.addEnvironment('TABLE_NAME', table.tableName);
+      else rf.bindTableReads(table);
       functions.set(route.id, rf.fn);
     }
     const authorizer = new RouteFunction(this, 'Authorizer', {
@@ -58,11 +61,21 @@ export class PublicEventsStack extends Stack {
       retainLogs: production,
     });
     authorizer.bindApiKeyReads(table);
+    const legacyRedirect = new RouteFunction(this, 'LegacyRedirect', {
+      handlerFile: LEGACY_REDIRECT_HANDLER,
+      description: `ANY ${LEGACY_PREFIX}/… → 308 ${SURFACES.public}/…`,
+      environment,
+      logRetention,
+      retainLogs: production,
+    });
+    // Same environment as every function (it reads none of it); no table access at all.
+    legacyRedirect.fn.addEnvironment('TABLE_NAME', table.tableName);
 
     this.apis = new RestApis(this, 'Apis', {
       stageName: config.stage,
       functions,
       authorizer: authorizer.fn,
+      legacyRedirect: legacyRedirect.fn,
       logRetention,
       retainLogs: production,
     });
@@ -72,7 +85,7 @@ export class PublicEventsStack extends Stack {
 
     new Monitoring(this, 'Monitoring', {
       apis: { Public: publicApi, Embed: embedApi },
-      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn, Ingest: ingest.fn },
+      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn },
       ingest: { queue: ingest.queue, deadLetters: ingest.deadLetters },
       alarmTopicArn: config.alarmTopicArn,
     });

@@ -13,6 +13,8 @@ import {
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
+  type Method,
+  type MethodOptions,
   MethodLoggingLevel,
   Period,
   RequestAuthorizer,
@@ -24,7 +26,8 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
-import { SURFACES, routes, type Surface } from '../lambdas/routes.js';
+import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
+import { SURFACES, routes, type RouteDefinition, type Surface } from '../lambdas/routes.js';
 import { DAILY_QUOTA, EMBED_RESPONSES, PUBLIC_RESPONSES, addEnvelopeResponses } from './gateway-responses.js';
 
 /** Per-key throttle of the usage plan (documented in the README). */
@@ -36,6 +39,8 @@ export interface RestApisProps {
   readonly stageName: string;
   readonly functions: ReadonlyMap<string, IFunction>;
   readonly authorizer: IFunction;
+  /** Answers /api/ext/v1/… with a 308 to /api/public/v1/… (PRODUCT P15). */
+  readonly legacyRedirect: IFunction;
   readonly logRetention: RetentionDays;
   readonly retainLogs: boolean;
 }
@@ -62,6 +67,8 @@ export class RestApis extends Construct {
   readonly publicApi: RestApi;
   readonly embedApi: RestApi;
   readonly usagePlan: UsagePlan;
+  /** Public API methods without authorization by design (PRODUCT P15): the document and the old-prefix redirect. */
+  readonly openPublicMethods: Method[] = [];
 
   constructor(scope: Construct, id: string, props: RestApisProps) {
     super(scope, id);
@@ -100,11 +107,17 @@ export class RestApis extends Construct {
       deployOptions: { ...stageOptions, accessLogDestination: accessLogs('Public') },
       // No CORS on the Public API: keys stay server-side.
     });
-    this.addRoutes(this.publicApi, 'public', props.functions, {
-      authorizer,
-      authorizationType: AuthorizationType.CUSTOM,
-      apiKeyRequired: true,
+    const openRoutes = this.addRoutes(this.publicApi, 'public', props.functions, {
+      key: { authorizer, authorizationType: AuthorizationType.CUSTOM, apiKeyRequired: true },
+      // The OpenAPI document (PRODUCT P15): no authorizer, no key, so the usage plan does not meter it.
+      none: { authorizationType: AuthorizationType.NONE, apiKeyRequired: false },
     });
+    this.openPublicMethods.push(...openRoutes);
+    // The old prefix, whatever the method and the path below it, with or without a key.
+    const legacy = this.publicApi.root.resourceForPath(LEGACY_PREFIX.slice(1));
+    const redirect = new LambdaIntegration(props.legacyRedirect);
+    const open = { authorizationType: AuthorizationType.NONE, apiKeyRequired: false };
+    this.openPublicMethods.push(legacy.addMethod('ANY', redirect, open), legacy.addResource('{proxy+}').addMethod('ANY', redirect, open));
     this.usagePlan = this.publicApi.addUsagePlan('DailyQuota', {
       description: `${DAILY_QUOTA} requests per key per UTC day`,
       quota: { limit: DAILY_QUOTA, period: Period.DAY },
@@ -131,7 +144,8 @@ export class RestApis extends Construct {
         statusCode: 204,
       },
     });
-    this.addRoutes(this.embedApi, 'embed', props.functions, { authorizationType: AuthorizationType.NONE });
+    const none = { authorizationType: AuthorizationType.NONE };
+    this.addRoutes(this.embedApi, 'embed', props.functions, { key: none, none });
     // OPTIONS on any other path too (PRODUCT P11): a catch-all answered by a mock.
     this.embedApi.root.addProxy({ anyMethod: false });
     addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': `'${EMBED_CORS.allowOrigin}'` });
@@ -141,13 +155,16 @@ export class RestApis extends Construct {
     api: RestApi,
     surface: Surface,
     functions: ReadonlyMap<string, IFunction>,
-    options: Parameters<RestApi['root']['addMethod']>[2],
-  ): void {
-    for (const route of routes.filter((r) => r.surface === surface)) {
+    options: Record<RouteDefinition['auth'], MethodOptions>,
+  ): Method[] {
+    const open: Method[] = [];
+    for (const route of (routes as readonly RouteDefinition[]).filter((r) => r.surface === surface)) {
       const fn = functions.get(route.id);
       if (!fn) throw new Error(`no function for route ${route.id}`);
       const path = `${SURFACES[surface]}${route.path}`.replace(/^\//, '');
-      api.root.resourceForPath(path).addMethod(route.method, new LambdaIntegration(fn), options);
+      const method = api.root.resourceForPath(path).addMethod(route.method, new LambdaIntegration(fn), options[route.auth]);
+      if (route.auth === 'none') open.push(method);
     }
+    return open;
   }
 }

@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QUOTA_EXCEEDED_HEADERS } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
+import { LEGACY_PREFIX, legacyRedirectTarget } from '../lambdas/core/legacy-prefix.js';
+import { legacyRedirectResponse } from '../lambdas/handlers/legacy-redirect.js';
 import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
 import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
@@ -132,6 +134,17 @@ function isEmbedPath(pathname: string): boolean {
   return pathname === SURFACES.embed || pathname.startsWith(`${SURFACES.embed}/`);
 }
 
+/**
+ * The old `/api/ext/v1` prefix (PRODUCT P15): a 308 to `/api/public/v1`, path
+ * remainder and raw query kept, any method, before any key check. In AWS the
+ * same response comes from lambdas/handlers/legacy-redirect.ts.
+ */
+export function legacyRedirect(url: URL): APIGatewayProxyResult | undefined {
+  const underPrefix = url.pathname === LEGACY_PREFIX || url.pathname.startsWith(`${LEGACY_PREFIX}/`);
+  const location = underPrefix ? legacyRedirectTarget(url.pathname, url.search) : undefined;
+  return location === undefined ? undefined : legacyRedirectResponse(location);
+}
+
 export function createGateway(opts: GatewayOptions) {
   async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -143,6 +156,8 @@ export function createGateway(opts: GatewayOptions) {
 
     // Preflight on any Embed path is answered by the gateway itself (a MOCK integration in AWS).
     if (embed && method === 'OPTIONS') return { statusCode: 204, headers: { ...EMBED_PREFLIGHT, 'x-amzn-requestid': requestId }, body: '' };
+    const redirect = legacyRedirect(url);
+    if (redirect) return { ...redirect, headers: { ...redirect.headers, 'x-amzn-requestid': requestId } };
     const match = matchRoute(method, url.pathname);
     // Unknown route or method: API Gateway answers before any authorizer runs.
     if (!match) return gatewayError(404, MESSAGES.resourceNotFound);
@@ -166,7 +181,8 @@ export function createGateway(opts: GatewayOptions) {
     };
 
     let authorizerContext: Record<string, unknown> | undefined;
-    if (match.route.surface === 'public') {
+    // Only `auth: 'key'` routes meet the authorizer and the quota; the documents are open (PRODUCT P15).
+    if (match.route.auth === 'key') {
       let result: APIGatewayAuthorizerResult;
       try {
         result = await opts.authorizer(

@@ -23,6 +23,7 @@ import { onDynamoCall, type CallListener } from './instrument.js';
 import { readDataset, writeDataset } from './loader.js';
 import { LocalDailyQuota } from './quota.js';
 import { serveAsset, widgetAssets } from './widget.js';
+import { DOCS_PATH, docsAssets } from './docs-page.js';
 
 
 export interface LocalServerOptions {
@@ -47,6 +48,8 @@ export interface LocalServer {
   embedBaseUrl: string;
   /** The demo host page using the embed widget. */
   widgetDemoUrl: string;
+  /** The API reference (Redoc over the OpenAPI documents). */
+  docsUrl: string;
   storeEndpoint: string;
   tableName: string;
   /** A key that works on every Public route; from the dataset or made for this run. */
@@ -128,7 +131,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const quota = new LocalDailyQuota(quotaClient, LOCAL_TABLE);
     const clock = deps.clock;
     const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()) });
-    const assets = widgetAssets();
+    const assets = new Map([...widgetAssets(), ...docsAssets()]);
     http.on('request', (req, res) => {
       const asset = req.method === 'GET' ? assets.get((req.url ?? '/').split('?')[0] ?? '/') : undefined;
       if (asset) serveAsset(res, asset);
@@ -141,6 +144,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       publicBaseUrl: `${url}${SURFACES.public}`,
       embedBaseUrl: `${url}${SURFACES.embed}`,
       widgetDemoUrl: `${url}/embed/demo.html`,
+      docsUrl: `${url}${DOCS_PATH}`,
       storeEndpoint: store.endpoint,
       tableName: LOCAL_TABLE,
       demoKey,

@@ -10,7 +10,7 @@
  * never printed.
  */
 import { parseArgs } from 'node:util';
-import { routes, type RouteDefinition } from '../lambdas/routes.js';
+import { OPENAPI_HANDLER, routes, type RouteDefinition } from '../lambdas/routes.js';
 
 export interface SmokeOptions {
   publicUrl: string;
@@ -33,7 +33,7 @@ const MISSING_EVENT = 'evt_smoke_check_no_such_event';
 async function request(url: string, init: RequestInit = {}) {
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
   const text = await res.text();
-  let body: { success?: boolean; message?: string } | undefined;
+  let body: { success?: boolean; message?: string; openapi?: string } | undefined;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
@@ -72,8 +72,14 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
       const calendar = route.path.endsWith('.ics') && res.status === 200;
       const type = res.headers.get('content-type') ?? '';
       expect(calendar ? type === 'text/calendar; charset=utf-8' && res.text.startsWith('BEGIN:VCALENDAR\r\n') : type.startsWith('application/json'), `content-type ${type}`);
-      // Variant B answers an unknown user with 400, everything else with 404.
-      const fine = known ? res.status === 200 && (calendar || res.body?.success === true) : [400, 404].includes(res.status) && res.body?.success === false;
+      // The OpenAPI documents are there whatever the data (PRODUCT P15); Variant B
+      // answers an unknown user with 400, everything else with 404.
+      const fine =
+        route.handler === OPENAPI_HANDLER
+          ? res.status === 200 && res.body?.openapi === '3.1.0'
+          : known
+            ? res.status === 200 && (calendar || res.body?.success === true)
+            : [400, 404].includes(res.status) && res.body?.success === false;
       expect(fine, `status ${res.status}: ${res.text.slice(0, 160)}`);
       if (route.surface === 'embed') expect(res.headers.get('access-control-allow-origin') === '*', 'no Access-Control-Allow-Origin: *');
       else expect(res.headers.get('access-control-allow-origin') === null, 'Public API sent CORS headers');
@@ -92,6 +98,14 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
     const res = await request(`${publicBase}/smoke-check-no-such-route`, { headers: keyHeader });
     expect(res.status === 404 && res.body?.message === 'Resource not found.', `status ${res.status}: ${res.text.slice(0, 120)}`);
     return '404';
+  });
+  await check('The old prefix /api/ext/v1 answers 308 to /api/public/v1', async () => {
+    // publicUrl ends in /api/public/v1 (after the stage on an execute-api URL).
+    const legacy = `${publicBase.replace(/\/api\/public\/v1$/, '/api/ext/v1')}/events/${event}?smoke=1`;
+    const res = await request(legacy, { redirect: 'manual' });
+    const location = res.headers.get('location') ?? '';
+    expect(res.status === 308 && location.endsWith(`/api/public/v1/events/${event}?smoke=1`), `status ${res.status}, location ${location}`);
+    return '308';
   });
   await check('Embed API preflight answers 204 with CORS', async () => {
     const res = await request(`${embedBase}/users/${user}/events`, {

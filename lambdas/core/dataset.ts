@@ -1,5 +1,6 @@
 /**
- * The source dataset format (../shared/contract/dataset.schema.json) as zod,
+ * The source dataset format (described in docs/dataset-format.md; its JSON
+ * Schema, docs/dataset.schema.json, is generated from these schemas) as zod,
  * plus the cross-record checks JSON Schema cannot express (unknown references,
  * duplicates). `validateDataset` names every offending record by its path, e.g.
  * `events[12].start_date: invalid date-time`, so a bad file is fixed in one pass.
@@ -10,7 +11,8 @@ import { EVENT_ID_PATTERN, USERNAME_PATTERN, USER_ID_PATTERN } from './ids.js';
 
 const isoDateTime = z
   .string({ error: 'must be a string' })
-  .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time' });
+  .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time' })
+  .meta({ format: 'date-time', description: 'ISO 8601 date-time with seconds and Z or an offset.' });
 
 const uri = z.url({ error: 'invalid URI' });
 const uriOrNull = uri.nullable();

@@ -8,23 +8,13 @@
  * day in the event's own time zone.
  */
 import { isIanaTimeZone } from './dataset.js';
+import type * as z from 'zod';
 import type { EventPayload } from '../store/items.js';
+import type { embedEventSchema, embedStatusSchema } from './response-schemas.js';
 
-export type EmbedStatus = 'upcoming' | 'ongoing' | 'past';
-
-export interface EmbedEvent {
-  id: string;
-  title: string;
-  description: string | null;
-  cover: string | null;
-  start_date: string;
-  end_date: string | null;
-  timezone: string;
-  location: { name: string; city: string | null; country: string | null } | null;
-  url: string;
-  creator: { username: string; image: string | null; verified: boolean };
-  status: EmbedStatus;
-}
+/** Derived from the response schema, so the mapper and the documents cannot drift. */
+export type EmbedStatus = z.infer<typeof embedStatusSchema>;
+export type EmbedEvent = z.infer<typeof embedEventSchema>;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(timeZone: string): Intl.DateTimeFormat {

@@ -2,35 +2,13 @@
  * Stored items → response objects (spec §2.2, §2.4; PRODUCT P9, P10). The
  * mappers name every field they emit, so nothing stored ever leaks by accident.
  */
+import type * as z from 'zod';
 import type { EventPayload, RsvpItem } from '../store/items.js';
+import type { guestSchema, publicEventSchema } from './response-schemas.js';
 
-export interface PublicEvent {
-  id: string;
-  title: string;
-  description: string;
-  cover: string;
-  location: string;
-  start_date: string;
-  end_date: string | null;
-  timezone: string;
-  status: 'published';
-  visibility: 'public';
-  cost: number | null;
-  created_at: string;
-  creator: { id: string; username: string; image: string; verification_status: string | null };
-  links: { spotify_url: string | null; wavlake_url: string | null };
-  contributions: { cashapp: string | null; venmo: string | null; paypal: string | null; btc_lightning: string | null };
-}
-
-export interface Guest {
-  id: string;
-  username: string;
-  name: string | null;
-  image: string | null;
-  verification_status: string | null;
-  rsvp_status: string;
-  rsvp_date: string;
-}
+/** Derived from the response schemas, so a mapper and the documents cannot drift. */
+export type PublicEvent = z.infer<typeof publicEventSchema>;
+export type Guest = z.infer<typeof guestSchema>;
 
 /** Defence in depth: the indexes already hold only public events. */
 export function isPublicPayload(p: Pick<EventPayload, 'status' | 'visibility'>): boolean {

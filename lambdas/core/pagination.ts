@@ -1,8 +1,7 @@
-export interface Pagination {
-  limit: number;
-  offset: number;
-  total: number;
-}
+import type * as z from 'zod';
+import type { paginationSchema } from './response-schemas.js';
+
+export type Pagination = z.infer<typeof paginationSchema>;
 
 export interface Page<T> {
   items: T[];

@@ -31,14 +31,25 @@ function required(requiredMessage: string, pattern: RegExp, invalidMessage: stri
   });
 }
 
+/*
+ * Every parameter schema carries its wire contract as zod metadata (`.meta`):
+ * the schemas parse strings (path and query values are strings), so the
+ * metadata states what the OpenAPI documents show (type, bounds, default,
+ * enum). lambdas/openapi/ reads it; the handlers never do.
+ */
 export const eventIdParam = required(
   MESSAGES.eventIdRequired,
   EVENT_ID_PATTERN,
   'Invalid event id: expected evt_ followed by 1-64 letters, digits, "_" or "-"',
-);
+).meta({ type: 'string', pattern: EVENT_ID_PATTERN.source, description: 'The event id.', example: 'evt_jazz01' });
 /** A username path parameter; Variant B words the missing case differently. */
 export const requiredUsername = (missingMessage: string) =>
-  required(missingMessage, USERNAME_PATTERN, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)');
+  required(missingMessage, USERNAME_PATTERN, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)').meta({
+    type: 'string',
+    pattern: USERNAME_PATTERN.source,
+    description: 'The username, without "@"; matched ignoring case.',
+    example: 'alice',
+  });
 export const usernameParam = requiredUsername(MESSAGES.usernameRequired);
 
 function integerParam(fallback: number, min: number, max: number, message: string) {
@@ -53,8 +64,15 @@ function integerParam(fallback: number, min: number, max: number, message: strin
   });
 }
 
-export const limitParam = (fallback: number) => integerParam(fallback, 1, 100, MESSAGES.limitRange);
-export const offsetParam = integerParam(0, 0, Number.MAX_SAFE_INTEGER, 'Offset must be an integer greater than or equal to 0');
+export const limitParam = (fallback: number) =>
+  integerParam(fallback, 1, 100, MESSAGES.limitRange).meta({ type: 'integer', minimum: 1, maximum: 100, default: fallback, description: 'Page size.' });
+export const offsetParam = integerParam(0, 0, Number.MAX_SAFE_INTEGER, 'Offset must be an integer greater than or equal to 0').meta({
+  type: 'integer',
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  default: 0,
+  description: 'Items to skip; stop when offset + limit >= total.',
+});
 
 function enumParam<T extends string>(values: readonly T[], name: string) {
   return z.string().optional().transform((value, ctx): T | undefined => {
@@ -67,27 +85,44 @@ function enumParam<T extends string>(values: readonly T[], name: string) {
   });
 }
 
-export const guestStatusParam = enumParam(GUEST_STATUSES, 'Status').transform((v) => v ?? 'yes');
-export const eventTypeParam = enumParam(EVENT_TYPES, 'Type');
+export const guestStatusParam = enumParam(GUEST_STATUSES, 'Status')
+  .transform((v) => v ?? 'yes')
+  .meta({ type: 'string', enum: [...GUEST_STATUSES], default: 'yes', description: 'RSVP status to list; `all` lists every status.' });
+export const eventTypeParam = enumParam(EVENT_TYPES, 'Type').meta({
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  description: 'upcoming: start >= now, earliest first; past: start < now, latest first; profile: hosted + yes/maybe RSVPs, newest created first. Absent: every hosted event, newest created first.',
+});
+export const ORDERS = ['asc', 'desc'] as const;
 /** Embed user events: `asc` (default, earliest start first) or `desc` (latest first, e.g. a widget's past events). */
-export const orderParam = enumParam(['asc', 'desc'] as const, 'Order').transform((v) => v ?? 'asc');
+export const orderParam = enumParam(ORDERS, 'Order')
+  .transform((v) => v ?? 'asc')
+  .meta({ type: 'string', enum: [...ORDERS], default: 'asc', description: 'By start date: `asc` earliest first, `desc` latest first (say, past events with `to=now`).' });
 
-const dateParam = (bound: DateBound) =>
-  z.string().optional().transform((value, ctx): Date | undefined => {
-    if (value === undefined) return undefined;
-    const date = parseDateBound(value, bound);
-    if (!date) {
-      ctx.addIssue({ code: 'custom', message: MESSAGES.invalidDate });
-      return z.NEVER;
-    }
-    return date;
-  });
+const dateParam = (bound: DateBound, description: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx): Date | undefined => {
+      if (value === undefined) return undefined;
+      const date = parseDateBound(value, bound);
+      if (!date) {
+        ctx.addIssue({ code: 'custom', message: MESSAGES.invalidDate });
+        return z.NEVER;
+      }
+      return date;
+    })
+    .meta({
+      type: 'string',
+      description: `${description} ISO 8601 date-time with \`Z\` or an offset, or \`YYYY-MM-DD\` (a whole UTC day).`,
+      example: bound === 'lower' ? '2027-01-01' : '2027-12-31T23:59:59Z',
+    });
 
 /** `since`/`from` (alias) and `to`, inclusive bounds on start date. */
 export const startWindowShape = {
-  since: dateParam('lower'),
-  from: dateParam('lower'),
-  to: dateParam('upper'),
+  since: dateParam('lower', 'Inclusive lower bound on the start date.'),
+  from: dateParam('lower', 'Alias of `since`; when both are given they must be the same instant.'),
+  to: dateParam('upper', 'Inclusive upper bound on the start date; not before `since`.'),
 };
 
 export interface StartBounds {

@@ -1,6 +1,5 @@
-import * as z from 'zod';
 import { embedEvent } from '../core/embed-queries.js';
-import { eventIdParam } from '../core/params.js';
+import { embedGetEventParams } from '../core/route-params.js';
 import type { Deps, HttpHandler } from '../http/deps.js';
 import { EMBED_CORS } from '../http/embed-cors.js';
 import { embedRoute } from '../http/embed-route.js';
@@ -8,7 +7,7 @@ import { lambdaEntry } from '../http/lambda-entry.js';
 import { EVENT_ID_PATTERN } from '../core/ids.js';
 
 const json = embedRoute({
-  params: z.object({ eventId: eventIdParam }),
+  params: embedGetEventParams,
   run: async ({ eventId }, { reader, clock, config }) => ({
     message: `Event ${eventId} retrieved`,
     ...(await embedEvent(reader, eventId, clock(), config.siteUrl)),

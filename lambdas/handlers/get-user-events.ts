@@ -1,6 +1,5 @@
-import * as z from 'zod';
-import { MESSAGES } from '../core/errors.js';
-import { eventTypeParam, limitParam, offsetParam, requiredUsername, resolveStartBounds, startWindowShape, usernameParam } from '../core/params.js';
+import { resolveStartBounds } from '../core/params.js';
+import { getUserEventsDatedParams, getUserEventsTypedParams } from '../core/route-params.js';
 import { datedUserEvents, typedUserEvents } from '../core/queries.js';
 import type { Deps } from '../http/deps.js';
 import { lambdaEntry } from '../http/lambda-entry.js';
@@ -8,13 +7,7 @@ import { httpRoute } from '../http/route.js';
 
 /** GET /api/public/v1/users/{username}/events, Variant B: typed and paginated (PRODUCT P5). */
 const typed = httpRoute({
-  params: z.object({
-    username: requiredUsername(MESSAGES.typedUserNotFound),
-    type: eventTypeParam,
-    limit: limitParam(20),
-    offset: offsetParam,
-    ...startWindowShape,
-  }),
+  params: getUserEventsTypedParams,
   run: async (q, { reader, clock, config }) => ({
     message: `Events of user ${q.username} retrieved`,
     data: await typedUserEvents(reader, { ...q, bounds: resolveStartBounds(q) }, clock(), config.siteUrl),
@@ -23,7 +16,7 @@ const typed = httpRoute({
 
 /** Variant A: every hosted event in the date window, most recently created first. */
 const dated = httpRoute({
-  params: z.object({ username: usernameParam, ...startWindowShape }),
+  params: getUserEventsDatedParams,
   run: async (q, { reader, config }) => ({
     message: `Events of user ${q.username} retrieved`,
     data: await datedUserEvents(reader, { username: q.username, list: 'HOSTED', bounds: resolveStartBounds(q) }, config.siteUrl),

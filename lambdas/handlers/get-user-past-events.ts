@@ -1,12 +1,11 @@
-import * as z from 'zod';
-import { limitParam, offsetParam, usernameParam } from '../core/params.js';
+import { getUserTimelineParams } from '../core/route-params.js';
 import { timelineEvents } from '../core/queries.js';
 import { lambdaEntry } from '../http/lambda-entry.js';
 import { httpRoute } from '../http/route.js';
 
 /** GET /api/public/v1/users/{username}/past-events?limit&offset */
 export const build = httpRoute({
-  params: z.object({ username: usernameParam, limit: limitParam(10), offset: offsetParam }),
+  params: getUserTimelineParams,
   run: async (q, { reader, clock, config }) => {
     const { events, pagination } = await timelineEvents(reader, 'past', q, clock(), config.siteUrl);
     return { message: `Past events of user ${q.username} retrieved`, data: events, pagination };

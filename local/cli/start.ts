@@ -80,6 +80,7 @@ async function main(): Promise<void> {
       `  Public API: ${server.publicBaseUrl}`,
       `  Embed API:  ${server.embedBaseUrl}`,
       `  Widget:     ${server.widgetDemoUrl}`,
+      `  API docs:   ${server.docsUrl} (OpenAPI: ${server.publicBaseUrl}/openapi.json, ${server.embedBaseUrl}/openapi.json)`,
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
       '',

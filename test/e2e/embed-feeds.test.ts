@@ -21,9 +21,10 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
+/** The raw answer (text, redirects not followed), checked against the Embed OpenAPI document like every get(). */
 async function raw(path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.embedBaseUrl}${path}`, { headers: { origin: 'https://host.example', ...headers }, redirect: 'manual' });
-  return { status: res.status, headers: res.headers, text: await res.text() };
+  const { status, headers: h, text } = await get(`${server.embedBaseUrl}${path}`, { origin: 'https://host.example', ...headers });
+  return { status, headers: h, text };
 }
 
 async function json<T>(path: string): Promise<T> {
@@ -145,11 +146,11 @@ describe('the cache rule of the JSON routes', () => {
     const meetupLeaves = new Date(Date.parse('2026-09-10T17:00:00.000Z') + FEED_PAST_DAYS * DAY - 20_000);
     const beforeLeaving = await startTestServer({ siteUrl: SITE, clock: () => meetupLeaves });
     try {
-      const a = await fetch(`${beforeJazz.embedBaseUrl}/users/alice/events.ics`);
+      const a = await get(`${beforeJazz.embedBaseUrl}/users/alice/events.ics`);
       expect(a.headers.get('cache-control')).toBe('public, max-age=30');
-      const b = await fetch(`${beforeLeaving.embedBaseUrl}/users/alice/events.ics`);
+      const b = await get(`${beforeLeaving.embedBaseUrl}/users/alice/events.ics`);
       expect(b.headers.get('cache-control')).toBe('public, max-age=20');
-      expect(await b.text()).toContain('evt_meetup02@');
+      expect(b.text).toContain('evt_meetup02@');
     } finally {
       await beforeJazz.close();
       await beforeLeaving.close();

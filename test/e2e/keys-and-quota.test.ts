@@ -91,6 +91,8 @@ describe('daily quota: 1000 requests per key per UTC day', () => {
     // 403s and 401s are answered before the quota and do not count.
     expect(new Set(await burst(5, KEYS.eventsOnly, '/events/evt_jazz01/guests'))).toEqual(new Set([403]));
     expect(new Set(await burst(3, KEYS.revoked))).toEqual(new Set([401]));
+    // Nor does the OpenAPI document (PRODUCT P15): were these counted, 5 of the 1000 below would be 429.
+    expect(new Set(await burst(5, KEYS.eventsOnly, '/openapi.json'))).toEqual(new Set([200]));
 
     const statuses = await burst(1000, KEYS.eventsOnly);
     expect(statuses.filter((s) => s === 404)).toHaveLength(1000);
@@ -105,6 +107,8 @@ describe('daily quota: 1000 requests per key per UTC day', () => {
     expect(refused.headers.get('retry-after')).toBe('10');
 
     expect((await api('/events/evt_jazz01', KEYS.both)).status).toBe(200);
+    // Over quota, the key still gets the document: it is neither checked nor metered.
+    expect((await api('/openapi.json', KEYS.eventsOnly)).status).toBe(200);
   });
 
   it('starts again at UTC midnight', async () => {

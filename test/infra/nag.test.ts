@@ -24,7 +24,10 @@ describe.each(['staging', 'production'])('cdk-nag AwsSolutions (%s)', (stage) =>
 
   it('uses every acknowledgement, each with a reason', () => {
     const used = new Set(nag.suppressedViolations.map((v) => v.acknowledgedId));
-    expect([...used].sort()).toEqual(Object.values(NAG_REASONS).map((r) => r.id).sort());
+    expect([...used].sort()).toEqual([...new Set(Object.values(NAG_REASONS).map((r) => r.id))].sort());
+    // Two acknowledgements may share a rule (APIG4: the Embed API, the open Public methods); each must match findings.
+    const reasons = new Set(nag.suppressedViolations.map((v) => v.reason));
+    for (const r of Object.values(NAG_REASONS)) expect(reasons.has(r.reason)).toBe(true);
     for (const v of nag.suppressedViolations) expect(v.reason.length).toBeGreaterThan(40);
   });
 });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
-import { SURFACES, routes } from '../../lambdas/routes.js';
+import { SURFACES, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
 import { resources, synthApp } from './support.js';
@@ -14,6 +14,7 @@ import { resources, synthApp } from './support.js';
 const staging = synthApp();
 const production = synthApp({ stage: 'production' });
 const t = staging.template;
+const table: readonly RouteDefinition[] = routes;
 
 const restApiId = (name: string) => resources(t, 'AWS::ApiGateway::RestApi').find(([id]) => id.includes(name))![0];
 const publicApiId = restApiId('PublicApi');
@@ -62,8 +63,9 @@ describe('table', () => {
 describe('functions', () => {
   const fns = resources(t, 'AWS::Lambda::Function');
 
-  it('has one function per route plus the authorizer and the ingest function', () => {
-    expect(fns).toHaveLength(routes.length + 2);
+  it('has one function per route plus the authorizer, the old-prefix redirect and the ingest function', () => {
+    expect(fns).toHaveLength(routes.length + 3);
+    expect(fns.some(([, f]) => f.Properties.Description === 'ANY /api/ext/v1/… → 308 /api/public/v1/…')).toBe(true);
     for (const route of routes) {
       expect(fns.some(([, f]) => f.Properties.Description === `${route.method} ${SURFACES[route.surface]}${route.path}`)).toBe(true);
     }
@@ -89,7 +91,7 @@ describe('functions', () => {
   it('gives every function its own log group with a retention', () => {
     const groups = resources(t, 'AWS::Logs::LogGroup');
     // One per function, plus one access log per API.
-    expect(groups).toHaveLength(routes.length + 2 + 2);
+    expect(groups).toHaveLength(routes.length + 3 + 2);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
     for (const [, g] of resources(production.template, 'AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(90);
   });
@@ -120,7 +122,7 @@ describe('IAM: read-only, and only what each function needs', () => {
 
   it('scopes table reads to the table and its three indexes by name', () => {
     const reads = otherStatements.filter((s) => [s.Action].flat().includes('dynamodb:Query'));
-    expect(reads).toHaveLength(routes.length);
+    expect(reads).toHaveLength(table.filter((r) => r.readsTable !== false).length);
     for (const s of reads) {
       const joined = JSON.stringify(s.Resource);
       for (const index of Object.values(INDEXES)) expect(joined).toContain(`/index/${index.name}`);
@@ -146,10 +148,38 @@ describe('IAM: read-only, and only what each function needs', () => {
 describe('Public REST API', () => {
   const publicMethods = methods.filter((m) => m.api === publicApiId);
 
-  it('has one GET method per Public route, with CUSTOM auth and an API key required, and nothing else', () => {
+  const legacy = ['ANY /api/ext/v1', 'ANY /api/ext/v1/{proxy+}'];
+
+  it('has one GET method per Public route, the old-prefix redirect, and nothing else', () => {
     const expected = routes.filter((r) => r.surface === 'public').map((r) => `GET ${SURFACES.public}${r.path}`);
-    expect(publicMethods.map((m) => `${m.verb} ${m.path}`).sort()).toEqual(expected.sort());
-    for (const m of publicMethods) expect(m.props).toMatchObject({ AuthorizationType: 'CUSTOM', ApiKeyRequired: true });
+    expect(publicMethods.map((m) => `${m.verb} ${m.path}`).sort()).toEqual([...expected, ...legacy].sort());
+  });
+
+  it("puts CUSTOM auth and an API key on every 'key' route, and neither on the document (PRODUCT P15)", () => {
+    for (const route of table.filter((r) => r.surface === 'public')) {
+      const method = publicMethods.find((m) => m.verb === 'GET' && m.path === `${SURFACES.public}${route.path}`)!;
+      if (route.auth === 'key') expect(method.props).toMatchObject({ AuthorizationType: 'CUSTOM', ApiKeyRequired: true });
+      else {
+        expect(method.props).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
+        expect(method.props.AuthorizerId).toBeUndefined();
+      }
+    }
+  });
+
+  it('redirects /api/ext/v1 and everything below it, with or without a key, through the redirect function', () => {
+    const redirectFn = resources(t, 'AWS::Lambda::Function').find(([, f]) => String(f.Properties.Description).startsWith('ANY /api/ext/v1'))![0];
+    for (const m of publicMethods.filter((x) => legacy.includes(`${x.verb} ${x.path}`))) {
+      expect(m.props).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false, Integration: { Type: 'AWS_PROXY' } });
+      expect(JSON.stringify(m.props.Integration.Uri)).toContain(redirectFn);
+    }
+  });
+
+  it('gives the documents and the redirect no table access', () => {
+    const policies = resources(t, 'AWS::IAM::Policy');
+    for (const id of [...table.filter((r) => r.readsTable === false).map((r) => r.id), 'LegacyRedirect']) {
+      const own = policies.filter(([pid]) => pid.startsWith(id));
+      expect(JSON.stringify(own)).not.toContain('dynamodb:');
+    }
   });
 
   it('uses a REQUEST authorizer with caching off and no identity source', () => {
@@ -262,7 +292,7 @@ describe('operations', () => {
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
     const alarms = resources(t, 'AWS::CloudWatch::Alarm');
     // Per API: 5xx rate and p99; per function: errors and throttles; ingest: dead letters and lag.
-    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 2) + 2);
+    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 2);
     const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
     expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
     expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);
@@ -341,7 +371,9 @@ describe('settings from context', () => {
     const withDomain = synthApp({ domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' });
     withDomain.template.hasResourceProperties('AWS::ApiGateway::DomainName', { DomainName: 'api.example.com', RoutingMode: 'ROUTING_RULE_ONLY', SecurityPolicy: 'TLS_1_2' });
     const rules = resources(withDomain.template, 'AWS::ApiGatewayV2::RoutingRule').map(([, r]) => r.Properties);
-    expect(rules.map((r) => r.Conditions[0].MatchBasePaths.AnyOf[0]).sort()).toEqual(['api/embed/v1', 'api/public/v1']);
+    expect(rules.map((r) => r.Conditions[0].MatchBasePaths.AnyOf[0]).sort()).toEqual(['api/embed/v1', 'api/ext/v1', 'api/public/v1']);
+    const apiOf = (path: string) => rules.find((r) => r.Conditions[0].MatchBasePaths.AnyOf[0] === path)!.Actions[0].InvokeApi.ApiId;
+    expect(apiOf('api/ext/v1')).toEqual(apiOf('api/public/v1'));
     for (const r of rules) expect(r.Actions[0].InvokeApi).toMatchObject({ Stage: 'staging', StripBasePath: false });
   });
 });

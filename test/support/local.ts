@@ -1,5 +1,6 @@
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../local/server.js';
+import { forgetDocuments } from './contract.js';
 import { assertLocalEndpoint } from './store.js';
 import { DEMO_FILE, NOW } from './fixtures.js';
 
@@ -22,5 +23,11 @@ export async function startTestServer(opts: Partial<LocalServerOptions> = {}): P
     ...opts,
   });
   assertLocalEndpoint(server.storeEndpoint);
+  const close = server.close;
+  // A later server may get this port; it must not be checked against this one's documents.
+  server.close = async () => {
+    forgetDocuments(server.url);
+    await close();
+  };
   return Object.assign(server, { calls, responses });
 }

@@ -1,0 +1,35 @@
+/**
+ * GET /api/public/v1/openapi.json and GET /api/embed/v1/openapi.json (PRODUCT
+ * P15): the surface's OpenAPI 3.1 document itself, no envelope, no key. It is
+ * generated once per container, at the first request, for this deployment's
+ * key header name and `/users/{username}/events` variant.
+ */
+import { JSON_HEADERS } from '../http/envelope.js';
+import { EMBED_CORS } from '../http/embed-cors.js';
+import type { Deps, HttpHandler } from '../http/deps.js';
+import { lambdaEntry } from '../http/lambda-entry.js';
+import { buildDocument } from '../openapi/document.js';
+import { routeForResource, type Surface } from '../routes.js';
+
+export const build = ({ config }: Deps): HttpHandler => {
+  const documents = new Map<Surface, string>();
+  return async (event) => {
+    const surface = routeForResource(event.resource, event.httpMethod)?.surface ?? 'public';
+    let body = documents.get(surface);
+    if (body === undefined) {
+      body = JSON.stringify(buildDocument(surface, config));
+      documents.set(surface, body);
+    }
+    return {
+      statusCode: 200,
+      headers: {
+        ...JSON_HEADERS,
+        'cache-control': 'public, max-age=300',
+        ...(surface === 'embed' ? { 'access-control-allow-origin': EMBED_CORS.allowOrigin } : {}),
+      },
+      body,
+    };
+  };
+};
+
+export const handler = lambdaEntry(build);

@@ -1,0 +1,245 @@
+/**
+ * Generates each surface's OpenAPI 3.1 document from the route table, the
+ * routes' zod parameter schemas and the zod response schemas, with
+ * @asteasolutions/zod-to-openapi. Only the `openapi` handler imports this
+ * module, so the generator never lands in a data route's bundle
+ * (test/infra/bundle-contents.test.ts holds that).
+ */
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import * as z from 'zod';
+import { QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
+import type { UserEventsVariant } from '../core/config.js';
+import { errorEnvelopeSchema, validationErrorSchema } from '../core/response-schemas.js';
+import { EMBED_CORS } from '../http/embed-cors.js';
+import { SURFACES, routes, type RouteDefinition, type Surface } from '../routes.js';
+import { EXAMPLES, type ExampleName } from './examples.generated.js';
+import { OPERATIONS, type OperationDoc } from './operations.js';
+
+export interface DocumentOptions {
+  /** Names the key header `x-{serviceName}-api-key`. */
+  serviceName: string;
+  /** Which `/users/{username}/events` variant this deployment serves. */
+  userEventsVariant: UserEventsVariant;
+}
+
+/** A response header as OpenAPI describes it. */
+interface Header {
+  description: string;
+  required: boolean;
+  schema: { type: 'string' | 'integer'; enum?: string[]; minimum?: number };
+}
+type HeadersObject = Exclude<NonNullable<ResponseConfig['headers']>, z.ZodType>;
+// The generator's header type comes from openapi3-ts and does not unify with
+// this narrower literal type; the shape is the OpenAPI Header Object.
+const asHeaders = (headers: Record<string, Header>) => headers as unknown as HeadersObject;
+
+const CORS_HEADERS: Record<string, Header> = {
+  'Access-Control-Allow-Origin': { description: 'CORS: every origin may read Embed responses.', required: true, schema: { type: 'string', enum: [EMBED_CORS.allowOrigin] } },
+};
+
+const RATE_LIMIT_HEADERS: Record<keyof typeof QUOTA_EXCEEDED_HEADERS, Header> = {
+  'X-RateLimit-Limit': { description: 'Requests per key per UTC day.', required: true, schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { description: 'Requests left today (0). Absent on the per-second throttle.', required: false, schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'Unix seconds of the next UTC midnight. Absent on the per-second throttle.', required: false, schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { description: 'Seconds until the quota resets (rounded up); 1 for the per-second throttle.', required: true, schema: { type: 'integer', minimum: 0 } },
+};
+
+/** Sent with every non-JSON body (lambdas/http/embed-route.ts). */
+const DOWNLOAD_HEADERS: Record<string, Header> = {
+  'Content-Disposition': { description: '`inline; filename="….ics"`: the name a browser saves it under.', required: true, schema: { type: 'string' } },
+};
+
+const example = (name: ExampleName) => ({ value: EXAMPLES[name] });
+const examples = (names: readonly ExampleName[]) => Object.fromEntries(names.map((n) => [n, example(n)]));
+
+function errorResponse(description: string, headers: Record<string, Header>, names: readonly ExampleName[], schema: z.ZodType = errorEnvelopeSchema): ResponseConfig {
+  return {
+    description,
+    headers: asHeaders(headers),
+    content: { 'application/json': { schema, ...(names.length ? { examples: examples(names) } : {}) } },
+  };
+}
+
+function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, ResponseConfig> {
+  const embed = route.surface === 'embed';
+  const cacheable = embed && op.conditional === true;
+  const cors = embed ? CORS_HEADERS : {};
+  const errorHeaders = embed
+    ? { ...cors, 'Cache-Control': { description: 'Errors are not cached.', required: true, schema: { type: 'string', enum: ['no-store'] } } satisfies Header }
+    : {};
+  const successHeaders: Record<string, Header> = cacheable
+    ? {
+        ...cors,
+        'Cache-Control': { description: '`public, max-age=N`: N is cut short before the first status in the answer changes.', required: true, schema: { type: 'string' } },
+        ETag: { description: 'Strong ETag of the exact body; send it back in `If-None-Match`.', required: true, schema: { type: 'string' } },
+      }
+    : cors;
+  const { success } = op;
+  const responses: Record<string, ResponseConfig> = {
+    200: {
+      description: success.description,
+      headers: asHeaders(success.mediaType === 'application/json' ? successHeaders : { ...successHeaders, ...DOWNLOAD_HEADERS }),
+      content: {
+        [success.mediaType]: {
+          schema: success.mediaType === 'application/json' ? success.schema : z.string(),
+          ...(success.example ? { examples: { demo: example(success.example) } } : {}),
+        },
+      },
+    },
+  };
+  if (cacheable) responses[304] = { description: '`If-None-Match` matched the current ETag: no body.', headers: asHeaders(successHeaders) };
+  if (op.redirect) {
+    responses[308] = {
+      description: op.redirect.description,
+      headers: asHeaders({
+        ...cors,
+        Location: { description: 'Where the resource lives, relative to the request URL.', required: true, schema: { type: 'string' } },
+        'Cache-Control': { description: 'The redirect never changes: `public, max-age=86400`.', required: true, schema: { type: 'string' } },
+      }),
+    };
+  }
+  const invalid = op.errors[400];
+  if (invalid) {
+    responses[400] = errorResponse(
+      'Invalid parameters (`errors` names each), or a request the route cannot answer.',
+      errorHeaders,
+      invalid,
+      z.union([validationErrorSchema, errorEnvelopeSchema]),
+    );
+  }
+  if (route.auth === 'key') {
+    responses[401] = errorResponse('No key, or an unknown or revoked key.', errorHeaders, ['notAuthenticated']);
+    responses[403] = errorResponse("The key lacks this route's scope.", errorHeaders, ['insufficientScope']);
+  }
+  const notFound = op.errors[404];
+  if (notFound) responses[404] = errorResponse('Not found, or not published and public.', errorHeaders, notFound);
+  if (route.auth === 'key') {
+    responses[429] = errorResponse('Over the daily quota (1000 per key per UTC day) or the per-key throttle.', RATE_LIMIT_HEADERS, ['tooManyRequests']);
+  } else if (embed) {
+    responses[429] = errorResponse('The stage throttle: retry after a second.', { ...errorHeaders, 'Retry-After': RATE_LIMIT_HEADERS['Retry-After'] }, ['tooManyRequests']);
+  }
+  responses[500] = errorResponse('Unexpected failure; nothing about it is disclosed.', errorHeaders, ['internalError']);
+  return responses;
+}
+
+/** Splits a route's parameter schema into path and query parameters by the names in its path. */
+function requestOf(route: RouteDefinition, params: z.ZodObject) {
+  const inPath = new Set([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string));
+  const shape = params.shape;
+  const pick = (wantPath: boolean) => z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => inPath.has(name) === wantPath)));
+  return { params: pick(true), query: pick(false) };
+}
+
+const TAGS: Record<OperationDoc['tag'], string> = {
+  Events: 'Single events.',
+  Guests: "An event's guest list.",
+  Users: "A user's events.",
+  Documents: 'This document.',
+};
+
+function info(surface: Surface, opts: DocumentOptions) {
+  return surface === 'public'
+    ? {
+        title: 'Public Events API',
+        version: '1.0.0',
+        description: [
+          'Read-only access to published, public events, their guests and users\' event lists.',
+          '',
+          `**Authentication:** an API key in \`x-${opts.serviceName}-api-key\` or \`Authorization: Bearer <key>\`; each route needs one scope (\`events:read\` or \`guests:read\`).`,
+          '',
+          '**Rate limits:** 1000 requests per key per UTC day and 10 per second (burst 20); over either: `429` with `Retry-After`.',
+          '',
+          'Every body is the envelope `{success, message, data}` (errors: `{success: false, message}`, plus `errors` for bad parameters), except this document. No CORS.',
+        ].join('\n'),
+      }
+    : {
+        title: 'Public Events Embed API',
+        version: '1.0.0',
+        description: [
+          'Compact events for browser widgets. No key; every response, errors included, carries `Access-Control-Allow-Origin: *`; `OPTIONS` on any path answers the CORS preflight (`204`).',
+          '',
+          'Successful answers are cacheable (`Cache-Control`, strong `ETag`, `If-None-Match` → `304`); errors are `Cache-Control: no-store`.',
+        ].join('\n'),
+      };
+}
+
+/** Route descriptions by route id; the real table's are OPERATIONS. */
+export type OperationTable = Readonly<Record<string, (ctx: DocumentOptions) => OperationDoc>>;
+
+/**
+ * The surface's document. `table` and `operations` default to the real route
+ * table and its descriptions; tests pass others to check how a kind of route
+ * (say a non-JSON one) is described.
+ */
+export function buildDocument(
+  surface: Surface,
+  opts: DocumentOptions,
+  table: readonly RouteDefinition[] = routes,
+  operations: OperationTable = OPERATIONS,
+) {
+  const registry = new OpenAPIRegistry();
+  const keyed = table.some((r) => r.surface === surface && r.auth === 'key');
+  if (keyed) {
+    registry.registerComponent('securitySchemes', 'ApiKeyHeader', {
+      type: 'apiKey',
+      in: 'header',
+      name: `x-${opts.serviceName}-api-key`,
+      description: 'The API key in its own header.',
+    });
+    registry.registerComponent('securitySchemes', 'BearerKey', { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token.' });
+  }
+  const tags = new Set<OperationDoc['tag']>();
+  for (const route of table.filter((r) => r.surface === surface)) {
+    const describe = operations[route.id];
+    if (!describe) throw new Error(`route ${route.id} has no OpenAPI description (lambdas/openapi/operations.ts)`);
+    const op = describe(opts);
+    tags.add(op.tag);
+    registry.registerPath({
+      method: 'get',
+      path: route.path,
+      operationId: route.id,
+      summary: op.summary,
+      description: op.description,
+      tags: [op.tag],
+      security: route.auth === 'key' ? [{ ApiKeyHeader: [] }, { BearerKey: [] }] : [],
+      request: requestOf(route, op.params),
+      responses: responsesFor(route, op),
+    });
+    if (surface === 'embed') {
+      registry.registerPath({
+        method: 'options',
+        path: route.path,
+        operationId: `${route.id}Preflight`,
+        summary: 'CORS preflight',
+        description: 'Answered by the gateway on every Embed path.',
+        tags: [op.tag],
+        security: [],
+        request: { params: requestOf(route, op.params).params },
+        responses: {
+          204: {
+            description: 'Preflight accepted.',
+            headers: asHeaders({
+              ...CORS_HEADERS,
+              'Access-Control-Allow-Methods': { description: 'Allowed methods.', required: true, schema: { type: 'string' } },
+              'Access-Control-Allow-Headers': { description: 'Allowed request headers.', required: true, schema: { type: 'string' } },
+            }),
+          },
+        },
+      });
+    }
+  }
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: info(surface, opts),
+    servers: [{ url: SURFACES[surface], description: 'This host (locally, or the custom domain)' }],
+    tags: [...tags].map((name) => ({ name, description: TAGS[name] })),
+  });
+  // Path parameters are always required (the schemas accept a missing value
+  // only to answer it with a named 400).
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of [item.get, item.options]) {
+      for (const p of operation?.parameters ?? []) if ('in' in p && p.in === 'path') p.required = true;
+    }
+  }
+  return document;
+}

@@ -1,0 +1,186 @@
+/**
+ * The OpenAPI description of every route of lambdas/routes.ts: what it is for,
+ * its parameter schema (the same object its handler validates with), its
+ * success body (schema, media type, example) and the statuses its handler
+ * answers. The type below makes an entry mandatory for every route id, so a
+ * route added to the table without one fails `npm run typecheck`, and
+ * test/unit/openapi.test.ts fails if the generated documents miss it.
+ *
+ * Statuses the gateway adds are not listed here: document.ts adds 401, 403 and
+ * 429 to every `auth: 'key'` route, CORS headers and 304 to the Embed API's
+ * cacheable routes, and 500 everywhere.
+ */
+import * as z from 'zod';
+import type { UserEventsVariant } from '../core/config.js';
+import {
+  embedEventSchema,
+  guestSchema,
+  openApiDocumentSchema,
+  pagedEventsSchema,
+  publicEventSchema,
+  successEnvelope,
+} from '../core/response-schemas.js';
+import {
+  embedGetEventFeedParams,
+  embedGetEventParams,
+  embedGetUserEventsParams,
+  embedGetUserFeedParams,
+  getEventGuestsParams,
+  getEventParams,
+  getUserEventsDatedParams,
+  getUserEventsTypedParams,
+  getUserProfileEventsParams,
+  getUserTimelineParams,
+  noParams,
+} from '../core/route-params.js';
+import type { RouteId } from '../routes.js';
+import type { ExampleName } from './examples.generated.js';
+
+export interface OperationContext {
+  userEventsVariant: UserEventsVariant;
+}
+
+export interface OperationDoc {
+  summary: string;
+  description: string;
+  tag: 'Events' | 'Guests' | 'Users' | 'Documents';
+  /** Path + query parameters; path parameters are the ones named in the route's path. */
+  params: z.ZodObject;
+  success: {
+    description: string;
+    /**
+     * The 200 body's media type. JSON bodies are described (and checked in the
+     * end-to-end tests) by `schema`; any other type (e.g. `text/calendar`) is
+     * described as a string of that type.
+     */
+    mediaType: 'application/json' | 'text/calendar';
+    schema: z.ZodType;
+    /** Generated from the demo data (lambdas/openapi/examples.generated.ts). */
+    example?: ExampleName;
+  };
+  /** Errors the handler itself answers, each with its examples. */
+  errors: Partial<Record<400 | 404, readonly ExampleName[]>>;
+  /** The Embed API's ETag / If-None-Match → 304 (lambdas/http/conditional-get.ts). */
+  conditional?: boolean;
+  /** A 308 the handler answers for some paths matching the route's template (its `Location` relative). */
+  redirect?: { description: string };
+}
+
+const json = 'application/json' as const;
+const calendar = 'text/calendar' as const;
+const calendarFormat =
+  'RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event\'s creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route\'s.';
+const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bounds on the start date.';
+
+const openApiOperation = (surface: string): OperationDoc => ({
+  summary: `This document`,
+  description: `The ${surface} API's OpenAPI 3.1 document, generated from the same zod schemas that validate requests and shape responses. No key needed, not counted against any quota, not wrapped in the envelope.`,
+  tag: 'Documents',
+  params: noParams,
+  success: { description: 'The OpenAPI 3.1 document.', mediaType: json, schema: openApiDocumentSchema },
+  errors: {},
+});
+
+export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => OperationDoc } = {
+  getEvent: () => ({
+    summary: 'Get an event',
+    description: 'A published, public event by id. Private, unlisted, draft and cancelled events answer 404, as unknown ids do.',
+    tag: 'Events',
+    params: getEventParams,
+    success: { description: 'The event.', mediaType: json, schema: successEnvelope(publicEventSchema), example: 'getEvent' },
+    errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+  }),
+  getEventGuests: () => ({
+    summary: "List an event's guests",
+    description:
+      'Guests with a linked user account, of one RSVP status (default `yes`) or `all`, in RSVP order. Anonymous RSVPs and contact details are never returned. Needs the `guests:read` scope.',
+    tag: 'Guests',
+    params: getEventGuestsParams,
+    success: { description: 'A page of guests.', mediaType: json, schema: successEnvelope(z.array(guestSchema), true), example: 'getEventGuests' },
+    errors: { 400: ['validationError'], 404: ['notFound'] },
+  }),
+  getUserEvents: ({ userEventsVariant }) =>
+    userEventsVariant === 'typed'
+      ? {
+          summary: "List a user's events",
+          description: `This deployment serves the typed variant: \`type\` picks the list, paginated with \`limit\`/\`offset\`; \`data\` is \`{events, pagination}\`. ${dateWindow} An unknown user answers 400 \`Username missing or user not found\`.`,
+          tag: 'Users',
+          params: getUserEventsTypedParams,
+          success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(pagedEventsSchema), example: 'getUserEventsTyped' },
+          errors: { 400: ['validationError', 'typedUserNotFound'] },
+        }
+      : {
+          summary: "List a user's events",
+          description: `This deployment serves the dated variant: every event the user hosts in the window, most recently created first. ${dateWindow}`,
+          tag: 'Users',
+          params: getUserEventsDatedParams,
+          success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserEventsDated' },
+          errors: { 400: ['validationError'], 404: ['userNotFound'] },
+        },
+  getUserProfileEvents: () => ({
+    summary: "List a user's profile events",
+    description: `Events the user hosts or has RSVPed yes/maybe to, most recently created first. ${dateWindow}`,
+    tag: 'Users',
+    params: getUserProfileEventsParams,
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserProfileEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  getUserUpcomingEvents: () => ({
+    summary: "List a user's upcoming events",
+    description: 'Events the user hosts that start now or later, earliest first, paginated.',
+    tag: 'Users',
+    params: getUserTimelineParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserUpcomingEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  getUserPastEvents: () => ({
+    summary: "List a user's past events",
+    description: 'Events the user hosts that started before now, latest first, paginated.',
+    tag: 'Users',
+    params: getUserTimelineParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserPastEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  publicOpenApi: () => openApiOperation('Public'),
+  embedGetEvent: () => ({
+    summary: 'Get an event (compact)',
+    description: 'A published, public event as the compact Embed Event, with its status computed at read time.',
+    tag: 'Events',
+    params: embedGetEventParams,
+    success: { description: 'The event.', mediaType: json, schema: successEnvelope(embedEventSchema), example: 'embedGetEvent' },
+    errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+    conditional: true,
+    redirect: {
+      description:
+        '`/events/{eventId}.ics` (an event id followed by `.ics`) is redirected permanently to the event\'s calendar, `Location: {eventId}/event.ics` (relative), whether or not the event is public; the feed then answers 200 or 404.',
+    },
+  }),
+  embedGetUserEvents: () => ({
+    summary: "List a user's events (compact)",
+    description: `The user's own public events, earliest start first (\`order=desc\`: latest first), at most \`limit\`. ${dateWindow}`,
+    tag: 'Users',
+    params: embedGetUserEventsParams,
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(embedEventSchema)), example: 'embedGetUserEvents' },
+    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+    conditional: true,
+  }),
+  embedGetUserFeed: () => ({
+    summary: "A user's calendar feed",
+    description: `The user's own public events as an iCalendar feed to subscribe to: every upcoming one (earliest first, at most 100) and those that started within the last 90 days (at most 50), listed by start. ${calendarFormat}`,
+    tag: 'Users',
+    params: embedGetUserFeedParams,
+    success: { description: 'The iCalendar feed.', mediaType: calendar, schema: z.string(), example: 'embedGetUserFeed' },
+    errors: { 400: ['invalidUsername'], 404: ['userNotFound'] },
+    conditional: true,
+  }),
+  embedGetEventFeed: () => ({
+    summary: "An event's calendar",
+    description: `One published, public event as an iCalendar file ("Add to calendar"). Also reachable as \`/events/{eventId}.ics\` by a 308. ${calendarFormat}`,
+    tag: 'Events',
+    params: embedGetEventFeedParams,
+    success: { description: 'The iCalendar file.', mediaType: calendar, schema: z.string(), example: 'embedGetEventFeed' },
+    errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+    conditional: true,
+  }),
+  embedOpenApi: () => openApiOperation('Embed'),
+};
