@@ -15,7 +15,9 @@ import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
 import type { Logger } from '../lambdas/http/logger.js';
 import { errorFields } from '../lambdas/http/logger.js';
-import { SURFACES, resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { methodArnTooLong, sizeLimitBreach } from './request-limits.js';
+import { isEmbedPath, parseRequestTarget, type RequestTarget } from './request-target.js';
 
 export interface GatewayOptions {
   handlers: ReadonlyMap<string, HttpHandler>;
@@ -49,7 +51,7 @@ export function matchRoute(method: string, pathname: string): Match | undefined 
   const segments = pathname.split('/');
   for (const { route, segments: template } of compiled) {
     if (route.method !== method || template.length !== segments.length) continue;
-    const pathParameters: Record<string, string> = {};
+    const pathParameters = clientKeyed<string>();
     const ok = template.every((t, i) => {
       const actual = segments[i] ?? '';
       if (t.startsWith('{') && t.endsWith('}')) {
@@ -65,9 +67,17 @@ export function matchRoute(method: string, pathname: string): Match | undefined 
   return undefined;
 }
 
+/**
+ * A map keyed by what the client sent: without a prototype, so a name like
+ * `__proto__`, `constructor` or `toString` is an ordinary key.
+ */
+function clientKeyed<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function headersOf(req: IncomingMessage) {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = clientKeyed<string>();
+  const multiValueHeaders = clientKeyed<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
@@ -77,10 +87,10 @@ function headersOf(req: IncomingMessage) {
   return { headers, multiValueHeaders };
 }
 
-function queryOf(url: URL) {
+function queryOf(url: RequestTarget) {
   // API Gateway keeps the last value of a repeated parameter in the single-value map.
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const single = clientKeyed<string>();
+  const multi = clientKeyed<string[]>();
   for (const [name, value] of url.searchParams) {
     single[name] = value;
     (multi[name] ??= []).push(value);
@@ -128,19 +138,19 @@ const EMBED_PREFLIGHT = {
   'access-control-allow-headers': EMBED_CORS.allowHeaders.join(', '),
 };
 
-function isEmbedPath(pathname: string): boolean {
-  return pathname === SURFACES.embed || pathname.startsWith(`${SURFACES.embed}/`);
-}
-
 export function createGateway(opts: GatewayOptions) {
   async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = req.url ?? '/';
+    const url = parseRequestTarget(target);
     const method = req.method ?? 'GET';
     const embed = isEmbedPath(url.pathname);
     // The Embed API's gateway responses carry CORS too, so a browser can read its errors.
     const gatewayError = (status: number, message: string) =>
       jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : {}) });
 
+    // API Gateway refuses oversized requests before anything else.
+    const breach = sizeLimitBreach(target, req.rawHeaders);
+    if (breach) return gatewayError(breach.status, breach.message);
     // Preflight on any Embed path is answered by the gateway itself (a MOCK integration in AWS).
     if (embed && method === 'OPTIONS') return { statusCode: 204, headers: { ...EMBED_PREFLIGHT, 'x-amzn-requestid': requestId }, body: '' };
     const match = matchRoute(method, url.pathname);
@@ -167,6 +177,8 @@ export function createGateway(opts: GatewayOptions) {
 
     let authorizerContext: Record<string, unknown> | undefined;
     if (match.route.surface === 'public') {
+      const arnBreach = methodArnTooLong(methodArn);
+      if (arnBreach) return gatewayError(arnBreach.status, arnBreach.message);
       let result: APIGatewayAuthorizerResult;
       try {
         result = await opts.authorizer(
