@@ -94,6 +94,69 @@ describe(`hostile proxy events straight into every handler (${FUZZ.runs} cases, 
   }, 600_000);
 });
 
+describe('names that are Object.prototype members, as API Gateway hands them (own properties of JSON-parsed maps)', () => {
+  const names = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty'];
+  const withNames = <T>(base: Record<string, T>, value: T) =>
+    JSON.parse(`{${[...names.map((n) => [n, value] as const), ...Object.entries(base)].map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`).join(',')}}`) as Record<string, T>;
+
+  it.each(routes.map((r) => [r.id, r] as const))('%s answers 200, taking them as ordinary, unknown parameters and headers', async (_id, route) => {
+    const resource = resourcePath(route);
+    const path = withNames(Object.fromEntries((resource.match(/\{(\w+)\}/g) ?? []).map((h) => [h.slice(1, -1), h === '{eventId}' ? 'evt_jazz01' : 'alice'])), 'x');
+    expect(Object.keys(path)).toContain('__proto__'); // an own property, not the prototype
+    const event = {
+      resource,
+      path: resource,
+      httpMethod: 'GET',
+      headers: withNames({ 'x-events-api-key': KEYS.both }, '1'),
+      multiValueHeaders: withNames({ 'x-events-api-key': [KEYS.both] }, ['1']),
+      pathParameters: path,
+      queryStringParameters: withNames({ limit: '2' }, '1'),
+      multiValueQueryStringParameters: withNames({ limit: ['2'] }, ['1', '2']),
+      stageVariables: null,
+      body: null,
+      isBase64Encoded: false,
+      requestContext: { requestId: 'proto' } as APIGatewayProxyEvent['requestContext'],
+    } satisfies APIGatewayProxyEvent;
+    const result = await handlers.get(`${route.id}/typed`)!(event, context);
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toMatchObject({ success: true });
+  });
+
+  it('the authorizer finds the key among them and allows', async () => {
+    const resource = resourcePath(routes[0]);
+    const headers = withNames({ 'x-events-api-key': KEYS.both }, 'Bearer junk');
+    const result = await authorizer(
+      {
+        type: 'REQUEST',
+        methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/public/v1/events/evt_jazz01',
+        resource,
+        path: '/api/public/v1/events/evt_jazz01',
+        httpMethod: 'GET',
+        headers,
+        multiValueHeaders: null,
+        pathParameters: withNames({ eventId: 'evt_jazz01' }, 'x'),
+        queryStringParameters: withNames({}, '1'),
+        multiValueQueryStringParameters: null,
+        stageVariables: null,
+        requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+      },
+      context,
+    );
+    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
+  });
+
+  it('a header value that is not a string is no key and no failure (If-None-Match included)', async () => {
+    const headers = { 'x-events-api-key': null, 'if-none-match': ['"x"'] } as unknown as Record<string, string>;
+    const embed = await handlers.get('embedGetEvent/typed')!(
+      { resource: '', path: '', httpMethod: 'GET', headers, multiValueHeaders: {}, pathParameters: { eventId: 'evt_jazz01' }, queryStringParameters: null, multiValueQueryStringParameters: null, stageVariables: null, body: null, isBase64Encoded: false, requestContext: {} as APIGatewayProxyEvent['requestContext'] },
+      context,
+    );
+    expect(embed.statusCode).toBe(200);
+    const authorizerEvent = { type: 'REQUEST', methodArn: 'arn', resource: resourcePath(routes[0]), path: '', httpMethod: 'GET', headers, multiValueHeaders: null, pathParameters: null, queryStringParameters: null, multiValueQueryStringParameters: null, stageVariables: null, requestContext: {} } as unknown as APIGatewayRequestAuthorizerEvent;
+    await expect(authorizer(authorizerEvent, context)).rejects.toEqual(new Error('Unauthorized'));
+  });
+});
+
 const authorizerCase = fc.record({
   resource: fc.oneof(fc.constantFrom(...routes.map((r) => resourcePath(r))), fc.constantFrom('/api/public/v1/admin', '/', '', '__proto__', 'constructor', '/api/public/v1/{proxy+}')),
   httpMethod: method,
