@@ -66,9 +66,18 @@ describe('npm start', () => {
         };
         run.child.stderr!.on('data', check);
       });
-      const request = () => send(port, { method: 'GET', target: '/api/embed/v1/events/evt_jazz01', headers: [] });
-      // The bind follows the log line in the same tick; a refusal can only mean it has not happened yet.
-      const answer = request().catch((e: NodeJS.ErrnoException) => (e.code === 'ECONNREFUSED' ? request() : Promise.reject(e)));
+      // listen() follows the log line in the same tick of the child; a refusal only means the child has not run it yet.
+      const request = async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await send(port, { method: 'GET', target: '/api/embed/v1/events/evt_jazz01', headers: [] });
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED' || attempt >= 1000) throw error;
+            await new Promise(setImmediate);
+          }
+        }
+      };
+      const answer = request();
       const bannerWhenConnected = run.output().includes('Public API');
       expect((await answer).status).toBe(200);
       expect(bannerWhenConnected).toBe(false); // the request really came in during start-up
