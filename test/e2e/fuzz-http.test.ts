@@ -31,7 +31,7 @@ describe(`hostile requests over HTTP (${FUZZ.runs} cases, seed ${FUZZ.seed})`, (
       fc.asyncProperty(hostileRequest, async (req) => {
         const answer = await send(port, req);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        const problems = violations(answer, { surface: surfaceOf(req.target), bodyExpected: req.method !== 'HEAD', secrets });
+        const problems = violations(answer, { surface: surfaceOf(req.target), bodyExpected: req.method !== 'HEAD', secrets, method: req.method });
         expect(problems).toEqual([]);
       }),
       fuzzParameters(),

@@ -158,10 +158,15 @@ export interface Answer {
  * The invariants, as a list of violations (empty = fine). `bodyExpected` is
  * false for HEAD, where the status line and headers are all there is.
  */
-export function violations(answer: Answer, opts: { surface: 'embed' | 'public' | 'other'; bodyExpected: boolean; secrets: readonly string[] }): string[] {
+export function violations(
+  answer: Answer,
+  opts: { surface: 'embed' | 'public' | 'other'; bodyExpected: boolean; secrets: readonly string[]; method?: string },
+): string[] {
   const problems: string[] = [];
   const { status, headers: h, body } = answer;
   if (status >= 500) problems.push(`status ${status}`);
+  // The gateway answers an Embed preflight itself, unless the request is refused first (unparseable or oversized).
+  if (opts.method === 'OPTIONS' && opts.surface === 'embed' && ![204, 400, 414, 431].includes(status)) problems.push(`Embed preflight answered ${status}`);
   const noBody = status === 204 || status === 304;
   if (!noBody && !/^application\/json\b/.test(String(h['content-type']))) problems.push(`content-type ${String(h['content-type'])}`);
   if (opts.bodyExpected && !noBody) {
