@@ -60,13 +60,14 @@ async function main(): Promise<void> {
   try {
     switch (command) {
       case 'create': {
-        if (!values.user || !values.name) fail(`keys: create needs --user and --name\n${USAGE}`, 2);
+        // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
+        if (values.user === undefined || values.name === undefined) fail(`keys: create needs --user and --name\n${USAGE}`, 2);
         const { key, info } = await manager.create({ username: values.user, name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()) });
         process.stdout.write(`Created ${info.keyId} for ${values.user} (${info.scopes.join(', ')}).\nKey (shown once, store it now):\n${key}\n`);
         break;
       }
       case 'list': {
-        if (!values.user) fail(`keys: list needs --user\n${USAGE}`, 2);
+        if (values.user === undefined) fail(`keys: list needs --user\n${USAGE}`, 2);
         const list = await manager.list(values.user);
         process.stdout.write(list.length ? `${list.map(describe).join('\n')}\n` : `No keys for ${values.user}.\n`);
         break;

@@ -10,14 +10,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QUOTA_EXCEEDED_HEADERS } from '../lambdas/core/authorize.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
-import { LEGACY_PREFIX, legacyRedirectTarget } from '../lambdas/core/legacy-prefix.js';
+import { LEGACY_PREFIX, legacyRedirectTarget, searchOf } from '../lambdas/core/legacy-prefix.js';
 import { legacyRedirectResponse } from '../lambdas/handlers/legacy-redirect.js';
 import type { AuthorizerHandler, HttpHandler } from '../lambdas/http/deps.js';
 import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { errorBody, jsonResponse } from '../lambdas/http/envelope.js';
 import type { Logger } from '../lambdas/http/logger.js';
 import { errorFields } from '../lambdas/http/logger.js';
-import { SURFACES, resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { methodArnTooLong, sizeLimitBreach } from './request-limits.js';
+import { isEmbedPath, parseRequestTarget, type RequestTarget } from './request-target.js';
 
 export interface GatewayOptions {
   handlers: ReadonlyMap<string, HttpHandler>;
@@ -51,7 +53,7 @@ export function matchRoute(method: string, pathname: string): Match | undefined 
   const segments = pathname.split('/');
   for (const { route, segments: template } of compiled) {
     if (route.method !== method || template.length !== segments.length) continue;
-    const pathParameters: Record<string, string> = {};
+    const pathParameters = clientKeyed<string>();
     const ok = template.every((t, i) => {
       const actual = segments[i] ?? '';
       if (t.startsWith('{') && t.endsWith('}')) {
@@ -67,9 +69,17 @@ export function matchRoute(method: string, pathname: string): Match | undefined 
   return undefined;
 }
 
+/**
+ * A map keyed by what the client sent: without a prototype, so a name like
+ * `__proto__`, `constructor` or `toString` is an ordinary key.
+ */
+function clientKeyed<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function headersOf(req: IncomingMessage) {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = clientKeyed<string>();
+  const multiValueHeaders = clientKeyed<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
@@ -79,10 +89,10 @@ function headersOf(req: IncomingMessage) {
   return { headers, multiValueHeaders };
 }
 
-function queryOf(url: URL) {
+function queryOf(url: RequestTarget) {
   // API Gateway keeps the last value of a repeated parameter in the single-value map.
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const single = clientKeyed<string>();
+  const multi = clientKeyed<string[]>();
   for (const [name, value] of url.searchParams) {
     single[name] = value;
     (multi[name] ??= []).push(value);
@@ -130,30 +140,32 @@ const EMBED_PREFLIGHT = {
   'access-control-allow-headers': EMBED_CORS.allowHeaders.join(', '),
 };
 
-function isEmbedPath(pathname: string): boolean {
-  return pathname === SURFACES.embed || pathname.startsWith(`${SURFACES.embed}/`);
-}
-
 /**
  * The old `/api/ext/v1` prefix (PRODUCT P15): a 308 to `/api/public/v1`, path
- * remainder and raw query kept, any method, before any key check. In AWS the
- * same response comes from lambdas/handlers/legacy-redirect.ts.
+ * remainder and query kept, any method, before any key check. In AWS the same
+ * response comes from lambdas/handlers/legacy-redirect.ts, which gets the query
+ * parsed from API Gateway; the query is rebuilt here the same way (searchOf),
+ * so both answer the same Location.
  */
-export function legacyRedirect(url: URL): APIGatewayProxyResult | undefined {
+export function legacyRedirect(url: RequestTarget): APIGatewayProxyResult | undefined {
   const underPrefix = url.pathname === LEGACY_PREFIX || url.pathname.startsWith(`${LEGACY_PREFIX}/`);
-  const location = underPrefix ? legacyRedirectTarget(url.pathname, url.search) : undefined;
+  const location = underPrefix ? legacyRedirectTarget(url.pathname, searchOf(queryOf(url).multi)) : undefined;
   return location === undefined ? undefined : legacyRedirectResponse(location);
 }
 
 export function createGateway(opts: GatewayOptions) {
   async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = req.url ?? '/';
+    const url = parseRequestTarget(target);
     const method = req.method ?? 'GET';
     const embed = isEmbedPath(url.pathname);
     // The Embed API's gateway responses carry CORS too, so a browser can read its errors.
     const gatewayError = (status: number, message: string) =>
       jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : {}) });
 
+    // API Gateway refuses oversized requests before anything else.
+    const breach = sizeLimitBreach(target, req.rawHeaders);
+    if (breach) return gatewayError(breach.status, breach.message);
     // Preflight on any Embed path is answered by the gateway itself (a MOCK integration in AWS).
     if (embed && method === 'OPTIONS') return { statusCode: 204, headers: { ...EMBED_PREFLIGHT, 'x-amzn-requestid': requestId }, body: '' };
     const redirect = legacyRedirect(url);
@@ -183,6 +195,9 @@ export function createGateway(opts: GatewayOptions) {
     let authorizerContext: Record<string, unknown> | undefined;
     // Only `auth: 'key'` routes meet the authorizer and the quota; the documents are open (PRODUCT P15).
     if (match.route.auth === 'key') {
+      // The method ARN limit applies to methods with authorization only.
+      const arnBreach = methodArnTooLong(methodArn);
+      if (arnBreach) return gatewayError(arnBreach.status, arnBreach.message);
       let result: APIGatewayAuthorizerResult;
       try {
         result = await opts.authorizer(

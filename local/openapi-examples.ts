@@ -23,6 +23,8 @@ interface ExampleRequest {
   surface: 'public' | 'embed';
   path: string;
   key?: string;
+  /** Extra request headers (the header-size example). */
+  headers?: Record<string, string>;
   status: number;
 }
 
@@ -46,6 +48,9 @@ const REQUESTS: Record<string, ExampleRequest> = {
   userNotFound: { surface: 'public', path: '/users/nobody/upcoming-events', key: BOTH, status: 404 },
   notAuthenticated: { surface: 'public', path: '/events/evt_jazz01', status: 401 },
   insufficientScope: { surface: 'public', path: '/events/evt_jazz01/guests', key: EVENTS_ONLY, status: 403 },
+  // API Gateway's size quotas: a URL over 10,240 characters, headers over 10,240 bytes.
+  uriTooLong: { surface: 'public', path: `/events/evt_jazz01?pad=${'a'.repeat(10_240)}`, key: BOTH, status: 414 },
+  headersTooLarge: { surface: 'public', path: '/events/evt_jazz01', key: BOTH, headers: { 'x-pad': 'p'.repeat(10_240) }, status: 431 },
 };
 
 export async function collectExamples(): Promise<Record<string, unknown>> {
@@ -55,7 +60,7 @@ export async function collectExamples(): Promise<Record<string, unknown>> {
     try {
       for (const [name, r] of Object.entries(REQUESTS)) {
         if ((r.variant ?? 'typed') !== variant) continue;
-        const res = await fetch(`${server.url}${SURFACES[r.surface]}${r.path}`, { headers: r.key ? { 'x-events-api-key': r.key } : {} });
+        const res = await fetch(`${server.url}${SURFACES[r.surface]}${r.path}`, { headers: { ...(r.key ? { 'x-events-api-key': r.key } : {}), ...r.headers } });
         if (res.status !== r.status) throw new Error(`example ${name}: expected ${r.status}, got ${res.status}`);
         // The iCalendar feeds' examples are their text (PRODUCT P15); everything else is JSON.
         out[name] = res.headers.get('content-type')?.startsWith('text/calendar') ? await res.text() : await res.json();

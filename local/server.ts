@@ -3,7 +3,7 @@
  * loaded through the loader, and the route table's own handlers behind the
  * API Gateway emulation, on one loopback port (PRODUCT P1's main-site form).
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { configSchema, type UserEventsVariant } from '../lambdas/core/config.js';
@@ -24,6 +24,9 @@ import { readDataset, writeDataset } from './loader.js';
 import { LocalDailyQuota } from './quota.js';
 import { serveAsset, widgetAssets } from './widget.js';
 import { DOCS_PATH, docsAssets } from './docs-page.js';
+import { DEFAULT_IMAGES, serveImage } from './default-images.js';
+import { deferred, servingWhenReady, type RequestListener } from './http-server.js';
+import { parseRequestTarget } from './request-target.js';
 
 
 export interface LocalServerOptions {
@@ -101,7 +104,10 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     await ensureTable(client, LOCAL_TABLE);
     const summary = await writeDataset(client, LOCAL_TABLE, dataset);
 
-    http = createServer();
+    // The handler is attached before the port opens: a request that arrives
+    // while the rest starts up waits for it and is answered, never left hanging.
+    const app = deferred<RequestListener>();
+    http = servingWhenReady(app.promise);
     await new Promise<void>((resolve, reject) => {
       http!.once('error', reject);
       http!.listen(opts.port ?? 3000, '127.0.0.1', () => resolve());
@@ -132,9 +138,15 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const clock = deps.clock;
     const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()) });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
-    http.on('request', (req, res) => {
-      const asset = req.method === 'GET' ? assets.get((req.url ?? '/').split('?')[0] ?? '/') : undefined;
+    // The one request listener (see http-server.ts): static assets (widget,
+    // /docs pages, default images) here, everything else, the /api/ext/v1
+    // redirect included, through the gateway.
+    app.resolve((req, res) => {
+      const path = parseRequestTarget(req.url ?? '/').pathname;
+      const asset = req.method === 'GET' ? assets.get(path) : undefined;
+      const image = req.method === 'GET' || req.method === 'HEAD' ? DEFAULT_IMAGES.get(path) : undefined;
       if (asset) serveAsset(res, asset);
+      else if (image) serveImage(res, image);
       else void gateway(req, res);
     });
 
@@ -160,6 +172,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       },
     };
   } catch (error) {
+    http?.closeAllConnections();
     http?.close();
     client.destroy();
     await store.close();

@@ -4,7 +4,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { PublicApiClient } from './public-api-client.js';
-import { failure, getEventInput, getEventOutput, listEventsInput, listEventsOutput, normaliseUserEvents, success } from './tools.js';
+import { failure, getEventInput, getEventOutput, listEventsInput, listEventsOutput, normaliseUserEvents, pathSegment, success } from './tools.js';
 
 export const SERVER_INFO = { name: 'public-events-mcp', version: '1.0.0' };
 
@@ -16,7 +16,7 @@ export function createMcpServer(api: PublicApiClient): McpServer {
     {
       title: 'List a user’s public events',
       description:
-        'Lists published, public events of a user from the Public Events API. Returns {message, data: Event[], pagination: {limit, offset, total}}. ' +
+        'Lists published, public events of a user from the Public Events API. Returns {message, data: Event[]}, plus pagination: {limit, offset, total} when the API pages (it may not). ' +
         'Each event has id, title, description, start_date and end_date (ISO 8601 UTC), timezone (IANA; use it to state local times), location, cost (USD, null = free), creator and links. ' +
         'Use type=upcoming for "what is on next", type=past for history, type=profile for hosted plus attended events.',
       inputSchema: listEventsInput,
@@ -24,8 +24,10 @@ export function createMcpServer(api: PublicApiClient): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ username, type, limit }) => {
-      const outcome = await api.get(`/users/${encodeURIComponent(username)}/events`, { type, limit });
-      return outcome.ok ? success(normaliseUserEvents(outcome.body, limit)) : failure(outcome);
+      const outcome = await api.get(`/users/${pathSegment('username', username)}/events`, { type, limit });
+      if (!outcome.ok) return failure(outcome);
+      const result = normaliseUserEvents(outcome.body, limit);
+      return result ? success(result) : failure({ ok: false, status: outcome.status, message: 'The API answered with an unexpected shape', details: null, attempts: outcome.attempts });
     },
   );
 
@@ -42,7 +44,7 @@ export function createMcpServer(api: PublicApiClient): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ eventId }) => {
-      const outcome = await api.get(`/events/${encodeURIComponent(eventId)}`);
+      const outcome = await api.get(`/events/${pathSegment('eventId', eventId)}`);
       return outcome.ok ? success({ message: outcome.body.message, data: outcome.body.data as Record<string, unknown> }) : failure(outcome);
     },
   );

@@ -1,16 +1,33 @@
 /**
  * The two tools (spec §1): their zod input and output schemas, and the
  * normalisation of API answers. Both variants of GET /users/{username}/events
- * are normalised to one shape: `{message, data: Event[], pagination}`.
+ * are normalised to `{message, data: Event[]}`, plus `pagination` exactly
+ * when the API gave one (the typed variant; the dated variant has none).
  */
 import * as z from 'zod';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN } from '../lambdas/core/ids.js';
 import type { Outcome } from './public-api-client.js';
 
+/**
+ * A value that goes into a URL path must stay exactly one segment: "." and
+ * ".." are dot segments that URL resolution drops or climbs (encoding does not
+ * help: %2E%2E is a dot segment too), so they are refused before any request.
+ */
+export function isDotSegment(value: string): boolean {
+  return /^(?:\.|%2e){1,2}$/i.test(value);
+}
+
+/** The path segment for a placeholder's value; throws on a value that could not stay one segment. */
+export function pathSegment(name: string, value: string): string {
+  if (value === '' || isDotSegment(value)) throw new Error(`${name} must not be empty, "." or ".."`);
+  return encodeURIComponent(value);
+}
+
 export const listEventsInput = {
   username: z
     .string()
     .regex(USERNAME_PATTERN, { error: 'username must be 1-64 letters, digits, ".", "_" or "-", without "@"' })
+    .refine((v) => !isDotSegment(v), { error: 'username must not be "." or ".." (it would not name a user in the URL)' })
     .describe('The username, without "@" (case-insensitive), e.g. "alice"'),
   type: z
     .enum(['upcoming', 'past', 'profile'])
@@ -40,20 +57,29 @@ const event = z.looseObject({
 
 const pagination = z.object({ limit: z.number(), offset: z.number(), total: z.number() });
 
-export const listEventsOutput = { message: z.string(), data: z.array(event), pagination };
+export const listEventsOutput = { message: z.string(), data: z.array(event), pagination: pagination.optional() };
 export const getEventOutput = { message: z.string(), data: event };
 
 export type ListEventsResult = z.infer<z.ZodObject<typeof listEventsOutput>>;
 
-/** Typed variant: data = {events, pagination}; dated variant: data = Event[] (no pagination). */
-export function normaliseUserEvents(body: Extract<Outcome, { ok: true }>['body'], limit: number | undefined): ListEventsResult {
+/**
+ * Typed variant: data = {events, pagination}; dated variant: data = Event[],
+ * the whole list (the API has no paging), cut to `limit` here. Nothing is
+ * invented: `pagination` is the API's own, and absent when it gave none.
+ * Null when the answer has neither shape.
+ */
+export function normaliseUserEvents(body: Extract<Outcome, { ok: true }>['body'], limit: number | undefined): ListEventsResult | null {
   const data = body.data as unknown;
   if (Array.isArray(data)) {
-    const events = limit === undefined ? data : data.slice(0, limit);
-    return { message: body.message, data: events, pagination: { limit: events.length, offset: 0, total: data.length } };
+    return { message: body.message, data: limit === undefined ? data : data.slice(0, limit) };
   }
-  const typed = data as { events: ListEventsResult['data']; pagination: ListEventsResult['pagination'] };
-  return { message: body.message, data: typed.events, pagination: typed.pagination };
+  const typed = data as { events?: unknown; pagination?: unknown } | null;
+  if (typeof typed !== 'object' || typed === null || !Array.isArray(typed.events)) return null;
+  return {
+    message: body.message,
+    data: typed.events as ListEventsResult['data'],
+    ...(typed.pagination !== undefined ? { pagination: typed.pagination as NonNullable<ListEventsResult['pagination']> } : {}),
+  };
 }
 
 export interface ToolResult {

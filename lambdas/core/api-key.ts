@@ -33,6 +33,7 @@ export function extractApiKey(
   let headerKey: string | undefined;
   let authorization: string | undefined;
   for (const [name, value] of Object.entries(headers ?? {})) {
+    if (typeof value !== 'string') continue; // API Gateway sends strings; anything else is no key
     const lower = name.toLowerCase();
     if (lower === wanted) headerKey = value;
     else if (lower === 'authorization') authorization = value;

@@ -20,6 +20,9 @@ export const MESSAGES = {
   limitRange: 'Limit must be between 1 and 100',
   invalidDate: 'Invalid date format. Use ISO 8601 format',
   tooManyRequests: 'Too many requests. Please try again later.',
+  // API Gateway's request size quotas (local/request-limits.ts enforces them locally).
+  uriTooLong: 'Request URI too long.',
+  headersTooLarge: 'Request header fields too large.',
   internal: 'Internal server error.',
 } as const;
 

@@ -10,6 +10,9 @@ import type { guestSchema, publicEventSchema } from './response-schemas.js';
 export type PublicEvent = z.infer<typeof publicEventSchema>;
 export type Guest = z.infer<typeof guestSchema>;
 
+/** Where the site serves the images used when an event or user has none (the local server serves them too). */
+export const DEFAULT_IMAGE_PATHS = { cover: '/images/default-cover.png', avatar: '/images/default-avatar.png' } as const;
+
 /** Defence in depth: the indexes already hold only public events. */
 export function isPublicPayload(p: Pick<EventPayload, 'status' | 'visibility'>): boolean {
   return p.status === 'published' && p.visibility === 'public';
@@ -20,7 +23,7 @@ export function toPublicEvent(p: EventPayload, siteUrl: string): PublicEvent {
     id: p.event_id,
     title: p.title,
     description: p.description ?? '',
-    cover: p.cover ?? `${siteUrl}/images/default-cover.png`,
+    cover: p.cover ?? `${siteUrl}${DEFAULT_IMAGE_PATHS.cover}`,
     location: p.location?.name ?? '',
     start_date: p.start_date,
     end_date: p.end_date,
@@ -32,7 +35,7 @@ export function toPublicEvent(p: EventPayload, siteUrl: string): PublicEvent {
     creator: {
       id: p.creator.id,
       username: p.creator.username,
-      image: p.creator.image ?? `${siteUrl}/images/default-avatar.png`,
+      image: p.creator.image ?? `${siteUrl}${DEFAULT_IMAGE_PATHS.avatar}`,
       verification_status: p.creator.verification_status,
     },
     links: { spotify_url: p.links.spotify_url, wavlake_url: p.links.wavlake_url },

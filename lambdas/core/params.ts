@@ -157,7 +157,10 @@ export function parseParams<S extends z.ZodObject>(
   path: Raw | null | undefined,
   query: Raw | null | undefined,
 ): z.output<S> {
-  const input: Raw = { ...(query ?? {}), ...(path ?? {}) };
+  // Keyed by client input: API Gateway hands over any parameter name as an own
+  // property (`__proto__`, `constructor` included), so the merge target has no
+  // prototype and copies own properties only.
+  const input: Raw = Object.assign(Object.create(null) as Raw, query, path);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({ field: String(issue.path[0] ?? 'request'), message: issue.message }));

@@ -9,12 +9,13 @@ import { EMBED_CORS } from '../http/embed-cors.js';
 import type { Deps, HttpHandler } from '../http/deps.js';
 import { lambdaEntry } from '../http/lambda-entry.js';
 import { buildDocument } from '../openapi/document.js';
-import { routeForResource, type Surface } from '../routes.js';
+import { SURFACES, type Surface } from '../routes.js';
 
 export const build = ({ config }: Deps): HttpHandler => {
   const documents = new Map<Surface, string>();
   return async (event) => {
-    const surface = routeForResource(event.resource, event.httpMethod)?.surface ?? 'public';
+    // By the resource alone: whatever method the event names, an Embed answer carries CORS.
+    const surface: Surface = typeof event.resource === 'string' && event.resource.startsWith(`${SURFACES.embed}/`) ? 'embed' : 'public';
     let body = documents.get(surface);
     if (body === undefined) {
       body = JSON.stringify(buildDocument(surface, config));

@@ -13,7 +13,7 @@ export function strongEtag(body: string): string {
 }
 
 function headerValue(headers: APIGatewayProxyEvent['headers'] | null | undefined, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name && typeof value === 'string') return value;
   return undefined;
 }
 

@@ -9,6 +9,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@aste
 import * as z from 'zod';
 import { QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
 import type { UserEventsVariant } from '../core/config.js';
+import { API_GATEWAY_LIMITS } from '../core/gateway-limits.js';
 import { errorEnvelopeSchema, validationErrorSchema } from '../core/response-schemas.js';
 import { EMBED_CORS } from '../http/embed-cors.js';
 import { SURFACES, routes, type RouteDefinition, type Surface } from '../routes.js';
@@ -113,6 +114,15 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   }
   const notFound = op.errors[404];
   if (notFound) responses[404] = errorResponse('Not found, or not published and public.', errorHeaders, notFound);
+  // API Gateway's size quotas, checked before anything else (the key included).
+  const count = (n: number) => n.toLocaleString('en-US');
+  responses[414] = errorResponse(
+    `The gateway's limit: the URL (path and query) over ${count(API_GATEWAY_LIMITS.urlLength)} characters` +
+      (route.auth === 'key' ? `, or the method ARN (\`…/{stage}/GET{path}\`) over ${count(API_GATEWAY_LIMITS.methodArnBytes)} bytes.` : '.'),
+    errorHeaders,
+    ['uriTooLong'],
+  );
+  responses[431] = errorResponse(`The gateway's limit: all request header lines together over ${count(API_GATEWAY_LIMITS.headerBytes)} bytes.`, errorHeaders, ['headersTooLarge']);
   if (route.auth === 'key') {
     responses[429] = errorResponse('Over the daily quota (1000 per key per UTC day) or the per-key throttle.', RATE_LIMIT_HEADERS, ['tooManyRequests']);
   } else if (embed) {

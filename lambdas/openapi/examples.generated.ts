@@ -421,6 +421,10 @@ export const EXAMPLES = {
       "total": 4
     }
   },
+  "headersTooLarge": {
+    "success": false,
+    "message": "Request header fields too large."
+  },
   "insufficientScope": {
     "success": false,
     "message": "Insufficient API key scope."
@@ -464,6 +468,10 @@ export const EXAMPLES = {
   "typedUserNotFound": {
     "success": false,
     "message": "Username missing or user not found"
+  },
+  "uriTooLong": {
+    "success": false,
+    "message": "Request URI too long."
   },
   "userNotFound": {
     "success": false,

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
+import { createServer } from 'node:net';
+import { send } from '../support/hostile.js';
 import { runTs, waitForOutput } from '../support/process.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
@@ -41,6 +43,48 @@ describe('npm start', () => {
     // The banner prints the demo key on purpose; nothing after it may contain any key.
     const afterBanner = finished.stdout.slice(bannerEnd) + finished.stderr;
     for (const secret of [key!, KEYS.revoked, 'pk_unknown_0123456789abcdefghijklmnopqr']) expect(afterBanner).not.toContain(secret);
+  });
+
+  it('answers a request that arrives while it is still starting (the handler exists before the port opens)', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as { port: number };
+        probe.close(() => resolve(free));
+      });
+    });
+    // Node's own net debug log says when the server opens its port: connect right then, long before the banner.
+    const run = runTs('local/cli/start.ts', ['--port', String(port)], { NODE_DEBUG: 'net' });
+    try {
+      await new Promise<void>((resolve) => {
+        const opening = new RegExp(`setupListenHandle 127\\.0\\.0\\.1 ${port} `);
+        let seen = '';
+        const check = (d: Buffer) => {
+          seen += d.toString();
+          if (!opening.test(seen)) return;
+          run.child.stderr!.off('data', check);
+          resolve();
+        };
+        run.child.stderr!.on('data', check);
+      });
+      // listen() follows the log line in the same tick of the child; a refusal only means the child has not run it yet.
+      const request = async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await send(port, { method: 'GET', target: '/api/embed/v1/events/evt_jazz01', headers: [] });
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED' || attempt >= 1000) throw error;
+            await new Promise(setImmediate);
+          }
+        }
+      };
+      const answer = request();
+      const bannerWhenConnected = run.output().includes('Public API');
+      expect((await answer).status).toBe(200);
+      expect(bannerWhenConnected).toBe(false); // the request really came in during start-up
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.done;
+    }
   });
 
   it('takes its settings from the environment when no flag is given', async () => {

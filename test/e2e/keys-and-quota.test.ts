@@ -59,10 +59,17 @@ describe('npm run keys against a running local server', () => {
     expect(again.stderr).toContain('already revoked');
   });
 
-  it('refuses clearly: unknown user, bad scope, unknown key id, the 11th key', async () => {
+  it('refuses clearly: unknown user, bad scope, unknown key id, an empty name, the 11th key', async () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
     expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
+    // An empty name is given, not missing: the clear error and exit 1 the README promises, not a usage line.
+    for (const name of ['', '   ']) {
+      const empty = await keysCli('create', '--user', 'frank', '--name', name);
+      expect(empty).toMatchObject({ code: 1, stdout: '' });
+      expect(empty.stderr).toContain('A key needs a name of 1-100 characters');
+      expect(empty.stderr).not.toContain('Usage');
+    }
     // alice holds 2 active seeded keys: 8 more (through the library, to keep this fast), then the 11th is refused.
     const client = createDocumentClient({ endpoint: server.storeEndpoint });
     const manager = new KeyManager(client, server.tableName);

@@ -35,6 +35,14 @@ describe('extractApiKey', () => {
   ])('finds no key in %j', (headers) => {
     expect(extractApiKey(headers, 'events')).toBeNull();
   });
+  it('reads headers whose names are prototype members as ordinary headers', () => {
+    const headers = JSON.parse(`{"__proto__":"x","constructor":"y","toString":"z","x-events-api-key":"${KEY}"}`) as Record<string, string>;
+    expect(extractApiKey(headers, 'events')).toBe(KEY);
+  });
+  it('treats a value that is not a string as no key, never as an error', () => {
+    const headers = { 'x-events-api-key': null, authorization: [`Bearer ${KEY}`] } as unknown as Record<string, string>;
+    expect(extractApiKey(headers, 'events')).toBeNull();
+  });
 });
 
 describe('hashApiKey', () => {

@@ -86,6 +86,14 @@ describe('parseParams', () => {
     expect(parseParams(user, { username: 'alice' }, { username: '@evil', color: 'blue' }).username).toBe('alice');
   });
 
+  it('takes any parameter name as an ordinary key: prototype names arrive as own properties (JSON-parsed, like API Gateway’s)', () => {
+    const query = JSON.parse('{"__proto__":{"limit":"5"},"constructor":"1","toString":"2","valueOf":"x","hasOwnProperty":"1","limit":"3"}') as Record<string, string>;
+    const path = JSON.parse('{"__proto__":"x","username":"alice"}') as Record<string, string>;
+    expect(parseParams(user, path, query)).toMatchObject({ username: 'alice', limit: 3, offset: 0 });
+    // A prototype name never stands in for a missing parameter.
+    expect(parseParams(user, path, JSON.parse('{"__proto__":{"limit":"5"}}') as Record<string, string>).limit).toBe(20);
+  });
+
   it.each(['since', 'from', 'to'])('%s must be ISO 8601', (name) => {
     const error = failure(() => parseParams(user, { username: 'a' }, { [name]: '01/02/2026' }));
     expect(error.message).toBe('Invalid date format. Use ISO 8601 format');
