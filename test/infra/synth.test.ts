@@ -21,7 +21,9 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     // One per route plus the authorizer and the ingest function.
     expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(types).toContain('AWS::ApiGateway::UsagePlan');
+    expect(types).toContain('AWS::CloudFront::Distribution');
     const report = JSON.parse(readFileSync(`${ROOT}${out}/validation-report.json`, 'utf8')) as { pluginReports: { violations: unknown[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
-  });
+    // Bundling every function takes ~25 s on a loaded 2-core machine; the CLI call itself is bounded at 120 s.
+  }, 150_000);
 });
