@@ -12,7 +12,7 @@ import { createDeps, type Deps } from '../../lambdas/http/deps.js';
 import { silentLogger } from '../../lambdas/http/logger.js';
 import { build as buildUserEvents } from '../../lambdas/handlers/get-user-events.js';
 import { build as buildProfileEvents } from '../../lambdas/handlers/get-user-profile-events.js';
-import { bigHostDataset } from '../support/big-host.js';
+import { bigHostDataset } from '../../scripts/big-host.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 const NOW = '2026-11-21T12:00:00.000Z';

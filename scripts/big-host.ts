@@ -3,7 +3,7 @@
  * the tests and the benchmark that prove a request costs what its answer holds.
  * Events start every `spacingHours` hours around `now`, so about half are past.
  */
-import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import type { Dataset, SourceEvent } from '../lambdas/core/dataset.js';
 
 export function bigHostDataset(opts: { username: string; events: number; now: string; spacingHours?: number; descriptionBytes?: number }): Dataset {
   const spacing = (opts.spacingHours ?? 12) * 3_600_000;
