@@ -4,6 +4,7 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { EmbedWafStack } from './embed-waf-stack.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { PublicEventsStack } from './public-events-stack.js';
 import { STAGES, stackConfigFromContext } from './stack-config.js';
@@ -17,6 +18,14 @@ export function buildApp(app: App): PublicEventsStack {
     description: `Public Events API (${stage})`,
     env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
   });
+  if (config.embedWaf) {
+    // CloudFront's web ACLs live in us-east-1 only; deploy this first and pass its output as embedWebAclArn.
+    new EmbedWafStack(app, `PublicEventsEmbedWaf-${stage}`, {
+      limit: config.embedWafRateLimit,
+      description: `Rate limit per client IP for the Embed API's CloudFront distribution (${stage})`,
+      env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: 'us-east-1' },
+    });
+  }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeNagFindings(stack);
   return stack;

@@ -31,6 +31,19 @@ export const NAG_REASONS = {
     'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
     "API Gateway's account-level CloudWatch role for execution logs; AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy documented for it and grants only CloudWatch Logs actions.",
   ),
+  cdnLogBucketLogs: ack(
+    'S1',
+    "This bucket is the destination of the Embed distribution's standard logs; only CloudFront writes to it, and logging its own access would need yet another bucket.",
+  ),
+  cdnDefaultCertificate: ack(
+    'CFR4',
+    'The distribution uses its default *.cloudfront.net certificate, with which CloudFront fixes the viewer security policy at TLSv1; a custom domain with its own certificate would allow TLSv1.2_2021. The Embed API carries public data only and no credentials.',
+  ),
+  cdnNoGeoRestriction: ack('CFR1', 'The widget is embedded on pages read worldwide and serves public event data: there is no country to exclude.'),
+  cdnNoWaf: ack(
+    'CFR2',
+    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, README "Deploy"); the edge cache and the stage throttle bound the origin load meanwhile.',
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -42,4 +55,10 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(embedApi).acknowledge(NAG_REASONS.embedIsPublic);
   Validations.of(publicApi).acknowledge(NAG_REASONS.apiGatewayLogsRole);
   for (const method of stack.apis.openPublicMethods) Validations.of(method).acknowledge(NAG_REASONS.openPublicMethods);
+  const cdn = stack.embedCdn;
+  if (cdn) {
+    Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);
+    Validations.of(cdn.distribution).acknowledge(NAG_REASONS.cdnDefaultCertificate, NAG_REASONS.cdnNoGeoRestriction);
+    if (!stack.hasEmbedWebAcl) Validations.of(cdn.distribution).acknowledge(NAG_REASONS.cdnNoWaf);
+  }
 }

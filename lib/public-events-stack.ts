@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, SURFACES, routes, type RouteDefinition } from '../lambdas/routes.js';
 import { CustomDomain } from './custom-domain.js';
+import { EmbedCdn } from './embed-cdn.js';
 import { EventsTable } from './events-table.js';
 import { Ingest } from './ingest.js';
 import { Monitoring } from './monitoring.js';
@@ -25,10 +26,13 @@ export interface PublicEventsStackProps extends StackProps {
 
 export class PublicEventsStack extends Stack {
   readonly apis: RestApis;
+  readonly embedCdn?: EmbedCdn;
+  readonly hasEmbedWebAcl: boolean;
 
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
     const { config } = props;
+    this.hasEmbedWebAcl = config.embedWebAclArn !== undefined;
     const production = config.stage === 'production';
     const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
     const { table } = new EventsTable(this, 'Events', { retain: production });
@@ -100,7 +104,14 @@ export class PublicEventsStack extends Stack {
     }
 
     new CfnOutput(this, 'PublicApiUrl', { value: `${publicApi.url}${SURFACES.public.slice(1)}` });
-    new CfnOutput(this, 'EmbedApiUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
+    if (config.embedCdn) {
+      this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn: config.embedWebAclArn });
+      // The address widgets should use: the edge. The execute-api URL stays reachable (README, "Deploy").
+      new CfnOutput(this, 'EmbedApiUrl', { value: `https://${this.embedCdn.distribution.distributionDomainName}${SURFACES.embed}` });
+      new CfnOutput(this, 'EmbedOriginUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
+    } else {
+      new CfnOutput(this, 'EmbedApiUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
+    }
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'UsagePlanId', { value: usagePlan.usagePlanId });
   }

@@ -21,20 +21,44 @@ export const stackConfigSchema = z
     certificateArn: z.string().startsWith('arn:').optional(),
     /** SNS topic the alarms notify (optional). */
     alarmTopicArn: z.string().startsWith('arn:').optional(),
+    /** CloudFront in front of the Embed API (on unless `-c embedCdn=false`). */
+    embedCdn: z.stringbool().default(true),
+    /** An existing CloudFront-scope web ACL (us-east-1) for the Embed distribution, e.g. EmbedWaf's output. */
+    embedWebAclArn: z.string().regex(/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\//).optional(),
+    /** Also synthesize the us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5 minutes). */
+    embedWaf: z.stringbool().default(false),
+    embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
   })
   .refine((c) => (c.domainName === undefined) === (c.certificateArn === undefined), {
     error: 'domainName and certificateArn go together',
     path: ['domainName'],
+  })
+  .refine((c) => c.embedCdn || c.embedWebAclArn === undefined, {
+    error: 'embedWebAclArn needs the CloudFront distribution (embedCdn=true)',
+    path: ['embedWebAclArn'],
   });
 
 export type StackConfig = z.infer<typeof stackConfigSchema>;
 
 export function stackConfigFromContext(get: (key: string) => unknown, stage: string): StackConfig {
-  const keys = ['serviceName', 'userEventsVariant', 'siteUrl', 'embedCacheMaxAge', 'domainName', 'certificateArn', 'alarmTopicArn'];
+  const keys = [
+    'serviceName',
+    'userEventsVariant',
+    'siteUrl',
+    'embedCacheMaxAge',
+    'domainName',
+    'certificateArn',
+    'alarmTopicArn',
+    'embedCdn',
+    'embedWebAclArn',
+    'embedWaf',
+    'embedWafRateLimit',
+  ];
   const raw: Record<string, unknown> = { stage };
   for (const key of keys) {
     const value = get(key);
-    if (value !== undefined && value !== '') raw[key] = value;
+    // Context from the command line is a string; from cdk.json or a test it may be a boolean.
+    if (value !== undefined && value !== '') raw[key] = typeof value === 'boolean' ? String(value) : value;
   }
   const parsed = stackConfigSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`Invalid CDK context:\n${z.prettifyError(parsed.error)}`);

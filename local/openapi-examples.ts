@@ -7,6 +7,7 @@
  */
 import { fixedClock } from '../lambdas/core/clock.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
+import { windowTooLarge } from '../lambdas/core/queries.js';
 import { errorBody } from '../lambdas/http/envelope.js';
 import { SURFACES } from '../lambdas/routes.js';
 import { startLocalServer } from './server.js';
@@ -72,6 +73,9 @@ export async function collectExamples(): Promise<Record<string, unknown>> {
   // Neither can be provoked on demand; both are rendered by the code that answers them.
   out.tooManyRequests = errorBody(MESSAGES.tooManyRequests);
   out.internalError = errorBody(MESSAGES.internal);
+  // Needs a window of more than 500 events, which the demo data has not: rendered by the code that
+  // answers it; test/integration/unpaginated-bounds.test.ts checks a real answer equals it.
+  out.windowTooLarge = errorBody(windowTooLarge().message);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 

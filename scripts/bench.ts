@@ -30,12 +30,16 @@ import { DynamoRepository } from '../lambdas/store/repository.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';
 import { changeFigures } from './bench-changes.js';
+import { hostFigures } from './bench-hosts.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const WARMUP = Math.min(30, ITERATIONS);
 const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 7);
 const NOW = '2026-11-21T12:00:00.000Z';
+/** Host sizes for the scaling table (BENCH_HOST_SIZES=100,1000,10000 by default; the bench test uses small ones). */
+const HOST_SIZES = (process.env.BENCH_HOST_SIZES ?? '100,1000,10000').split(',').map(Number);
+const HOST_ITERATIONS = Number(process.env.BENCH_HOST_ITERATIONS ?? 5);
 
 /** One typical request per route (demo data). */
 const CASES: Record<string, { path: Record<string, string>; query?: Record<string, string> }> = {
@@ -222,6 +226,7 @@ const bundles = await bundleFigures();
 const demo = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
 if (!demo.ok) throw new Error(demo.problems.join('\n'));
 const changes = await changeFigures(demo.dataset);
+const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 process.stdout.write(
   [
     `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
@@ -239,6 +244,10 @@ process.stdout.write(
     'Change records (lambdas/store/applier.ts): items written, write capacity and DynamoDB calls per change (demo data, in order).',
     '',
     ...changes,
+    '',
+    `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
+    '',
+    ...hosts,
     '',
   ].join('\n'),
 );

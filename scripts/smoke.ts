@@ -8,6 +8,11 @@
  * exist are used and routes must answer their 404 envelope, which still proves
  * routing, the authorizer, the Lambda and the table are wired. The key is
  * never printed.
+ *
+ * In AWS, --public-url is the `PublicApiUrl` output and --embed-url the
+ * `EmbedApiUrl` output: the CloudFront address widgets use (the execute-api
+ * URL when deployed with embedCdn=false). `EmbedOriginUrl`, the Embed API's
+ * own execute-api URL behind the distribution, checks the origin directly.
  */
 import { parseArgs } from 'node:util';
 import { OPENAPI_HANDLER, routes, type RouteDefinition } from '../lambdas/routes.js';

@@ -80,14 +80,40 @@ function toPage(sorted: EventPayload[], limit: number, offset: number, siteUrl: 
   return { events: page.items.map((e) => toPublicEvent(e, siteUrl)), pagination: page.pagination };
 }
 
-/** Variant A and /profile-events: the whole matching list, most recently created first. */
+/**
+ * The most an unpaginated list answers with. Lambda refuses a response over
+ * 6 MB; these bounds keep every answer well under it, and bound the read too:
+ * at most UNPAGINATED_MAX_EVENTS + 1 items are read, whatever the window holds.
+ */
+export const UNPAGINATED_MAX_EVENTS = 500;
+/** Serialised events; an event's description is unbounded in the contract, so the count alone is not enough. */
+export const UNPAGINATED_MAX_BYTES = 4_000_000;
+
+export function windowTooLarge(): BadRequestError {
+  return new BadRequestError(
+    `This date window holds more than ${UNPAGINATED_MAX_EVENTS} events (or more than 4 MB of them): narrow it with since and to`,
+  );
+}
+
+/**
+ * Variant A and /profile-events: the whole matching list, most recently
+ * created first. A window holding more than fits the bounds above is a 400
+ * asking for a narrower one (never a partial list: the answer has no total).
+ */
 export async function datedUserEvents(
   reader: EventReader,
   q: { username: string; list: ProfileList; bounds: StartBounds },
   siteUrl: string,
 ): Promise<PublicEvent[]> {
-  const items = await loadList(reader, q.username, q.list, windowOf(q.bounds), userNotFound);
-  return items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
+  const items = await loadList(reader, q.username, q.list, windowOf(q.bounds), userNotFound, UNPAGINATED_MAX_EVENTS + 1);
+  if (items.length > UNPAGINATED_MAX_EVENTS) throw windowTooLarge();
+  const events = items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
+  let bytes = 0;
+  for (const e of events) {
+    bytes += Buffer.byteLength(JSON.stringify(e));
+    if (bytes > UNPAGINATED_MAX_BYTES) throw windowTooLarge();
+  }
+  return events;
 }
 
 /** The two start-ordered lists of hosted events (PRODUCT P7). */

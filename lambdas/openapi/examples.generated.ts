@@ -490,6 +490,10 @@ export const EXAMPLES = {
         "message": "Limit must be between 1 and 100"
       }
     ]
+  },
+  "windowTooLarge": {
+    "success": false,
+    "message": "This date window holds more than 500 events (or more than 4 MB of them): narrow it with since and to"
   }
 } as const;
 

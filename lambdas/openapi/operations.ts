@@ -12,6 +12,7 @@
  */
 import * as z from 'zod';
 import type { UserEventsVariant } from '../core/config.js';
+import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/queries.js';
 import {
   embedEventSchema,
   guestSchema,
@@ -71,6 +72,8 @@ const calendar = 'text/calendar' as const;
 const calendarFormat =
   'RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event\'s creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route\'s.';
 const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bounds on the start date.';
+/** The bound of the unpaginated lists (lambdas/core/queries.ts), so the answer stays under Lambda's 6 MB. */
+const unpaginatedBound = `A window holding more than ${UNPAGINATED_MAX_EVENTS} events (or more than ${UNPAGINATED_MAX_BYTES / 1_000_000} MB of them) answers 400 asking for a narrower one, never a cut list.`;
 
 const openApiOperation = (surface: string): OperationDoc => ({
   summary: `This document`,
@@ -111,19 +114,19 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
         }
       : {
           summary: "List a user's events",
-          description: `This deployment serves the dated variant: every event the user hosts in the window, most recently created first. ${dateWindow}`,
+          description: `This deployment serves the dated variant: every event the user hosts in the window, most recently created first. ${dateWindow} ${unpaginatedBound}`,
           tag: 'Users',
           params: getUserEventsDatedParams,
           success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserEventsDated' },
-          errors: { 400: ['validationError'], 404: ['userNotFound'] },
+          errors: { 400: ['validationError', 'windowTooLarge'], 404: ['userNotFound'] },
         },
   getUserProfileEvents: () => ({
     summary: "List a user's profile events",
-    description: `Events the user hosts or has RSVPed yes/maybe to, most recently created first. ${dateWindow}`,
+    description: `Events the user hosts or has RSVPed yes/maybe to, most recently created first. ${dateWindow} ${unpaginatedBound}`,
     tag: 'Users',
     params: getUserProfileEventsParams,
     success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserProfileEvents' },
-    errors: { 400: ['validationError'], 404: ['userNotFound'] },
+    errors: { 400: ['validationError', 'windowTooLarge'], 404: ['userNotFound'] },
   }),
   getUserUpcomingEvents: () => ({
     summary: "List a user's upcoming events",
