@@ -62,7 +62,11 @@ export class RouteFunction extends Construct {
       timeout: Duration.seconds(props.timeoutSeconds ?? 6),
       role: this.role,
       logGroup,
-      loggingFormat: LoggingFormat.JSON,
+      // Powertools writes JSON lines itself and owns the level (POWERTOOLS_LOG_LEVEL)
+      // and debug sampling. Lambda's JSON format would switch on its own level
+      // filter (AWS_LAMBDA_LOG_LEVEL, INFO unless set), which Powertools obeys
+      // over its own setting: per-stage levels and sampled DEBUG lines would be lost.
+      loggingFormat: LoggingFormat.TEXT,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
         format: OutputFormat.ESM,

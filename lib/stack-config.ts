@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { USER_EVENTS_VARIANTS } from '../lambdas/core/config.js';
+import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -21,16 +22,22 @@ export const stackConfigSchema = z
     certificateArn: z.string().startsWith('arn:').optional(),
     /** SNS topic the alarms notify (optional). */
     alarmTopicArn: z.string().startsWith('arn:').optional(),
+    /** Powertools log level of every function (POWERTOOLS_LOG_LEVEL). */
+    logLevel: z.enum(LOG_LEVELS).default('INFO'),
+    /** Share of invocations logged at DEBUG whatever the level (POWERTOOLS_LOGGER_SAMPLE_RATE); default 0.1 in staging, 0.01 in production. */
+    logSampleRate: z.coerce.number().min(0).max(1).optional(),
   })
   .refine((c) => (c.domainName === undefined) === (c.certificateArn === undefined), {
     error: 'domainName and certificateArn go together',
     path: ['domainName'],
   });
 
-export type StackConfig = z.infer<typeof stackConfigSchema>;
+export type StackConfig = Omit<z.infer<typeof stackConfigSchema>, 'logSampleRate'> & { logSampleRate: number };
+
+const DEFAULT_SAMPLE_RATE: Record<Stage, number> = { staging: 0.1, production: 0.01 };
 
 export function stackConfigFromContext(get: (key: string) => unknown, stage: string): StackConfig {
-  const keys = ['serviceName', 'userEventsVariant', 'siteUrl', 'embedCacheMaxAge', 'domainName', 'certificateArn', 'alarmTopicArn'];
+  const keys = ['serviceName', 'userEventsVariant', 'siteUrl', 'embedCacheMaxAge', 'domainName', 'certificateArn', 'alarmTopicArn', 'logLevel', 'logSampleRate'];
   const raw: Record<string, unknown> = { stage };
   for (const key of keys) {
     const value = get(key);
@@ -38,5 +45,5 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
   }
   const parsed = stackConfigSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`Invalid CDK context:\n${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  return { ...parsed.data, logSampleRate: parsed.data.logSampleRate ?? DEFAULT_SAMPLE_RATE[parsed.data.stage] };
 }

@@ -11,6 +11,11 @@
  *   as CDK will (AWS SDK external);
  * - cold-start init: time to import each bundle in a fresh Node process,
  *   relative to importing the DynamoDB client alone.
+ *
+ * With BENCH_TRACER_NODE_PATH set to a node_modules folder holding
+ * @aws-lambda-powertools/tracer (installed outside this project, which does
+ * not depend on it), it also bundles get-event with the Tracer added, to
+ * weigh tracing against its bundle and init cost (README, Operations).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -176,25 +181,62 @@ async function bundleFigures() {
   const sdkOnly = join(outDir, 'sdk-only.mjs');
   writeFileSync(sdkOnly, "import '@aws-sdk/client-dynamodb';\nimport '@aws-sdk/lib-dynamodb';\n");
 
-  const importMs = (file: string) => {
-    const samples: number[] = [];
-    for (let i = 0; i < INIT_SAMPLES; i++) {
-      const out = execFileSync(
+  const importOnce = (file: string) =>
+    Number(
+      execFileSync(
         process.execPath,
         ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`],
         { cwd: ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
-      );
-      samples.push(Number(out.toString().trim()));
+      )
+        .toString()
+        .trim(),
+    );
+  /**
+   * The bundle and the SDK-only baseline imported alternately, each in a
+   * fresh process, so load from other work on the machine falls on both
+   * sides of the ratio alike (a baseline timed once at the start made the
+   * ratios drift between runs).
+   */
+  const baselineSamples: number[] = [];
+  const initRatio = (file: string) => {
+    const bundle: number[] = [];
+    const base: number[] = [];
+    for (let i = 0; i < INIT_SAMPLES; i++) {
+      base.push(importOnce(sdkOnly));
+      bundle.push(importOnce(file));
     }
-    return median(samples);
+    baselineSamples.push(...base);
+    return median(bundle) / median(base);
   };
-  const baseline = importMs(sdkOnly);
+
+  const entries: Array<{ name: string; entry: string; nodePaths?: string[] }> = [
+    ...[...routes.map((r) => r.handler), AUTHORIZER_HANDLER].map((name) => ({ name, entry: join(ROOT, 'lambdas/handlers', `${name}.ts`) })),
+    { name: 'ingest', entry: join(ROOT, 'lambdas/ingest/handler.ts') },
+  ];
+  const tracerPath = process.env.BENCH_TRACER_NODE_PATH;
+  if (tracerPath) {
+    const probe = join(outDir, 'get-event-with-tracer.ts');
+    // What adopting the Tracer would add: the library, one Tracer, and the DynamoDB client instrumented.
+    writeFileSync(
+      probe,
+      [
+        `export * from ${JSON.stringify(join(ROOT, 'lambdas/handlers/get-event.ts'))};`,
+        "import { Tracer } from '@aws-lambda-powertools/tracer';",
+        "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+        'export const tracer = new Tracer();',
+        'tracer.captureAWSv3Client(new DynamoDBClient({}));',
+        '',
+      ].join('\n'),
+    );
+    entries.push({ name: 'get-event + Powertools Tracer (probe)', entry: probe, nodePaths: [tracerPath, join(ROOT, 'node_modules')] });
+  }
 
   const rows: string[] = [];
-  for (const name of [...routes.map((r) => r.handler), AUTHORIZER_HANDLER]) {
-    const outfile = join(outDir, `${name}.mjs`);
+  for (const { name, entry, nodePaths } of entries) {
+    const outfile = join(outDir, `${name.replace(/\W+/g, '-')}.mjs`);
     await build({
-      entryPoints: [join(ROOT, 'lambdas/handlers', `${name}.ts`)],
+      entryPoints: [entry],
+      ...(nodePaths ? { nodePaths } : {}),
       bundle: true,
       platform: 'node',
       target: 'node22',
@@ -202,12 +244,14 @@ async function bundleFigures() {
       minify: true,
       outfile,
       external: ['@aws-sdk/*'],
+      // As lib/route-function.ts bundles: CommonJS dependencies call require(), so the ESM bundle gets one.
+      banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
       logLevel: 'error',
     });
     const code = readFileSync(outfile);
-    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${(importMs(outfile) / baseline).toFixed(2)} |`);
+    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${initRatio(outfile).toFixed(2)} |`);
   }
-  return { rows, baseline };
+  return { rows, baseline: median(baselineSamples) };
 }
 
 const runtime = await runtimeFigures();
