@@ -28,6 +28,8 @@ export interface IngestProps {
   readonly table: ITableV2;
   readonly logRetention: RetentionDays;
   readonly retainLogs: boolean;
+  /** Powertools settings (lib/observability.ts). */
+  readonly environment: Record<string, string>;
 }
 
 export class Ingest extends Construct {
@@ -52,7 +54,7 @@ export class Ingest extends Construct {
     const ingest = new RouteFunction(this, 'Function', {
       handlerFile: INGEST.handlerFile,
       description: 'Applies change records from the ingest queue to the table',
-      environment: {},
+      environment: props.environment,
       logRetention: props.logRetention,
       retainLogs: props.retainLogs,
       timeoutSeconds: INGEST.timeoutSeconds,

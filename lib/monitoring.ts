@@ -1,11 +1,15 @@
 /**
- * Alarms an operator needs first: 5xx rate and p99 latency per API, errors
- * and throttles per function; optionally sent to an SNS topic from context.
+ * Alarms an operator needs first, each mapped to an action in the README's
+ * runbook: 5xx rate and p99 latency per API, errors and throttles per function
+ * (the authorizer's errors among them), dead letters and lag of the ingest,
+ * and DynamoDB throttles; optionally sent to an SNS topic from context.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -14,6 +18,7 @@ import { Construct } from 'constructs';
 export interface MonitoringProps {
   readonly apis: Record<string, RestApi>;
   readonly functions: Record<string, IFunction>;
+  readonly table: ITableV2;
   readonly alarmTopicArn?: string;
   /** The change-stream ingest's queues. */
   readonly ingest?: { queue: IQueue; deadLetters: IQueue };
@@ -97,6 +102,16 @@ export class Monitoring extends Construct {
         }),
       );
     }
+    this.alarms.push(
+      new Alarm(this, 'TableThrottles', {
+        alarmDescription: 'DynamoDB throttled requests on the table or an index: reads or writes are being refused (hot partition, or traffic past on-demand\'s instant capacity). See the README runbook.',
+        metric: tableThrottles(props.table, period),
+        threshold: 0,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     if (props.alarmTopicArn) {
       const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
       for (const alarm of this.alarms) {
@@ -105,4 +120,11 @@ export class Monitoring extends Construct {
       }
     }
   }
+}
+
+/** Every operation this service sends (reads by the handlers and the authorizer, writes by the ingest and the loader); a throttle on an index counts on the request. */
+export const TABLE_OPERATIONS = [Operation.GET_ITEM, Operation.QUERY, Operation.BATCH_GET_ITEM, Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.BATCH_WRITE_ITEM];
+
+export function tableThrottles(table: ITableV2, period: Duration) {
+  return table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period, statistic: 'Sum', label: 'Throttled requests' });
 }

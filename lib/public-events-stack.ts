@@ -14,6 +14,8 @@ import { EmbedCdn } from './embed-cdn.js';
 import { EventsTable } from './events-table.js';
 import { Ingest } from './ingest.js';
 import { Monitoring } from './monitoring.js';
+import { OperationsDashboard } from './dashboard.js';
+import { metricsNamespace, powertoolsEnvironment } from './observability.js';
 import { RestApis } from './rest-apis.js';
 import { RouteFunction } from './route-function.js';
 import type { StackConfig, Stage } from './stack-config.js';
@@ -37,7 +39,9 @@ export class PublicEventsStack extends Stack {
     const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
     const { table } = new EventsTable(this, 'Events', { retain: production });
 
+    const powertools = powertoolsEnvironment(config);
     const environment = {
+      ...powertools,
       SERVICE_NAME: config.serviceName,
       SITE_URL: config.siteUrl,
       USER_EVENTS_VARIANT: config.userEventsVariant,
@@ -85,13 +89,26 @@ export class PublicEventsStack extends Stack {
     });
     const { publicApi, embedApi, usagePlan } = this.apis;
 
-    const ingest = new Ingest(this, 'Ingest', { table, logRetention, retainLogs: production });
+    const ingest = new Ingest(this, 'Ingest', { table, logRetention, retainLogs: production, environment: powertools });
 
-    new Monitoring(this, 'Monitoring', {
-      apis: { Public: publicApi, Embed: embedApi },
-      functions: { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn },
-      ingest: { queue: ingest.queue, deadLetters: ingest.deadLetters },
+    const apis = { Public: publicApi, Embed: embedApi };
+    const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn };
+    const ingestQueues = { queue: ingest.queue, deadLetters: ingest.deadLetters };
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      apis,
+      functions: allFunctions,
+      table,
+      ingest: ingestQueues,
       alarmTopicArn: config.alarmTopicArn,
+    });
+    new OperationsDashboard(this, 'Dashboard', {
+      dashboardName: `PublicEvents-${config.stage}`,
+      namespace: metricsNamespace(config.stage),
+      apis,
+      functions: allFunctions,
+      table,
+      ingest: ingestQueues,
+      alarms: monitoring.alarms,
     });
     if (config.domainName && config.certificateArn) {
       new CustomDomain(this, 'CustomDomain', {

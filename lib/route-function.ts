@@ -1,8 +1,9 @@
 /**
  * One Lambda function for one handler file of lambdas/handlers/: Node 24 on
  * arm64, bundled locally by esbuild (no Docker) as minified ESM with source
- * maps and the AWS SDK left to the runtime, its own log group, its own role
- * with nothing attached but what `bind*` grants.
+ * maps, the AWS SDK left to the runtime and Powertools to AWS's Powertools
+ * layer (lib/powertools-layer.ts), its own log group, its own role with
+ * nothing attached but what `bind*` grants.
  *
  * Sizing: 512 MB. Lambda's CPU share grows with memory; the handlers are
  * DynamoDB-bound (a few ms of CPU per request) but cold-start init (loading the
@@ -19,8 +20,18 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { INDEXES } from '../lambdas/store/table.js';
+import { POWERTOOLS_EXTERNALS, powertoolsLayer } from './powertools-layer.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
+
+/**
+ * Left out of every bundle: the Lambda runtime provides the AWS SDK, the
+ * Powertools layer Powertools (both resolve from ESM on Node 18+ runtimes).
+ * scripts/bench.ts and test/infra/bundling.test.ts bundle with the same list.
+ */
+export const BUNDLE_EXTERNALS = ['@aws-sdk/*', POWERTOOLS_EXTERNALS];
+/** Some CommonJS dependencies call require(); give the ESM bundle one. */
+export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);";
 
 export interface RouteFunctionProps {
   /** File name in lambdas/handlers/ without .ts, or a path from the project root (`lambdas/ingest/handler`). */
@@ -62,8 +73,13 @@ export class RouteFunction extends Construct {
       timeout: Duration.seconds(props.timeoutSeconds ?? 6),
       role: this.role,
       logGroup,
-      loggingFormat: LoggingFormat.JSON,
+      // Powertools writes JSON lines itself and owns the level (POWERTOOLS_LOG_LEVEL)
+      // and debug sampling. Lambda's JSON format would switch on its own level
+      // filter (AWS_LAMBDA_LOG_LEVEL, INFO unless set), which Powertools obeys
+      // over its own setting: per-stage levels and sampled DEBUG lines would be lost.
+      loggingFormat: LoggingFormat.TEXT,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      layers: [powertoolsLayer(this)],
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',
@@ -71,9 +87,8 @@ export class RouteFunction extends Construct {
         sourceMap: true,
         sourcesContent: false,
         mainFields: ['module', 'main'],
-        externalModules: ['@aws-sdk/*'],
-        // Some CommonJS dependencies call require(); give the ESM bundle one.
-        banner: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);",
+        externalModules: BUNDLE_EXTERNALS,
+        banner: ESM_REQUIRE_BANNER,
       },
     });
   }

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { USER_EVENTS_VARIANTS } from '../lambdas/core/config.js';
+import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -28,6 +29,10 @@ export const stackConfigSchema = z
     /** Also synthesize the us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5 minutes). */
     embedWaf: z.stringbool().default(false),
     embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
+    /** Powertools log level of every function (POWERTOOLS_LOG_LEVEL). */
+    logLevel: z.enum(LOG_LEVELS).default('INFO'),
+    /** Share of invocations logged at DEBUG whatever the level (POWERTOOLS_LOGGER_SAMPLE_RATE); default 0.1 in staging, 0.01 in production. */
+    logSampleRate: z.coerce.number().min(0).max(1).optional(),
   })
   .refine((c) => (c.domainName === undefined) === (c.certificateArn === undefined), {
     error: 'domainName and certificateArn go together',
@@ -38,7 +43,9 @@ export const stackConfigSchema = z
     path: ['embedWebAclArn'],
   });
 
-export type StackConfig = z.infer<typeof stackConfigSchema>;
+export type StackConfig = Omit<z.infer<typeof stackConfigSchema>, 'logSampleRate'> & { logSampleRate: number };
+
+const DEFAULT_SAMPLE_RATE: Record<Stage, number> = { staging: 0.1, production: 0.01 };
 
 export function stackConfigFromContext(get: (key: string) => unknown, stage: string): StackConfig {
   const keys = [
@@ -53,6 +60,8 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'embedWebAclArn',
     'embedWaf',
     'embedWafRateLimit',
+    'logLevel',
+    'logSampleRate',
   ];
   const raw: Record<string, unknown> = { stage };
   for (const key of keys) {
@@ -62,5 +71,5 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
   }
   const parsed = stackConfigSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`Invalid CDK context:\n${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  return { ...parsed.data, logSampleRate: parsed.data.logSampleRate ?? DEFAULT_SAMPLE_RATE[parsed.data.stage] };
 }

@@ -8,12 +8,22 @@
  *   DynamoDB calls it made are replayed with the bare client and timed; the
  *   ratio is what validation, mapping, middy and the envelope cost on top;
  * - bundle size (minified, and gzipped) of each Lambda, bundled with esbuild
- *   as CDK will (AWS SDK external);
+ *   as CDK will (lib/route-function.ts: the AWS SDK and Powertools external,
+ *   the runtime provides the one and AWS's Powertools layer the other);
  * - cold-start init: time to import each bundle in a fresh Node process,
- *   relative to importing the DynamoDB client alone.
+ *   relative to importing the DynamoDB client alone. The bundles import
+ *   Powertools from this project's node_modules, as they will from the layer
+ *   on Lambda, so its load time is counted even though its bytes are not.
+ *
+ * With BENCH_TRACER_NODE_PATH set to a node_modules folder holding
+ * @aws-lambda-powertools/tracer (installed outside this project, which does
+ * not depend on it), it also bundles get-event with the Tracer added, to
+ * weigh tracing against its bundle and init cost (README, Operations). The
+ * layer holds the Tracer too, so the probe leaves it external like the rest
+ * of Powertools and imports it through a node_modules link beside the bundle.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -29,6 +39,7 @@ import { createDocumentClient } from '../lambdas/store/client.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';
+import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER } from '../lib/route-function.js';
 import { changeFigures } from './bench-changes.js';
 import { hostFigures } from './bench-hosts.js';
 
@@ -187,38 +198,82 @@ async function bundleFigures() {
   const sdkOnly = join(outDir, 'sdk-only.mjs');
   writeFileSync(sdkOnly, "import '@aws-sdk/client-dynamodb';\nimport '@aws-sdk/lib-dynamodb';\n");
 
-  const importMs = (file: string) => {
-    const samples: number[] = [];
-    for (let i = 0; i < INIT_SAMPLES; i++) {
-      const out = execFileSync(
+  const importOnce = (file: string) =>
+    Number(
+      execFileSync(
         process.execPath,
         ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`],
         { cwd: ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
-      );
-      samples.push(Number(out.toString().trim()));
+      )
+        .toString()
+        .trim(),
+    );
+  /**
+   * The bundle and the SDK-only baseline imported alternately, each in a
+   * fresh process, so load from other work on the machine falls on both
+   * sides of the ratio alike (a baseline timed once at the start made the
+   * ratios drift between runs).
+   */
+  const baselineSamples: number[] = [];
+  const initRatio = (file: string) => {
+    const bundle: number[] = [];
+    const base: number[] = [];
+    for (let i = 0; i < INIT_SAMPLES; i++) {
+      base.push(importOnce(sdkOnly));
+      bundle.push(importOnce(file));
     }
-    return median(samples);
+    baselineSamples.push(...base);
+    return median(bundle) / median(base);
   };
-  const baseline = importMs(sdkOnly);
+
+  const entries: Array<{ name: string; entry: string; dir?: string }> = [
+    ...[...new Set<string>(routes.map((r) => r.handler)), AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER].map((name) => ({ name, entry: join(ROOT, 'lambdas/handlers', `${name}.ts`) })),
+    { name: 'ingest', entry: join(ROOT, 'lambdas/ingest/handler.ts') },
+  ];
+  const tracerPath = process.env.BENCH_TRACER_NODE_PATH;
+  if (tracerPath) {
+    const probe = join(outDir, 'get-event-with-tracer.ts');
+    // What adopting the Tracer would add: the library, one Tracer, and the DynamoDB client instrumented.
+    writeFileSync(
+      probe,
+      [
+        `export * from ${JSON.stringify(join(ROOT, 'lambdas/handlers/get-event.ts'))};`,
+        "import { Tracer } from '@aws-lambda-powertools/tracer';",
+        "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+        'export const tracer = new Tracer();',
+        'tracer.captureAWSv3Client(new DynamoDBClient({}));',
+        '',
+      ].join('\n'),
+    );
+    // The Tracer resolves through a link beside the bundle (its own dependencies from
+    // its real folder), everything else from this project's node_modules further up.
+    const dir = join(outDir, 'tracer-probe');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'node_modules', '@aws-lambda-powertools'), { recursive: true });
+    symlinkSync(join(tracerPath, '@aws-lambda-powertools', 'tracer'), join(dir, 'node_modules', '@aws-lambda-powertools', 'tracer'));
+    entries.push({ name: 'get-event + Powertools Tracer (probe)', entry: probe, dir });
+  }
 
   const rows: string[] = [];
-  for (const name of [...new Set<string>(routes.map((r) => r.handler)), AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER]) {
-    const outfile = join(outDir, `${name}.mjs`);
+  for (const { name, entry, dir } of entries) {
+    const outfile = join(dir ?? outDir, `${name.replace(/\W+/g, '-')}.mjs`);
+    // As lib/route-function.ts bundles (same externals, same banner, same target).
     await build({
-      entryPoints: [join(ROOT, 'lambdas/handlers', `${name}.ts`)],
+      entryPoints: [entry],
       bundle: true,
       platform: 'node',
-      target: 'node22',
+      target: 'node24',
       format: 'esm',
       minify: true,
       outfile,
-      external: ['@aws-sdk/*'],
+      external: BUNDLE_EXTERNALS,
+      banner: { js: ESM_REQUIRE_BANNER },
       logLevel: 'error',
     });
     const code = readFileSync(outfile);
-    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${(importMs(outfile) / baseline).toFixed(2)} |`);
+    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${initRatio(outfile).toFixed(2)} |`);
   }
-  return { rows, baseline };
+  return { rows, baseline: median(baselineSamples) };
 }
 
 const runtime = await runtimeFigures();
@@ -235,7 +290,9 @@ process.stdout.write(
     '|---|---|---|---|---|---|',
     ...runtime,
     '',
-    `Lambda bundles (esbuild, minified, AWS SDK external). Init = import time of the bundle / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
+    'Lambda bundles (esbuild, minified, as CDK bundles them): the AWS SDK and Powertools are external, the Lambda runtime provides the SDK and',
+    "AWS's Powertools layer (added to every function) provides Powertools, so neither counts in the sizes below.",
+    `Init = import time of the bundle, with Powertools imported from node_modules as it is from the layer on Lambda, / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
     '',
     '| Handler | Bundle KiB | Gzipped KiB | Init ratio |',
     '|---|---|---|---|',

@@ -8,7 +8,8 @@ import type { Config } from '../core/config.js';
 import type { ApiKeyReader, EventReader } from '../core/ports.js';
 import { createDocumentClient } from '../store/client.js';
 import { DynamoRepository } from '../store/repository.js';
-import { jsonLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from './logger.js';
+import { noMetrics, type MetricsSink } from './metrics.js';
 
 export interface Deps {
   config: Config;
@@ -16,6 +17,7 @@ export interface Deps {
   keys: ApiKeyReader;
   clock: Clock;
   logger: Logger;
+  metrics: MetricsSink;
 }
 
 export type HttpHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -35,6 +37,7 @@ export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config
     reader: overrides.reader ?? repo(),
     keys: overrides.keys ?? repo(),
     clock: overrides.clock ?? systemClock,
-    logger: overrides.logger ?? jsonLogger(),
+    logger: overrides.logger ?? silentLogger,
+    metrics: overrides.metrics ?? noMetrics,
   };
 }

@@ -14,14 +14,23 @@
  *
  * Records are applied one after another in batch order. Logs name the change's
  * type and ids, never its body (which carries e-mails and phone numbers).
+ * Every record is counted by result (lambdas/http/metrics.ts) with its
+ * fan-out (items written, events re-derived) and, when the record says when
+ * the change happened (`occurred_at`), the lag from then to now.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import * as z from 'zod';
-import { changeSubject, parseChangeLine } from '../core/changes.js';
-import { ChangeApplier } from '../store/applier.js';
+import { changeSubject, parseChangeLine, type Change } from '../core/changes.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { parseDateTime } from '../core/dates.js';
+import { ChangeApplier, FanOutIncomplete, type ApplyResult } from '../store/applier.js';
 import { createDocumentClient } from '../store/client.js';
-import { jsonLogger, type Logger } from '../http/logger.js';
+import { errorFields, type Logger } from '../http/logger.js';
+import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsSink } from '../http/metrics.js';
+import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export class RecordNotApplied extends Error {
@@ -35,6 +44,9 @@ export interface IngestDeps {
   client: DynamoDBDocumentClient;
   tableName: string;
   logger: Logger;
+  metrics: MetricsSink;
+  /** Reads "now" for the lag metric. */
+  clock?: Clock;
   /** Milliseconds kept back from the invocation's time for finishing the batch. */
   reserveMs?: number;
 }
@@ -46,16 +58,39 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       remainingMs: () => context.getRemainingTimeInMillis(),
       reserveMs: deps.reserveMs ?? 15_000,
     });
+    const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
+      const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
+      if (outcome) {
+        values.push({ name: METRICS.changeWrites, unit: 'Count', value: outcome.writes }, { name: METRICS.changeDerivations, unit: 'Count', value: outcome.derivations });
+      }
+      const occurred = change?.occurred_at !== undefined ? parseDateTime(change.occurred_at) : null;
+      if (occurred) values.push({ name: METRICS.changeLag, unit: 'Seconds', value: Math.max(0, ((deps.clock ?? systemClock)().getTime() - occurred.getTime()) / 1000) });
+      deps.metrics.publish({ [DIMENSIONS.result]: result }, values);
+    };
     const record = async (r: SQSRecord): Promise<void> => {
       const parsed = parseChangeLine(r.body);
       if (!parsed?.ok) {
         const problems = parsed ? parsed.problems : ['empty message body'];
+        count('invalid');
         deps.logger.error('Invalid change record', { messageId: r.messageId, problems });
         throw new RecordNotApplied(`invalid change record: ${problems.join('; ')}`);
       }
       const { change } = parsed;
       const fields = { messageId: r.messageId, type: change.type, subject: changeSubject(change), version: change.version };
-      const outcome = await applier.apply(change);
+      let outcome: ApplyResult;
+      try {
+        outcome = await applier.apply(change);
+      } catch (error) {
+        if (error instanceof FanOutIncomplete) {
+          count('incomplete', change);
+          deps.logger.warn('Change fan-out stopped for time; its redelivery resumes it', fields);
+        } else {
+          count('failed', change);
+          deps.logger.error('Change failed', { ...fields, ...errorFields(error) });
+        }
+        throw error;
+      }
+      count(outcome.result, change, outcome);
       if (outcome.result === 'waiting') {
         deps.logger.warn('Change waits for a reference', { ...fields, missing: outcome.missing, receiveCount: r.attributes.ApproximateReceiveCount });
         throw new RecordNotApplied(`waiting for ${outcome.missing}`);
@@ -72,7 +107,10 @@ const envSchema = z.object({ TABLE_NAME: z.string().min(1) });
 function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const parsed = envSchema.safeParse(process.env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
-  return buildIngest({ client: createDocumentClient(), tableName: parsed.data.TABLE_NAME, logger: jsonLogger({ service: 'ingest' }) });
+  const logger = lambdaLogger();
+  const ingest = buildIngest({ client: createDocumentClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics() });
+  // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
+  return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }
 
 // Built at cold start in Lambda (a bad configuration fails the init); importing the module elsewhere has no side effects.

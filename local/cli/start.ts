@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';
 import { USER_EVENTS_VARIANTS } from '../../lambdas/core/config.js';
-import { jsonLogger } from '../../lambdas/http/logger.js';
+import { readableLogger } from '../../lambdas/http/logger.js';
 import { fail } from './fail.js';
 import { DatasetError } from '../loader.js';
 import { startLocalServer } from '../server.js';
@@ -63,7 +63,8 @@ async function main(): Promise<void> {
     serviceName: o.serviceName,
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
-    logger: jsonLogger({ service: 'public-events-local' }, (line) => process.stderr.write(`${line}\n`)),
+    // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
+    logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
   }).catch((error: unknown) => {
     if (error instanceof DatasetError) fail(`${error.message}\n${error.problems.map((p) => `  ${p}`).join('\n')}`, 1);

@@ -3,7 +3,7 @@
  * daily quota over HTTP with a clock the test moves (PRODUCT P3, P4).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { jsonLogger } from '../../lambdas/http/logger.js';
+import { readableLogger } from '../../lambdas/http/logger.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { KeyManager } from '../../keys/key-manager.js';
 import { KEYS } from '../support/fixtures.js';
@@ -17,7 +17,7 @@ const logLines: string[] = [];
 const cliOutput: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ clock: () => now, logger: jsonLogger({}, (line) => logLines.push(line)) });
+  server = await startTestServer({ clock: () => now, logger: readableLogger({ level: 'DEBUG', write: (line) => logLines.push(line) }) });
 });
 afterAll(async () => server?.close());
 

@@ -11,6 +11,8 @@ import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
 import { resources, synthApp } from './support.js';
 
+const POWERTOOLS_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_LOGGER_SAMPLE_RATE'];
+
 const staging = synthApp();
 const production = synthApp({ stage: 'production' });
 const t = staging.template;
@@ -82,9 +84,10 @@ describe('functions', () => {
         Handler: 'index.handler',
       });
       expect(Object.keys(f.Properties.Environment.Variables).sort()).toEqual(
-        ['EMBED_CACHE_MAX_AGE', 'NODE_OPTIONS', 'SERVICE_NAME', 'SITE_URL', 'TABLE_NAME', 'USER_EVENTS_VARIANT'].sort(),
+        ['EMBED_CACHE_MAX_AGE', 'NODE_OPTIONS', 'SERVICE_NAME', 'SITE_URL', 'TABLE_NAME', 'USER_EVENTS_VARIANT', ...POWERTOOLS_VARIABLES].sort(),
       );
-      expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
+      // Text: Lambda's JSON format would impose its own log level over Powertools' (lib/route-function.ts).
+      expect(f.Properties.LoggingConfig).toEqual({ LogFormat: 'Text', LogGroup: { Ref: expect.any(String) } });
     }
   });
 
@@ -291,8 +294,9 @@ describe('operations', () => {
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
     const alarms = resources(t, 'AWS::CloudWatch::Alarm');
-    // Per API: 5xx rate and p99; per function: errors and throttles; ingest: dead letters and lag.
-    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 2);
+    // Per API: 5xx rate and p99; per function (routes, authorizer, legacy redirect, ingest): errors and throttles;
+    // ingest: dead letters and lag; DynamoDB throttles.
+    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 2 + 1);
     const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
     expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
     expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);

@@ -9,17 +9,17 @@ import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
 import type { EventReader } from '../../lambdas/core/ports.js';
 import { createDeps, type Deps } from '../../lambdas/http/deps.js';
-import { jsonLogger } from '../../lambdas/http/logger.js';
 import { build as buildAuthorizer } from '../../lambdas/handlers/authorizer.js';
 import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
 import { KeyManager } from '../../keys/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { recordingLogger } from '../support/telemetry.js';
 
 let store: TestStore;
 let deps: Deps;
-const logs: string[] = [];
+const logger = recordingLogger();
 const context = { awsRequestId: 'req-1' } as Context;
 
 function proxyEvent(resource: string, pathParameters: Record<string, string>, query: Record<string, string> | null = null): APIGatewayProxyEvent {
@@ -59,7 +59,7 @@ function authorizerEvent(headers: Record<string, string>, resource = '/api/publi
 beforeAll(async () => {
   store = await startTestStore(demoDataset());
   const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
-  deps = createDeps(config, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger: jsonLogger({}, (l) => logs.push(l)) });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger });
 });
 afterAll(async () => store?.close());
 
@@ -88,7 +88,7 @@ describe('HTTP handlers', () => {
       expect(JSON.parse(res.body)).toEqual({ success: false, message: 'Internal server error.' });
       expect(res.body).not.toMatch(/test-table|gsi1pk|boom|stack/i);
     }
-    expect(logs.some((l) => JSON.parse(l).errorMessage?.includes('ResourceNotFoundException') && JSON.parse(l).requestId === 'req-1')).toBe(true);
+    expect(logger.entries.some((l) => String(l.errorMessage).includes('ResourceNotFoundException') && l.requestId === 'req-1')).toBe(true);
   });
 
   it('validate before touching the store', async () => {

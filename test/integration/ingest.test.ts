@@ -1,14 +1,15 @@
 /**
  * The ingest Lambda's handler with SQS events over dynalite: per-record
  * results (a poison record among good ones fails alone), redelivery, and a
- * fan-out too big for one invocation finishing safely over two.
+ * fan-out too big for one invocation finishing safely over two; what each
+ * record counts (result, fan-out, lag) and that no log holds its private fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context, SQSEvent } from 'aws-lambda';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
-import { jsonLogger } from '../../lambdas/http/logger.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
 import { keys } from '../../lambdas/store/table.js';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,9 +17,11 @@ import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
 let store: TestStore;
-const logs: string[] = [];
+const logger = recordingLogger();
+let metrics = recordingMetrics();
 beforeAll(async () => {
   store = await startTestStore();
 });
@@ -55,7 +58,8 @@ const event = (i: number) => ({
 async function table(name: string, d0: Dataset) {
   await ensureTable(store.client, name);
   await writeDataset(store.client, name, d0);
-  const ingest = buildIngest({ client: store.client, tableName: name, logger: jsonLogger({}, (l) => logs.push(l)), reserveMs: 1_000 });
+  metrics = recordingMetrics();
+  const ingest = buildIngest({ client: store.client, tableName: name, logger, metrics, clock: fixedClock('2026-11-21T12:00:00.000Z'), reserveMs: 1_000 });
   return ingest;
 }
 
@@ -64,7 +68,7 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     const d0: Dataset = { users: [host, fan], events: [event(1)], rsvps: [] };
     const good: Change[] = [
       { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: 'usr_fan', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z', email: 'PRIVATE@x' } },
-      { type: 'event.upserted', version: 2, event: { ...event(1), title: 'Renamed night' } },
+      { type: 'event.upserted', version: 2, occurred_at: '2026-11-21T11:59:30.000Z', event: { ...event(1), title: 'Renamed night' } },
     ];
     const waiting: Change = { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: 'usr_nobody', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } };
     const ingest = await table('ingest-poison', d0);
@@ -73,13 +77,20 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m1', 'm2', 'm4']);
     const expected = await freshLoadReadModel(store.client, 'ingest-poison-expected', fold(d0, good).dataset);
     expect(readModel(await scanAll(store.client, 'ingest-poison'))).toEqual(expected);
+    const counted = (result: string) => metrics.value('Changes', { result }).length;
+    expect(['applied', 'stale', 'waiting', 'invalid'].map(counted)).toEqual([2, 0, 1, 2]);
+    // The renamed event's fan-out: its source item and its copies; the lag only where occurred_at was given.
+    expect(metrics.value('ChangeWrites', { result: 'applied' }).every((w) => w > 0)).toBe(true);
+    expect(metrics.value('ChangeDerivations', { result: 'applied' })).toHaveLength(2);
+    expect(metrics.value('ChangeLag', { result: 'applied' })).toEqual([30]);
 
     // Redelivery of the whole batch changes nothing more.
     const again = await ingest(sqsEvent(bodies), context());
     expect(again.batchItemFailures).toHaveLength(3);
     expect(readModel(await scanAll(store.client, 'ingest-poison'))).toEqual(expected);
-    expect(logs.join('\n')).not.toContain('PRIVATE');
-    expect(logs.some((l) => l.includes('"missing":"user usr_nobody"'))).toBe(true);
+    expect(['applied', 'stale', 'waiting', 'invalid'].map(counted)).toEqual([2, 2, 2, 4]);
+    expect(JSON.stringify(logger.entries)).not.toContain('PRIVATE');
+    expect(logger.entries.some((l) => l.level === 'WARN' && l.missing === 'user usr_nobody')).toBe(true);
   });
 
   it('finishes a rename fanned out to 60 events over two invocations when the first runs out of time', async () => {
@@ -93,6 +104,7 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
     const user = (await store.client.send(new GetCommand({ TableName: 'ingest-fanout', Key: keys.user('usr_host'), ConsistentRead: true }))).Item;
     expect(user).toMatchObject({ version: 5, pending: true, pending_after: expect.stringMatching(/^evt_/) });
+    expect(metrics.value('Changes', { result: 'incomplete' })).toEqual([1]);
 
     const second = await ingest(sqsEvent([JSON.stringify(rename)]), context());
     expect(second.batchItemFailures).toEqual([]);

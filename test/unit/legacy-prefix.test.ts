@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { legacyRedirectTarget, searchOf } from '../../lambdas/core/legacy-prefix.js';
-import { handler } from '../../lambdas/handlers/legacy-redirect.js';
+import { redirect } from '../../lambdas/handlers/legacy-redirect.js';
 
 describe('the old /api/ext/v1 prefix (PRODUCT P15)', () => {
   it.each([
@@ -29,6 +29,6 @@ describe('the old /api/ext/v1 prefix (PRODUCT P15)', () => {
       multiValueQueryStringParameters: { limit: ['2'] },
       requestContext: { path: '/production/api/ext/v1/events/evt_jazz01' },
     } as unknown as APIGatewayProxyEvent;
-    expect(await handler(event)).toMatchObject({ statusCode: 308, headers: { location: '/production/api/public/v1/events/evt_jazz01?limit=2' }, body: '' });
+    expect(await redirect(event)).toMatchObject({ statusCode: 308, headers: { location: '/production/api/public/v1/events/evt_jazz01?limit=2' }, body: '' });
   });
 });

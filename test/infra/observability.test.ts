@@ -1,0 +1,151 @@
+/**
+ * What an operator gets from the stack: Powertools settings on every function
+ * (per stage, overridable from context), the dashboard with this service's
+ * metrics beside API Gateway's, Lambda's, DynamoDB's and SQS's, and alarms
+ * that each have a runbook entry in the README.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, METRICS } from '../../lambdas/http/metrics.js';
+import { routes } from '../../lambdas/routes.js';
+import { resources, synthApp } from './support.js';
+
+const staging = synthApp();
+const production = synthApp({ stage: 'production' });
+const t = staging.template;
+
+describe('Powertools settings', () => {
+  const variables = (template: typeof t) => resources(template, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Environment.Variables as Record<string, string>);
+
+  it('are on every function, ingest, authorizer and old-prefix redirect included, with the stage namespace and sampling', () => {
+    const all = variables(t);
+    expect(all).toHaveLength(routes.length + 3);
+    for (const v of all) {
+      expect(v).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: 'public-events',
+        POWERTOOLS_METRICS_NAMESPACE: 'PublicEvents/staging',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        POWERTOOLS_LOGGER_SAMPLE_RATE: '0.1',
+      });
+      expect(v).not.toHaveProperty('POWERTOOLS_LOGGER_LOG_EVENT');
+      expect(v).not.toHaveProperty('POWERTOOLS_DEV');
+    }
+    for (const v of variables(production.template)) {
+      expect(v).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'PublicEvents/production', POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_LOGGER_SAMPLE_RATE: '0.01' });
+    }
+  });
+
+  it('take the level and the sampling rate from context, and refuse bad ones by name', () => {
+    for (const v of variables(synthApp({ logLevel: 'DEBUG', logSampleRate: '0.5' }).template)) {
+      expect(v).toMatchObject({ POWERTOOLS_LOG_LEVEL: 'DEBUG', POWERTOOLS_LOGGER_SAMPLE_RATE: '0.5' });
+    }
+    expect(() => synthApp({ logLevel: 'LOUD' })).toThrow(/logLevel/);
+    expect(() => synthApp({ logSampleRate: '2' })).toThrow(/logSampleRate/);
+  });
+
+  it('leave the log level to Powertools: no Lambda log-level filter on any function', () => {
+    for (const [, f] of resources(t, 'AWS::Lambda::Function')) {
+      expect(f.Properties.LoggingConfig.LogFormat).toBe('Text');
+      expect(f.Properties.LoggingConfig).not.toHaveProperty('ApplicationLogLevel');
+    }
+  });
+});
+
+type Widget = { type: string; properties: { title?: string; metrics?: unknown[][]; alarms?: string[]; markdown?: string } };
+
+/** The dashboard body with every CloudFormation reference replaced by `<LogicalId>`, parsed. */
+function dashboardBody(template: typeof t): { widgets: Widget[] } {
+  const dashboard = resources(template, 'AWS::CloudWatch::Dashboard')[0]![1];
+  const join = dashboard.Properties.DashboardBody['Fn::Join'] as [string, unknown[]];
+  const text = join[1]
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const ref = part as { Ref?: string; 'Fn::GetAtt'?: string[] };
+      return `<${ref.Ref ?? ref['Fn::GetAtt']?.[0] ?? 'token'}>`;
+    })
+    .join(join[0]);
+  return JSON.parse(text);
+}
+
+describe('dashboard', () => {
+  const dashboards = resources(t, 'AWS::CloudWatch::Dashboard');
+  const body = dashboardBody(t);
+  const metrics = body.widgets.flatMap((w) => w.properties.metrics ?? []);
+  /** [namespace, name, ...dimension pairs, options?] rows, and SEARCH expressions. */
+  const has = (namespace: string, name: string) => metrics.some((m) => m[0] === namespace && m[1] === name);
+  const rendered = JSON.stringify(body);
+
+  it('is one per stage, named for it', () => {
+    expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]![1].Properties.DashboardName).toBe('PublicEvents-staging');
+    expect(resources(production.template, 'AWS::CloudWatch::Dashboard')[0]![1].Properties.DashboardName).toBe('PublicEvents-production');
+  });
+
+  it("shows API Gateway's count, 4xx, 5xx and latency p50/p99 for both APIs", () => {
+    for (const name of ['Count', '4XXError', '5XXError', 'Latency']) {
+      expect(metrics.filter((m) => m[0] === 'AWS/ApiGateway' && m[1] === name).length).toBeGreaterThanOrEqual(name === 'Latency' ? 4 : 2);
+    }
+    const latencyStats = metrics.filter((m) => m[1] === 'Latency').map((m) => (m.at(-1) as { stat?: string }).stat);
+    expect(latencyStats.sort()).toEqual(['p50', 'p50', 'p99', 'p99']);
+  });
+
+  it("shows Lambda's errors, throttles, duration and concurrency for every function", () => {
+    for (const name of ['Errors', 'Throttles', 'Duration', 'ConcurrentExecutions']) {
+      expect(metrics.filter((m) => m[0] === 'AWS/Lambda' && m[1] === name)).toHaveLength(routes.length + 3);
+    }
+  });
+
+  it("shows DynamoDB's consumed capacity and throttles, and the ingest queue, its age and its dead letters", () => {
+    expect(has('AWS/DynamoDB', 'ConsumedReadCapacityUnits')).toBe(true);
+    expect(has('AWS/DynamoDB', 'ConsumedWriteCapacityUnits')).toBe(true);
+    expect(has('AWS/DynamoDB', 'ThrottledRequests')).toBe(true);
+    expect(metrics.filter((m) => m[0] === 'AWS/SQS' && m[1] === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    expect(has('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(true);
+  });
+
+  it("shows this service's own metrics from its stage namespace, by their bounded dimensions", () => {
+    const ns = 'PublicEvents/staging';
+    expect(rendered).toContain(`SEARCH('{${ns},route,statusClass} MetricName=\\"${METRICS.requests}\\"'`);
+    expect(rendered).toContain(`SEARCH('{${ns},route,statusClass} MetricName=\\"${METRICS.errors}\\"'`);
+    for (const outcome of AUTHORIZER_OUTCOMES) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.authorizerDecisions, 'outcome', outcome]));
+    for (const result of CHANGE_RESULTS) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.changes, 'result', result]));
+    for (const name of [METRICS.changeWrites, METRICS.changeDerivations, METRICS.changeLag]) expect(has(ns, name)).toBe(true);
+    expect(rendered).not.toContain('PublicEvents/production');
+  });
+
+  it('shows the state of every alarm', () => {
+    const alarmWidget = body.widgets.find((w) => w.type === 'alarm')!;
+    expect(alarmWidget.properties.alarms).toHaveLength(resources(t, 'AWS::CloudWatch::Alarm').length);
+  });
+});
+
+describe('alarms', () => {
+  const alarms = resources(t, 'AWS::CloudWatch::Alarm');
+  const byId = (part: string) => alarms.filter(([id]) => id.includes(part));
+
+  it('cover 5xx rate, p99 latency, authorizer errors, dead letters, ingest lag and DynamoDB throttles', () => {
+    expect(byId('ServerErrorRate')).toHaveLength(2);
+    expect(byId('P99Latency')).toHaveLength(2);
+    expect(byId('AuthorizerErrors')).toHaveLength(1);
+    expect(byId('IngestDeadLetters')).toHaveLength(1);
+    expect(byId('IngestLag')).toHaveLength(1);
+    const [[, throttles]] = byId('TableThrottles') as [[string, (typeof alarms)[number][1]]];
+    const expression = throttles.Properties.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
+    const operations = expression.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    expect(operations.every((m) => m.MetricName === 'ThrottledRequests')).toBe(true);
+    expect(operations.map((m) => m.Dimensions.find((d) => d.Name === 'Operation')!.Value).sort()).toEqual(
+      ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
+    );
+    expect(throttles.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+  });
+
+  it('each say what they mean, and each kind has a runbook entry in the README', () => {
+    for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const runbook = readme.slice(readme.indexOf('## Operations: metrics, dashboard and alarms'));
+    expect(runbook.length).toBeGreaterThan(0);
+    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'TableThrottles']) {
+      expect(runbook).toContain(`\`${kind}\``);
+    }
+  });
+});
