@@ -5,7 +5,7 @@
  * record counts (result, fan-out, lag) and that no log holds its private fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
@@ -16,6 +16,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
+import { sqsEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -27,19 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => store?.close());
 
-const sqsEvent = (bodies: string[]): SQSEvent => ({
-  Records: bodies.map((body, i) => ({
-    messageId: `m${i}`,
-    receiptHandle: `r${i}`,
-    body,
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:ingest',
-    awsRegion: 'eu-west-1',
-  })),
-});
 const context = (remainingMs: () => number = () => 60_000) => ({ awsRequestId: 'req', getRemainingTimeInMillis: remainingMs }) as unknown as Context;
 
 const host = { id: 'usr_host', username: 'host', email: 'PRIVATE-host@example.com' };

@@ -24,6 +24,7 @@ import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, STATUS_CLASSES } from '../../lambd
 import { LEGACY_PREFIX } from '../../lambdas/core/legacy-prefix.js';
 import { LEGACY_REDIRECT_ROUTE_ID } from '../../lambdas/handlers/legacy-redirect.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes, type RouteDefinition } from '../../lambdas/routes.js';
+import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
@@ -204,19 +205,7 @@ describe('Lambda telemetry (Powertools logs and EMF metrics)', () => {
         JSON.stringify({ type: 'user.upserted', version: 1, user: { id: 'usr_alice', username: 'alice', email: SECRET_MAIL } }),
       ];
       const result = await ingest(
-        {
-          Records: bodies.map((body, i) => ({
-            messageId: `msg-${i}`,
-            receiptHandle: `r${i}`,
-            body,
-            attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-            messageAttributes: {},
-            md5OfBody: '',
-            eventSource: 'aws:sqs',
-            eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:ingest',
-            awsRegion: 'eu-west-1',
-          })),
-        },
+        sqsEvent(bodies, 'msg-'),
         lambdaContext('ingest'),
       );
       expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['msg-1', 'msg-2']);
