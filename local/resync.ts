@@ -43,11 +43,13 @@ export interface ResyncPlan {
 const keyOf = (i: Item): string => `${String(i[PK])}\u0000${String(i[SK])}`;
 const zero = (): Counts => ({ users: 0, events: 0, rsvps: 0 });
 
-export async function scanTable(client: DynamoDBDocumentClient, tableName: string): Promise<Item[]> {
+/** Every item of the table (consistently) or of one of its indexes, every page. */
+export async function scanTable(client: DynamoDBDocumentClient, tableName: string, indexName?: string): Promise<Item[]> {
   const items: Item[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+    // Index scans cannot be consistent.
+    const out = await client.send(new ScanCommand({ TableName: tableName, IndexName: indexName, ExclusiveStartKey: start, ConsistentRead: indexName === undefined }));
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -455,7 +455,7 @@ function withoutBookkeeping(item: Item): Item {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k)));
 }
 
-export function stableJson(value: unknown): string {
+function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value && typeof value === 'object') {
     return `{${Object.keys(value)

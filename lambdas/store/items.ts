@@ -201,8 +201,6 @@ export interface TableKeys {
 /** Items derived from an event's sources: what the read paths serve. */
 export type DerivedItem = (EventItem | ProfileEntryItem | RsvpItem) & TableKeys;
 
-export type SourceItem = (UserItem | EventSourceItem | RsvpSourceItem) & TableKeys;
-
 export type TableItem = (
   | EventItem
   | ProfileEntryItem

@@ -4,7 +4,7 @@
  * (internal failures, the authorizer's API Gateway contract).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
 import type { EventReader } from '../../lambdas/core/ports.js';
@@ -14,6 +14,7 @@ import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
 import { KeyManager } from '../../keys/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
+import { proxyEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger } from '../support/telemetry.js';
 
@@ -22,22 +23,6 @@ let deps: Deps;
 const logger = recordingLogger();
 const context = { awsRequestId: 'req-1' } as Context;
 
-function proxyEvent(resource: string, pathParameters: Record<string, string>, query: Record<string, string> | null = null): APIGatewayProxyEvent {
-  return {
-    resource,
-    path: resource,
-    httpMethod: 'GET',
-    headers: {},
-    multiValueHeaders: {},
-    pathParameters,
-    queryStringParameters: query,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
-}
 
 function authorizerEvent(headers: Record<string, string>, resource = '/api/public/v1/events/{eventId}'): APIGatewayRequestAuthorizerEvent {
   return {

@@ -4,7 +4,7 @@
  * narrower one, read with a bounded number of items; a narrow window answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
 import { UNPAGINATED_MAX_EVENTS } from '../../lambdas/core/queries.js';
@@ -15,6 +15,7 @@ import { build as buildUserEvents } from '../../lambdas/handlers/get-user-events
 import { build as buildProfileEvents } from '../../lambdas/handlers/get-user-profile-events.js';
 import { bigHostDataset } from '../../scripts/big-host.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { proxyEvent } from '../support/events.js';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const EVENTS = 10_000;
@@ -22,22 +23,7 @@ let store: TestStore;
 let deps: Deps;
 const context = { awsRequestId: 'req-1' } as Context;
 
-function get(path: string, username: string, query: Record<string, string> | null = null): APIGatewayProxyEvent {
-  return {
-    resource: path,
-    path,
-    httpMethod: 'GET',
-    headers: {},
-    multiValueHeaders: {},
-    pathParameters: { username },
-    queryStringParameters: query,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
-}
+const get = (path: string, username: string, query: Record<string, string> | null = null) => proxyEvent(path, { username }, query);
 
 beforeAll(async () => {
   store = await startTestStore(bigHostDataset({ username: 'venue', events: EVENTS, now: NOW }));

@@ -1,5 +1,5 @@
 /** Lambda event factories shared by the handler tests. */
-import type { SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
 
 /** An SQS event as the ingest queue's event source delivers it: one record per body, ids `{prefix}{index}`. */
 export function sqsEvent(bodies: readonly string[], idPrefix = 'm'): SQSEvent {
@@ -15,5 +15,23 @@ export function sqsEvent(bodies: readonly string[], idPrefix = 'm'): SQSEvent {
       eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:ingest',
       awsRegion: 'eu-west-1',
     })),
+  };
+}
+
+/** An API Gateway REST proxy event for a GET of `resource` with the given path and query parameters. */
+export function proxyEvent(resource: string, pathParameters: Record<string, string>, query: Record<string, string> | null = null): APIGatewayProxyEvent {
+  return {
+    resource,
+    path: resource,
+    httpMethod: 'GET',
+    headers: {},
+    multiValueHeaders: {},
+    pathParameters,
+    queryStringParameters: query,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {} as APIGatewayProxyEvent['requestContext'],
   };
 }

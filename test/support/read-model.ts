@@ -4,26 +4,18 @@
  * work, tombstones, user→event links), which a fresh load and a table kept
  * current by changes may legitimately differ in.
  */
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { INDEXES } from '../../lambdas/store/table.js';
 import { writeDataset } from '../../local/loader.js';
 import { ensureTable } from '../../local/dynalite.js';
+import { scanTable } from '../../local/resync.js';
 
 type Item = Record<string, unknown>;
 const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at'];
 
-export async function scanAll(client: DynamoDBDocumentClient, tableName: string, indexName?: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await client.send(new ScanCommand({ TableName: tableName, IndexName: indexName, ExclusiveStartKey: start }));
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
+export const scanAll = scanTable;
 
 export function readModel(items: readonly Item[]): Item[] {
   return items
