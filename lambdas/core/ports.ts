@@ -13,6 +13,9 @@ export interface StartWindow {
   before?: string;
 }
 
+/** A list read in start order (within a start window), or latest created first. */
+export type ListOrder = { by: 'start'; descending: boolean; window: StartWindow } | { by: 'created' };
+
 export interface EventReader {
   /** The event if it is public and published, else null. One Query. */
   getPublicEvent(eventId: string): Promise<EventItem | null>;
@@ -24,6 +27,18 @@ export interface EventReader {
    * all of them, or the first `limit` in that order.
    */
   listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending?: boolean): Promise<EventPayload[]>;
+  /**
+   * How many events of the list start in the window, from the list's tally
+   * (lambdas/store/tally.ts), never from the list: one Query of the year
+   * counts plus three per end of the window, all at once.
+   */
+  countUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<number>;
+  /**
+   * The first `count` events of the list in `order`, plus any that tie with
+   * the last of them (so the caller's sort puts ties in id order): one Query,
+   * more only past 1 MB. Reads what the page shows, not the list.
+   */
+  pageUserEvents(username: string, list: ProfileList, order: ListOrder, count: number): Promise<EventPayload[]>;
   /** One GetItem. */
   userExists(username: string): Promise<boolean>;
 }

@@ -119,42 +119,79 @@ export async function datedUserEvents(
 /** The two start-ordered lists of hosted events (PRODUCT P7). */
 const TIMELINES = {
   /** start >= now, earliest first */
-  upcoming: { window: upcomingWindow, order: byStartAscending },
+  upcoming: { window: upcomingWindow, order: byStartAscending, descending: false },
   /** start < now, most recent first */
-  past: { window: pastWindow, order: byStartDescending },
+  past: { window: pastWindow, order: byStartDescending, descending: true },
 } as const;
 
 export type Timeline = keyof typeof TIMELINES;
 
-/** /upcoming-events, /past-events and Variant B's type=upcoming|past. */
+interface PageQuery {
+  username: string;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * A page from a list read up to its end (`items`: the first offset + limit or
+ * more, in order) and the list's total from its tally: reads what the page
+ * holds, whatever the user's history. The user's existence is proven only when
+ * the list is empty.
+ */
+async function pageOf(
+  reader: EventReader,
+  q: PageQuery,
+  total: number,
+  items: EventPayload[],
+  missingUser: MissingUser,
+  siteUrl: string,
+): Promise<PagedEvents> {
+  if (total === 0 && items.length === 0 && !(await reader.userExists(q.username))) throw missingUser();
+  return {
+    events: items.slice(q.offset, q.offset + q.limit).map((e) => toPublicEvent(e, siteUrl)),
+    pagination: { limit: q.limit, offset: q.offset, total },
+  };
+}
+
+/** /upcoming-events, /past-events and Variant B's type=upcoming|past: O(page) for any window. */
 export async function timelineEvents(
   reader: EventReader,
   timeline: Timeline,
-  q: { username: string; limit: number; offset: number; bounds?: StartBounds },
+  q: PageQuery & { bounds?: StartBounds },
   now: Date,
   siteUrl: string,
   missingUser: MissingUser = userNotFound,
 ): Promise<PagedEvents> {
-  const { window, order } = TIMELINES[timeline];
-  const items = await loadList(reader, q.username, 'HOSTED', window(q.bounds ?? {}, now), missingUser);
-  return toPage(items.sort(order), q.limit, q.offset, siteUrl);
+  const { window: windowFor, order, descending } = TIMELINES[timeline];
+  const window = windowFor(q.bounds ?? {}, now);
+  const [total, items] = await Promise.all([
+    reader.countUserEvents(q.username, 'HOSTED', window),
+    reader.pageUserEvents(q.username, 'HOSTED', { by: 'start', descending, window }, q.offset + q.limit),
+  ]);
+  return pageOf(reader, q, total, items.filter(isPublicPayload).sort(order), missingUser, siteUrl);
 }
 
-/** Variant B (PRODUCT P5, P7): typed, paginated, extra since/from/to filters. */
+/**
+ * Variant B (PRODUCT P5, P7): typed, paginated, extra since/to filters. The
+ * created-ordered lists (no type, `profile`) read the page from the created
+ * index; with since/to they read the start window instead and sort it (the
+ * created index cannot bound start dates), so they cost what the window holds.
+ */
 export async function typedUserEvents(
   reader: EventReader,
-  q: { username: string; type?: EventType; limit: number; offset: number; bounds: StartBounds },
+  q: PageQuery & { type?: EventType; bounds: StartBounds },
   now: Date,
   siteUrl: string,
 ): Promise<PagedEvents> {
-  switch (q.type) {
-    case 'upcoming':
-    case 'past':
-      return timelineEvents(reader, q.type, q, now, siteUrl, typedUserNotFound);
-    default: {
-      const list: ProfileList = q.type === 'profile' ? 'PROFILE' : 'HOSTED';
-      const items = await loadList(reader, q.username, list, windowOf(q.bounds), typedUserNotFound);
-      return toPage(items.sort(byCreatedDescending), q.limit, q.offset, siteUrl);
-    }
+  if (q.type === 'upcoming' || q.type === 'past') return timelineEvents(reader, q.type, q, now, siteUrl, typedUserNotFound);
+  const list: ProfileList = q.type === 'profile' ? 'PROFILE' : 'HOSTED';
+  if (q.bounds.since === undefined && q.bounds.to === undefined) {
+    const [total, items] = await Promise.all([
+      reader.countUserEvents(q.username, list, {}),
+      reader.pageUserEvents(q.username, list, { by: 'created' }, q.offset + q.limit),
+    ]);
+    return pageOf(reader, q, total, items.filter(isPublicPayload).sort(byCreatedDescending), typedUserNotFound, siteUrl);
   }
+  const items = await loadList(reader, q.username, list, windowOf(q.bounds), typedUserNotFound);
+  return toPage(items.sort(byCreatedDescending), q.limit, q.offset, siteUrl);
 }

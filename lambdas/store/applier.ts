@@ -43,6 +43,8 @@ import type { Outcome } from '../core/fold.js';
 import { deriveEventAggregate, eventSourceItem, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import type { EventSourceItem, RsvpRecord, RsvpSourceItem, TableItem, UserItem, UserRecord } from './items.js';
 import { DERIVED_SORT_KEYS, INDEXES, LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, TTL_ATTRIBUTE, keys } from './table.js';
+import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
+import { TallyRecounter } from './tally-recount.js';
 
 export type ApplyResult = Outcome & {
   /** Items written (puts and updates) for this change, fan-out included. */
@@ -77,7 +79,7 @@ export class FanOutIncomplete extends Error {
 /** How long a derived tombstone is kept: far longer than any derivation runs. */
 const TOMBSTONE_TTL_SECONDS = 86_400;
 const MAX_DERIVATION_ROUNDS = 25;
-const BOOKKEEPING = new Set(['gen', TTL_ATTRIBUTE]);
+const BOOKKEEPING = new Set(['gen', TTL_ATTRIBUTE, 'tally_pending', 'tally_from', 'ticket', 'counted']);
 const INDEX_ATTRIBUTES = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
 
 const isConditionFailure = (error: unknown) =>
@@ -88,6 +90,7 @@ type Item = Record<string, unknown>;
 
 export class ChangeApplier {
   private readonly clock: Clock;
+  private readonly tallies: TallyRecounter;
   private writes = 0;
   private derivations = 0;
 
@@ -97,6 +100,7 @@ export class ChangeApplier {
     private readonly opts: ApplierOptions = {},
   ) {
     this.clock = opts.clock ?? systemClock;
+    this.tallies = new TallyRecounter(client, tableName, () => this.writes++);
   }
 
   async apply(change: Change): Promise<ApplyResult> {
@@ -294,6 +298,12 @@ export class ChangeApplier {
       if (seq && seq.seq > gen) return;
 
       const existing = new Map(partition.filter((i) => isDerivedKey(i.sk)).map((i) => [i.sk, i]));
+      // A derivation that stopped between an item and its tally entry: finish its move first.
+      for (const have of existing.values()) {
+        if (!have.tally_pending) continue;
+        await this.finishTally(have);
+        delete have.tally_pending;
+      }
       const target = new Map((await this.targetItems(partition)).map((i) => [i.sk, i as unknown as Item]));
       const tombstone = (sk: string): Item => ({ [PK]: `EVENT#${eventId}`, [SK]: sk, type: 'TOMBSTONE' });
       const writes: { item: Item; hiding: boolean }[] = [];
@@ -305,8 +315,8 @@ export class ChangeApplier {
       }
       if (writes.length === 0) return;
       // What hides goes first, so no moment shows a copy the change removed.
-      await this.writeDerived(writes.filter((w) => w.hiding).map((w) => w.item), gen);
-      await this.writeDerived(writes.filter((w) => !w.hiding).map((w) => w.item), gen);
+      await this.writeDerived(writes.filter((w) => w.hiding).map((w) => w.item), gen, existing);
+      await this.writeDerived(writes.filter((w) => !w.hiding).map((w) => w.item), gen, existing);
       const after = (await this.get(keys.derivationSeq(eventId))) as { seq: number } | undefined;
       if (after?.seq === gen) return;
       // A newer derivation started while this one wrote; it may have read before these writes landed.
@@ -324,30 +334,104 @@ export class ChangeApplier {
     return deriveEventAggregate({ event: source.event, creator: users.get(source.event.creator_id), rsvps, users });
   }
 
-  private async writeDerived(items: Item[], gen: number): Promise<void> {
-    const expiresAt = Math.floor(this.clock().getTime() / 1000) + TOMBSTONE_TTL_SECONDS;
+  private async writeDerived(items: Item[], gen: number, existing: ReadonlyMap<string, Item>): Promise<void> {
     const queue = [...items];
     const worker = async () => {
       for (let item = queue.shift(); item; item = queue.shift()) {
-        const stamped = { ...item, gen, ...(item.type === 'TOMBSTONE' ? { [TTL_ATTRIBUTE]: expiresAt } : {}) };
-        try {
-          await this.client.send(
-            new PutCommand({
-              TableName: this.tableName,
-              Item: stamped,
-              ConditionExpression: 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen',
-              ExpressionAttributeNames: { '#pk': PK },
-              ExpressionAttributeValues: { ':gen': gen },
-            }),
-          );
-          this.writes++;
-        } catch (error) {
-          // A newer derivation already wrote this item: its word stands.
-          if (!isConditionFailure(error)) throw error;
-        }
+        if (isListedKey(String(item[SK]))) await this.writeListed(item, gen, existing.get(String(item[SK])));
+        else if (await this.putDerived(this.stamp(item, gen), 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen', { ':gen': gen })) this.writes++;
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, this.opts.writeConcurrency ?? 16) }, worker));
+  }
+
+  /**
+   * An item that may be in a list (the event, a profile entry) also moves its
+   * tally entry when its list key changes. To know exactly which entry the
+   * table had, the write is conditional on the very version read (its stamp),
+   * and re-reads on a conflict; the version written records where the entry
+   * was (`tally_from`) with `tally_pending`, so a crash between the item and its
+   * entry leaves a note the next derivation finishes (finishTally).
+   */
+  private async writeListed(want: Item, gen: number, have: Item | undefined): Promise<void> {
+    let current = have;
+    for (;;) {
+      if (typeof current?.gen === 'number' && current.gen >= gen) return; // a newer derivation's word stands
+      if (current?.tally_pending) await this.finishTally(current);
+      const from = tallyKeyOf(current);
+      const moves = !sameTallyKey(from, tallyKeyOf(want));
+      const item = { ...this.stamp(want, gen), ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}) };
+      const written =
+        current === undefined
+          ? await this.putDerived(item, 'attribute_not_exists(#pk)', {})
+          : typeof current.gen === 'number'
+            ? await this.putDerived(item, 'gen = :was', { ':was': current.gen })
+            : await this.putDerived(item, 'attribute_exists(#pk) AND attribute_not_exists(gen)', {});
+      if (written) {
+        this.writes++;
+        if (moves) await this.finishTally(item);
+        return;
+      }
+      current = await this.get({ [PK]: String(want[PK]), [SK]: String(want[SK]) });
+    }
+  }
+
+  /**
+   * Finishes the tally move of one version of a listed item: the entry where
+   * it was becomes a tombstone and the entry where it is now is written (both
+   * stamped with the version's `gen`, so an older move cannot undo a newer
+   * one), the summaries of both are recounted, and the note is cleared.
+   * Idempotent: any number of derivations may finish the same move.
+   */
+  private async finishTally(version: Item): Promise<void> {
+    const gen = Number(version.gen);
+    const from = version.tally_from as TallyKey | undefined;
+    const to = tallyKeyOf(version);
+    const condition = 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen';
+    if (from && !sameTallyKey(from, to)) {
+      if (await this.putDerived(this.stamp({ [PK]: from.pk, [SK]: from.sk, type: 'TOMBSTONE' }, gen), condition, { ':gen': gen })) this.writes++;
+    }
+    if (to && (await this.putDerived({ ...(tallyEntry(to, String(version.event_id)) as unknown as Item), gen }, condition, { ':gen': gen }))) this.writes++;
+    await this.tallies.recount([from, to].filter((k): k is TallyKey => !!k));
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [PK]: String(version[PK]), [SK]: String(version[SK]) },
+          UpdateExpression: 'REMOVE tally_pending, tally_from',
+          ConditionExpression: 'gen = :gen',
+          ExpressionAttributeValues: { ':gen': gen },
+        }),
+      );
+      this.writes++;
+    } catch (error) {
+      // A newer version replaced this one: its own note stands.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  private stamp(item: Item, gen: number): Item {
+    const expiresAt = Math.floor(this.clock().getTime() / 1000) + TOMBSTONE_TTL_SECONDS;
+    return { ...item, gen, ...(item.type === 'TOMBSTONE' ? { [TTL_ATTRIBUTE]: expiresAt } : {}) };
+  }
+
+  /** A conditional Put; false when the condition fails (another derivation's word stands or must be read). */
+  private async putDerived(item: Item, condition: string, values: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: condition,
+          ...(condition.includes('#pk') ? { ExpressionAttributeNames: { '#pk': PK } } : {}),
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
   }
 
   private async nextGen(eventId: string): Promise<number> {
@@ -440,6 +524,11 @@ export class ChangeApplier {
 /** A source item that still has derivations to run (cleared when they are done). */
 function pendingItem(item: TableItem): Item {
   return { ...(item as unknown as Item), pending: true };
+}
+
+/** Derived items that may be listed in user-events-index, and so carry a tally entry. */
+function isListedKey(sk: string): boolean {
+  return sk === DERIVED_SORT_KEYS.event || sk.startsWith(DERIVED_SORT_KEYS.profilePrefix);
 }
 
 function isDerivedKey(sk: string): boolean {

@@ -158,7 +158,13 @@ export function deriveEventAggregate({ event, creator, rsvps, users }: Aggregate
   const eventItem: EventItem = { type: 'EVENT', ...payload, guest_counts: counts };
   items.push({
     ...keys.event(event.id),
-    ...(visible ? { ...indexKeys.eventById(event.id), ...indexKeys.userEvent(creator.username, 'HOSTED', payload.start_date, event.id) } : {}),
+    ...(visible
+      ? {
+          ...indexKeys.eventById(event.id),
+          ...indexKeys.userEvent(creator.username, 'HOSTED', payload.start_date, event.id),
+          ...indexKeys.userEventByCreation(creator.username, 'HOSTED', payload.created_at, event.id),
+        }
+      : {}),
     ...eventItem,
   });
 
@@ -166,7 +172,12 @@ export function deriveEventAggregate({ event, creator, rsvps, users }: Aggregate
   if (visible) {
     for (const member of [...members.values()].sort((a, b) => cmp(a.id, b.id))) {
       const entry: ProfileEntryItem = { type: 'PROFILE_ENTRY', ...payload, member_id: member.id };
-      items.push({ ...keys.profileEntry(event.id, member.id), ...indexKeys.userEvent(member.username, 'PROFILE', payload.start_date, event.id), ...entry });
+      items.push({
+        ...keys.profileEntry(event.id, member.id),
+        ...indexKeys.userEvent(member.username, 'PROFILE', payload.start_date, event.id),
+        ...indexKeys.userEventByCreation(member.username, 'PROFILE', payload.created_at, event.id),
+        ...entry,
+      });
     }
   }
   return items.sort((a, b) => cmp(a.sk, b.sk));

@@ -145,6 +145,25 @@ export interface DerivedTombstoneItem {
 /** Which derivation wrote a derived item (bookkeeping): a write only replaces an older one. */
 export interface DerivationStamp {
   gen?: number;
+  /** The item's tally entry moved (tally.ts) and the move is not finished: the next derivation finishes it. */
+  tally_pending?: true;
+  /** Where the entry was before this version of the item (absent: it had none). */
+  tally_from?: { pk: string; sk: string };
+}
+
+/** One item of a user's list, counted (tally.ts). Holds no event data. */
+export interface TallyEntryItem {
+  type: 'TALLY_ENTRY';
+  event_id: string;
+}
+
+/** How many entries a day holds, days a month, months a year (tally.ts). */
+export interface TallySummaryItem {
+  type: 'TALLY_SUMMARY';
+  count?: number;
+  /** Recount bookkeeping (tally-recount.ts): the last ticket handed out, and the ticket of the count stored. */
+  ticket?: number;
+  counted?: number;
 }
 
 export interface ApiKeyItem {
@@ -196,6 +215,8 @@ export interface TableKeys {
   gsi2sk?: string;
   gsi3pk?: string;
   gsi3sk?: string;
+  gsi4pk?: string;
+  gsi4sk?: string;
 }
 
 /** Items derived from an event's sources: what the read paths serve. */
@@ -211,6 +232,8 @@ export type TableItem = (
   | UserEventLinkItem
   | DerivationSeqItem
   | DerivedTombstoneItem
+  | TallyEntryItem
+  | TallySummaryItem
   | ApiKeyItem
   | KeyRecordItem
   | KeyPointerItem

@@ -4,13 +4,16 @@
  * its round trips. No Scan anywhere.
  */
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyReader, EventReader, StartWindow } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, ListOrder, StartWindow } from '../core/ports.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
+import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
 import { findUserByName } from './user-lookup.js';
 import {
   GUEST_SORT_PREFIX,
   INDEXES,
+  PK,
+  SK,
   guestPartition,
   indexKeys,
   keys,
@@ -18,6 +21,9 @@ import {
   userEventsPartition,
   type ProfileList,
 } from './table.js';
+
+/** Items read at a time past a page that ends inside a tie. */
+const TIE_STEP = 25;
 
 export class DynamoRepository implements EventReader, ApiKeyReader {
   constructor(
@@ -74,6 +80,102 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
    * it, only the first `limit` events.
    */
   async listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending = false): Promise<EventPayload[]> {
+    const input = this.startWindowQuery(username, list, window, descending);
+    return input ? this.queryAll<EventPayload>(input, limit) : [];
+  }
+
+  /**
+   * Start order: user-events-index over the window, forwards or backwards.
+   * Created order: user-created-index backwards. Both read `count` items, and
+   * in the orders whose ties the index reads backwards (id descending where
+   * the API wants id ascending) also the rest of the last item's tie.
+   */
+  async pageUserEvents(username: string, list: ProfileList, order: ListOrder, count: number): Promise<EventPayload[]> {
+    if (order.by === 'start') {
+      const input = this.startWindowQuery(username, list, order.window, order.descending);
+      if (!input) return [];
+      return this.queryPrefix<EventPayload>(input, count, order.descending ? (e) => e.start_date : undefined);
+    }
+    const { partitionKey, name } = INDEXES.userCreated;
+    return this.queryPrefix<EventPayload>(
+      {
+        TableName: this.tableName,
+        IndexName: name,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': partitionKey },
+        ExpressionAttributeValues: { ':pk': userEventsPartition(username, list) },
+        ScanIndexForward: false,
+      },
+      count,
+      (e) => e.created_at,
+    );
+  }
+
+  /**
+   * The list's tally partition (tally.ts): the year counts, and for each end
+   * of the window the months, days and entries before it, all at once. Counts
+   * of days that are over or not yet begun, never the events themselves.
+   */
+  async countUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<number> {
+    const pk = tallyPartition(userEventsPartition(username, list));
+    const { lo, hi } = halfOpen(window);
+    if (lo !== undefined && hi !== undefined && lo >= hi) return 0;
+    const [years, belowLo, belowHi] = await Promise.all([
+      this.sumSummaries(pk, YEAR_RANGE, true),
+      lo !== undefined ? this.withinYearBefore(pk, lo) : 0,
+      hi !== undefined ? this.withinYearBefore(pk, hi) : 0,
+    ]);
+    const before = (x: string | undefined, within: number) => yearsBefore(years.items, x) + within;
+    return (hi !== undefined ? before(hi, belowHi) : before(undefined, 0)) - (lo !== undefined ? before(lo, belowLo) : 0);
+  }
+
+  /** Entries in `x`'s year that start before x: its months, days and entries before it (3 Queries at once). */
+  private async withinYearBefore(pk: string, x: string): Promise<number> {
+    const r = prefixRanges(x);
+    const [months, days, entries] = await Promise.all([
+      this.sumSummaries(pk, r.months),
+      this.sumSummaries(pk, r.days),
+      this.countEntries(pk, r.entries),
+    ]);
+    return months.sum + days.sum + entries;
+  }
+
+  private async sumSummaries(pk: string, range: SortKeyRange, keepItems = false): Promise<{ sum: number; items: { sk: string; count?: number }[] }> {
+    const items = await this.queryAll<{ sk: string; count?: number }>({
+      TableName: this.tableName,
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+      ProjectionExpression: '#sk, #count',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#count': 'count' },
+      ExpressionAttributeValues: { ':pk': pk, ':from': range.from, ':to': range.to },
+    });
+    const counted = items.filter((i) => i.sk !== range.exclude);
+    return { sum: counted.reduce((n, i) => n + (i.count ?? 0), 0), items: keepItems ? counted : [] };
+  }
+
+  private async countEntries(pk: string, range: SortKeyRange): Promise<number> {
+    let total = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          // Removed entries stay a day as tombstones; only live ones count.
+          FilterExpression: '#type = :entry',
+          Select: 'COUNT',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#type': 'type' },
+          ExpressionAttributeValues: { ':pk': pk, ':from': range.from, ':to': range.to, ':entry': 'TALLY_ENTRY' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      total += out.Count ?? 0;
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return total;
+  }
+
+  /** user-events-index over a start window, or null when the window is empty. */
+  private startWindowQuery(username: string, list: ProfileList, window: StartWindow, descending: boolean): QueryCommandInput | null {
     const { partitionKey, sortKey, name } = INDEXES.userEvents;
     const lower = window.from !== undefined ? sortKeyBounds.startingAtOrAfter(window.from) : undefined;
     const uppers = [
@@ -81,7 +183,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       window.before !== undefined ? sortKeyBounds.startingBefore(window.before) : undefined,
     ].filter((u): u is string => u !== undefined);
     const upper = uppers.length ? uppers.reduce((a, b) => (a < b ? a : b)) : undefined;
-    if (lower !== undefined && upper !== undefined && lower > upper) return [];
+    if (lower !== undefined && upper !== undefined && lower > upper) return null;
 
     const values: Record<string, string> = { ':pk': userEventsPartition(username, list) };
     let range = '';
@@ -96,7 +198,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       range = ' AND #sk <= :upper';
       values[':upper'] = upper;
     }
-    return this.queryAll<EventPayload>({
+    return {
       TableName: this.tableName,
       IndexName: name,
       KeyConditionExpression: `#pk = :pk${range}`,
@@ -104,7 +206,33 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       ExpressionAttributeValues: values,
       // Reading the index backwards gives "latest first" pages without reading what precedes them.
       ...(descending ? { ScanIndexForward: false } : {}),
-    }, limit);
+    };
+  }
+
+  /**
+   * The first `count` items in the index's order; with `tieOf`, also every
+   * later item that ties with the last of them (one item is read past the
+   * page to see whether it does).
+   */
+  private async queryPrefix<T>(input: QueryCommandInput, count: number, tieOf?: (item: T) => string): Promise<T[]> {
+    const wanted = tieOf ? count + 1 : count;
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    for (;;) {
+      const short = wanted - items.length;
+      // Past the page only while it ends inside a tie (rare: items sharing one instant).
+      const out = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: short > 0 ? short : TIE_STEP }));
+      items.push(...((out.Items ?? []) as T[]));
+      startKey = out.LastEvaluatedKey;
+      if (!startKey || items.length < wanted) {
+        if (startKey) continue;
+        break;
+      }
+      if (!tieOf || tieOf(items[items.length - 1]!) !== tieOf(items[count - 1]!)) break;
+    }
+    if (!tieOf || items.length <= count) return items.slice(0, count);
+    const tie = tieOf(items[count - 1]!);
+    return items.filter((item, i) => i < count || tieOf(item) === tie);
   }
 
   /** event-index: gsi1pk = USERNAME#{lower} AND gsi1sk = USER. 1 round trip. */

@@ -44,6 +44,13 @@ export const INDEXES = {
     sortKey: 'gsi3sk',
     purpose: "an event's guests of one rsvp status, in rsvp_date order",
   },
+  /** The same lists as user-events-index, by creation time, so the created-ordered pages read only what they show. */
+  userCreated: {
+    name: 'user-created-index',
+    partitionKey: 'gsi4pk',
+    sortKey: 'gsi4sk',
+    purpose: "a user's hosted or profile events, in created_at order",
+  },
 } as const satisfies Record<string, IndexDefinition>;
 
 export type IndexName = keyof typeof INDEXES;
@@ -113,6 +120,10 @@ export const indexKeys = {
   userEvent: (username: string, list: ProfileList, startDate: string, eventId: string) => ({
     [INDEXES.userEvents.partitionKey]: userEventsPartition(username, list),
     [INDEXES.userEvents.sortKey]: `${startDate}#${eventId}`,
+  }),
+  userEventByCreation: (username: string, list: ProfileList, createdAt: string, eventId: string) => ({
+    [INDEXES.userCreated.partitionKey]: userEventsPartition(username, list),
+    [INDEXES.userCreated.sortKey]: `${createdAt}#${eventId}`,
   }),
 };
 

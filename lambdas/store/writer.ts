@@ -8,8 +8,9 @@
 import { hashApiKey, keyIdFromHash } from '../core/api-key.js';
 import { SCOPES, type Dataset } from '../core/dataset.js';
 import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
-import type { ApiKeyItem, KeyCounterItem, KeyPointerItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
+import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyPointerItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
 import { keys } from './table.js';
+import { tallyItems } from './tally.js';
 
 
 export interface WriteSummary {
@@ -38,6 +39,7 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
   }
 
   const items: TableItem[] = [];
+  const derivedItems: DerivedItem[] = [];
   const summary = { users: users.size, events: { public: 0, hidden: 0 }, rsvps: { linked: 0, anonymous }, profileEntries: 0 };
   for (const user of users.values()) items.push(userItem(user, 0));
   for (const event of dataset.events) {
@@ -48,10 +50,13 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
     for (const userId of new Set([event.creator_id, ...rsvps.map((r) => r.user_id)])) items.push(userEventLink(userId, event.id));
     const derived = deriveEventAggregate({ event, creator: users.get(event.creator_id), rsvps, users });
     items.push(...derived);
+    derivedItems.push(...derived);
     summary.events[isPubliclyVisible(event) ? 'public' : 'hidden']++;
     summary.rsvps.linked += derived.filter((i) => i.type === 'RSVP').length;
     summary.profileEntries += derived.filter((i) => i.type === 'PROFILE_ENTRY').length;
   }
+  // The lists' tally entries and their day, month and year counts (tally.ts).
+  items.push(...tallyItems(derivedItems));
   return { items, summary };
 }
 

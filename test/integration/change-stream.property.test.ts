@@ -6,7 +6,8 @@
  * every single change no read path reaches a hidden or deleted event, a
  * deleted user, a removed RSVP or a private field; redelivery and two
  * appliers interleaved call by call in generated orders (test/support/turns.ts)
- * converge to the same table, and concurrent changes end as if applied in
+ * converge to the same table, an applier that dies after any call is made
+ * whole by the redelivery, and concurrent changes end as if applied in
  * some order; the schedule that opens each race's window is a fixed case too.
  *
  * CHANGE_STREAM_RUNS=500 runs more cases than the default.
@@ -142,6 +143,38 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     );
   }, TIMEOUT);
 
+  it('an applier that dies at any call, then the redelivery, gives fold(D0, S)', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxSteps: 10 }), fc.array(fc.nat(80), { minLength: 10, maxLength: 10 }), async (h, crashAt) => {
+        const table = await loadedTable(h);
+        const healthy = new ChangeApplier(client, table, { clock });
+        for (const [i, change] of h.delivered.entries()) {
+          // The call lands, its answer is lost, the process is gone: every later step of this attempt never happens.
+          const dying = createDocumentClient({ endpoint: store.endpoint });
+          let calls = 0;
+          dying.middlewareStack.add(
+            (next) => async (args) => {
+              const out = await next(args);
+              if (++calls === crashAt[i % crashAt.length]! + 1) throw new Error('crash');
+              return out;
+            },
+            { step: 'initialize', name: 'crash' },
+          );
+          try {
+            await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+          } catch (error) {
+            expect((error as Error).message).toBe('crash');
+          } finally {
+            dying.destroy();
+          }
+          await healthy.apply(change);
+        }
+        await expectReadModelOf(table, fold(h.d0, h.delivered).dataset);
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
   it('changes applied at once by separate appliers end as if applied one after another, in some order', async () => {
     await fc.assert(
       fc.asyncProperty(historyArb({ maxSteps: 6 }), fc.integer({ min: 2, max: 3 }), turnOrder(3), async (h, n, order) => {
@@ -178,6 +211,11 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     'an RSVP flipped and flipped back': [
       { type: 'rsvp.upserted', version: 2, rsvp: { event_id: 'evt_g', user_id: 'usr_b', status: 'no', rsvp_date: '2026-11-03T00:00:00.000Z' } },
       { type: 'rsvp.upserted', version: 3, rsvp: { event_id: 'evt_g', user_id: 'usr_b', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } },
+    ],
+    'two moves of one event across months and years, and a hide': [
+      { type: 'event.upserted', version: 1, event: { ...gig, start_date: '2027-01-15T20:00:00.000Z' } },
+      { type: 'event.upserted', version: 2, event: { ...gig, start_date: '2026-10-31T23:59:59.999Z' } },
+      { type: 'event.upserted', version: 3, event: { ...gig, start_date: '2027-01-15T20:00:00.000Z', visibility: 'private' } },
     ],
     'a rename, an RSVP flip and a hide of one event': [
       { type: 'user.upserted', version: 1, user: { ...bob, username: 'bobby' } },

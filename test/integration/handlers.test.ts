@@ -61,6 +61,8 @@ describe('HTTP handlers', () => {
       ...store.repository,
       getPublicEvent: () => Promise.reject(new Error('ResourceNotFoundException: table test-table, query gsi1pk = EVENT#evt_jazz01')),
       listUserEvents: () => Promise.reject(new TypeError('boom')),
+      countUserEvents: () => Promise.reject(new TypeError('boom')),
+      pageUserEvents: () => Promise.reject(new TypeError('boom')),
       getGuests: () => Promise.reject(new Error('x')),
       userExists: () => Promise.reject(new Error('x')),
     };

@@ -61,7 +61,10 @@ function user(id: string, username: string, n: number): SourceUser {
 }
 
 function event(id: string, creatorId: string, s: Step, edit = 0): SourceEvent {
-  const start = BASE + ((s.a * 7 + s.b) % 60) * 86_400_000 - 20 * 86_400_000 + (s.c % 4) * 3_600_000;
+  // Mostly within two months of BASE; a third of the events spread over a year and a half, so moves cross
+  // days, months and years (the buckets of the list totals).
+  const day = (((s.a * 7 + s.b) % 60) - 20) * (s.c % 3 === 0 ? 9 : 1);
+  const start = BASE + day * 86_400_000 + (s.c % 4) * 3_600_000;
   return {
     id,
     creator_id: creatorId,

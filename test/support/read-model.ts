@@ -1,7 +1,8 @@
 /**
  * The read model of a table, for comparing two tables: every item, sorted by
  * key, without bookkeeping (versions, derivation stamps and counters, pending
- * work, tombstones, user→event links), which a fresh load and a table kept
+ * work, tombstones, user→event links, recount tickets, summaries of buckets
+ * that became empty), which a fresh load and a table kept
  * current by changes may legitimately differ in.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -13,13 +14,15 @@ import { scanTable } from '../../local/resync.js';
 
 type Item = Record<string, unknown>;
 const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK']);
-const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at'];
+const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'ticket', 'counted'];
+/** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
+const emptySummary = (i: Item) => i.type === 'TALLY_SUMMARY' && !i.count;
 
 export const scanAll = scanTable;
 
 export function readModel(items: readonly Item[]): Item[] {
   return items
-    .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted)
+    .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted && !emptySummary(i))
     .map((i) => Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k))))
     .sort((a, b) => `${a.pk}\u0000${a.sk}`.localeCompare(`${b.pk}\u0000${b.sk}`));
 }

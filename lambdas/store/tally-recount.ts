@@ -1,0 +1,103 @@
+/**
+ * Keeps the tally summaries (tally.ts) equal to what they count, under any
+ * number of concurrent appliers and with redeliveries, without transactions.
+ *
+ * A summary is never adjusted by a delta (a retried delta counts twice); it is
+ * recounted from its children: a day from its entries, a month from its days,
+ * a year from its months. Concurrent recounts are ordered by a ticket: each
+ * recount first takes the summary's next ticket, then reads its children
+ * (consistently), then stores its count only if no recount with a later ticket
+ * has stored one. Whoever changed a child takes a ticket after that change, so
+ * the recount holding the last ticket read every change made before any
+ * ticket was taken: the count that stays is the right one. A recount that
+ * crashes leaves its change's `tally_pending` (applier.ts), so a later
+ * derivation recounts again.
+ */
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PK, SK } from './table.js';
+import { childRange, LEVELS, summariesOf, type TallyKey } from './tally.js';
+
+const isConditionFailure = (error: unknown) => (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+
+export class TallyRecounter {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    /** Called once per item written, for the applier's write count. */
+    private readonly onWrite: () => void = () => undefined,
+  ) {}
+
+  /** Recounts every summary the given entries count in: days first, then months, then years. */
+  async recount(entries: readonly TallyKey[]): Promise<void> {
+    for (let level = 0; level < LEVELS.length; level++) {
+      const summaries = new Map(entries.map((e) => summariesOf(e)[level]!).map((k) => [`${k.pk}\u0000${k.sk}`, k]));
+      // One at a time (at most two per level): an applier makes one call at a time where the caller asks it to.
+      for (const k of summaries.values()) await this.recountOne(k);
+    }
+  }
+
+  private async recountOne(summary: TallyKey): Promise<void> {
+    const key = { [PK]: summary.pk, [SK]: summary.sk };
+    const ticketed = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'ADD ticket :one SET #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'TALLY_SUMMARY' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    this.onWrite();
+    const ticket = Number(ticketed.Attributes?.ticket);
+    const count = await this.countChildren(summary);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #count = :count, counted = :ticket',
+          ConditionExpression: 'attribute_not_exists(counted) OR counted < :ticket',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':count': count, ':ticket': ticket },
+        }),
+      );
+      this.onWrite();
+    } catch (error) {
+      // A recount that took a later ticket read later and has stored its count.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  private async countChildren(summary: TallyKey): Promise<number> {
+    const range = childRange(summary.sk);
+    let total = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+          ...(range.entries
+            ? {
+                // Removed entries stay a while as tombstones; only live ones count.
+                FilterExpression: '#type = :entry',
+                Select: 'COUNT',
+                ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#type': 'type' },
+                ExpressionAttributeValues: { ':pk': summary.pk, ':from': range.from, ':to': range.to, ':entry': 'TALLY_ENTRY' },
+              }
+            : {
+                ProjectionExpression: '#count',
+                ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#count': 'count' },
+                ExpressionAttributeValues: { ':pk': summary.pk, ':from': range.from, ':to': range.to },
+              }),
+        }),
+      );
+      total += range.entries ? (out.Count ?? 0) : (out.Items ?? []).reduce((n, i) => n + (Number(i.count) || 0), 0);
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return total;
+  }
+}
