@@ -74,7 +74,7 @@ export async function collectExamples(): Promise<Record<string, unknown>> {
   out.tooManyRequests = errorBody(MESSAGES.tooManyRequests);
   out.internalError = errorBody(MESSAGES.internal);
   // Needs a window of more than 500 events, which the demo data has not: rendered by the code that
-  // answers it; test/integration/unpaginated-bounds.test.ts checks a real answer equals it.
+  // answers it; test/integration/big-host.test.ts checks a real answer equals it.
   out.windowTooLarge = errorBody(windowTooLarge().message);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }

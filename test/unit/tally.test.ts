@@ -1,0 +1,61 @@
+/**
+ * The tally arithmetic (lambdas/store/tally.ts), without a table: for any set
+ * of start instants, "year counts + the ranges prefixRanges names" counts
+ * exactly the starts before x, and halfOpen turns the API's inclusive bounds
+ * into the half-open window the counts use.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { childRange, halfOpen, prefixRanges, summaryItems, tallyKeyOf, yearsBefore, type SortKeyRange, type TallyKey } from '../../lambdas/store/tally.js';
+
+const instant = fc.integer({ min: Date.parse('2019-12-30T00:00:00.000Z'), max: Date.parse('2028-01-02T00:00:00.000Z') }).map((t) => new Date(t).toISOString());
+const entryOf = (start: string, i: number): TallyKey => ({ pk: 'TALLY#USER#host#HOSTED', sk: `E#${start}#evt_${i}#usr_h` });
+const inRange = (sk: string, r: SortKeyRange) => sk >= r.from && sk <= r.to && sk !== r.exclude;
+
+describe('tally arithmetic', () => {
+  it('prefix(x) from summaries and one day of entries = the number of starts before x', () => {
+    fc.assert(
+      fc.property(fc.array(instant, { maxLength: 60 }), instant, (starts, x) => {
+        const entries = starts.map(entryOf);
+        const summaries = summaryItems(entries) as unknown as { sk: string; count: number }[];
+        const r = prefixRanges(x);
+        const sum = (range: SortKeyRange) => summaries.filter((s) => inRange(s.sk, range)).reduce((n, s) => n + s.count, 0);
+        const counted =
+          yearsBefore(summaries.filter((s) => s.sk.startsWith('Y#')), x) + sum(r.months) + sum(r.days) + entries.filter((e) => inRange(e.sk, r.entries)).length;
+        expect(counted).toBe(starts.filter((s) => s < x).length);
+        expect(yearsBefore(summaries.filter((s) => s.sk.startsWith('Y#')), undefined)).toBe(starts.length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a summary counts exactly its children: a day its entries, a month its days, a year its months', () => {
+    fc.assert(
+      fc.property(fc.array(instant, { minLength: 1, maxLength: 40 }), (starts) => {
+        const entries = starts.map(entryOf);
+        const summaries = summaryItems(entries) as unknown as { sk: string; count: number }[];
+        for (const s of summaries) {
+          const range = childRange(s.sk);
+          const children = range.entries ? entries.map((e) => ({ sk: e.sk, count: 1 })) : summaries;
+          expect(children.filter((c) => c.sk >= range.from && c.sk <= range.to).reduce((n, c) => n + c.count, 0)).toBe(s.count);
+        }
+      }),
+    );
+  });
+
+  it('halfOpen: inclusive to and exclusive before become one exclusive upper end', () => {
+    expect(halfOpen({})).toEqual({ lo: undefined, hi: undefined });
+    expect(halfOpen({ from: '2026-11-21T12:00:00.000Z' })).toEqual({ lo: '2026-11-21T12:00:00.000Z', hi: undefined });
+    expect(halfOpen({ to: '2026-12-31T23:59:59.999Z' })).toEqual({ lo: undefined, hi: '2027-01-01T00:00:00.000Z' });
+    expect(halfOpen({ to: '2026-12-31T23:59:59.999Z', before: '2026-11-21T12:00:00.000Z' }).hi).toBe('2026-11-21T12:00:00.000Z');
+  });
+
+  it('only listed items have an entry, and an entry names its member, so two members never share one', () => {
+    const listed = { gsi2pk: 'USER#bob#PROFILE', gsi2sk: '2026-12-01T20:00:00.000Z#evt_g', type: 'PROFILE_ENTRY', member_id: 'usr_b' };
+    expect(tallyKeyOf(listed)).toEqual({ pk: 'TALLY#USER#bob#PROFILE', sk: 'E#2026-12-01T20:00:00.000Z#evt_g#usr_b' });
+    expect(tallyKeyOf({ ...listed, member_id: 'usr_c' })?.sk).not.toBe(tallyKeyOf(listed)?.sk);
+    expect(tallyKeyOf({ type: 'EVENT', creator: { id: 'usr_a' } })).toBeNull();
+    expect(tallyKeyOf({ type: 'TOMBSTONE' })).toBeNull();
+    expect(tallyKeyOf(undefined)).toBeNull();
+  });
+});
