@@ -22,6 +22,12 @@
  *    with the highest number read every source write before it, and no older
  *    one can write after it reads, so the last word is always the newest.
  *
+ * Items that may be listed (the event, profile entries) also move their
+ * tally entry when their list key changes, and the lists' day, month and year
+ * counts are recounted (tally.ts, tally-recount.ts): such an item is written
+ * conditional on the exact version read and notes where its entry was, so a
+ * crash between the two is finished by the next derivation.
+ *
  * The source item keeps `pending` until step 2 is done: a redelivered change
  * (stale by then) finishes the work a crash or a timeout left undone. A user's
  * fan-out across many events saves its progress, so it resumes where it

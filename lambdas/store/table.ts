@@ -8,6 +8,8 @@
  * public read paths may see (public + published events, their linked RSVPs, and
  * profile entries). Every read of event or guest data starts from a GSI, so a
  * private or draft event, and an anonymous RSVP, has no key any read can reach.
+ * The one read of the base table by a list route is of a list's tally
+ * (tally.ts): counts and event ids of public events only, never returned.
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
