@@ -221,8 +221,9 @@ async function runtimeFigures() {
   } as unknown as APIGatewayRequestAuthorizerEvent;
   recorded = [];
   recording = true;
-  await authorize(authEvent, context);
+  const decision = await authorize(authEvent, context);
   recording = false;
+  if (decision.policyDocument.Statement[0]?.Effect !== 'Allow') throw new Error(`bench authorizer: ${JSON.stringify(decision)}`);
   const authCalls = [...recorded];
   const [authMs, authRawMs] = await timeInterleaved(() => authorize(authEvent, context), replayOf(authCalls));
   const authorizer: MeasuredInvocation = {
