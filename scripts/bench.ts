@@ -21,26 +21,32 @@
  * weigh tracing against its bundle and init cost (README, Operations). The
  * layer holds the Tracer too, so the probe leaves it external like the rest
  * of Powertools and imports it through a node_modules link beside the bundle.
+ *
+ * Last, the cost per million requests of every route (scripts/bench-cost.ts),
+ * priced from this run's read units, round trips, times and response bytes,
+ * with the authorizer timed the same way for the keyed routes.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { build } from 'esbuild';
 import { fixedClock } from '../lambdas/core/clock.js';
 import { configSchema } from '../lambdas/core/config.js';
 import { validateDataset } from '../lambdas/core/dataset.js';
-import { createDeps, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
+import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
 import { silentLogger } from '../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes } from '../lambdas/routes.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
+import { KeyManager } from '../keys/key-manager.js';
 import { writeDataset } from '../local/loader.js';
 import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER } from '../lib/route-function.js';
 import { changeFigures } from './bench-changes.js';
+import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -148,6 +154,16 @@ async function runtimeFigures() {
   const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];
+  const measured: MeasuredRoute[] = [];
+  const replayOf = (calls: Recorded[]) => async () => {
+    for (const call of calls) {
+      const input = { ...call.input };
+      delete input.ReturnConsumedCapacity;
+      if (call.name === 'QueryCommand') await raw.send(new QueryCommand(input as never));
+      else if (call.name === 'GetItemCommand') await raw.send(new GetCommand(input as never));
+      else throw new Error(`bench cannot replay ${call.name}`);
+    }
+  };
   for (const route of routes) {
     const c = CASES[route.id];
     if (!c) throw new Error(`no bench case for ${route.id}`);
@@ -162,21 +178,27 @@ async function runtimeFigures() {
     if (res.statusCode !== 200) throw new Error(`${route.id}: ${res.statusCode} ${res.body}`);
     const calls = [...recorded];
     const capacity = calls.reduce((sum, r) => sum + r.capacity, 0);
-    const replay = async () => {
-      for (const call of calls) {
-        const input = { ...call.input };
-        delete input.ReturnConsumedCapacity;
-        if (call.name === 'QueryCommand') await raw.send(new QueryCommand(input as never));
-        else if (call.name === 'GetItemCommand') await raw.send(new GetCommand(input as never));
-        else throw new Error(`bench cannot replay ${call.name}`);
-      }
+    const replay = replayOf(calls);
+    // What the response weighs on the wire, for the cost table: body and the handler's own headers.
+    const wire = {
+      id: route.id,
+      surface: route.surface,
+      keyed: route.auth === 'key',
+      bodyBytes: Buffer.byteLength(res.body),
+      headerBytes: Object.entries(res.headers ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(`${k}: ${String(v)}\r\n`), 0),
+      gzipBytes: gzipSync(res.body).length,
+      readUnits: capacity,
+      roundTrips: calls.length,
     };
     if (calls.length === 0) {
-      // The OpenAPI documents: no DynamoDB call to compare with, so no ratio.
+      // The OpenAPI documents: no DynamoDB call to compare with, so no ratio; timed alone for the cost table.
+      const [handlerMs] = await timeInterleaved(() => handler(event, context), async () => {});
+      measured.push({ ...wire, handlerMs, dynamoMs: 0 });
       rows.push(`| ${route.id} | 0 | none | 0.0 | n/a | 1 document |`);
       continue;
     }
     const [handlerMs, rawMs] = await timeInterleaved(() => handler(event, context), replay);
+    measured.push({ ...wire, handlerMs, dynamoMs: rawMs });
     // The iCalendar feeds (PRODUCT P15) are counted by their events.
     const calendar = res.headers?.['content-type']?.toString().startsWith('text/calendar');
     const data = calendar ? res.body.split('BEGIN:VEVENT').slice(1) : (JSON.parse(res.body).data as unknown);
@@ -186,10 +208,35 @@ async function runtimeFigures() {
     );
   }
 
+  // The Public API's authorizer, with a real key in the table: its GetItem, timed against its replay like a route.
+  const { key } = await new KeyManager(client, LOCAL_TABLE, { clock: fixedClock(NOW) }).create({ username: 'alice', name: 'bench' });
+  const authorize = ((await import('../lambdas/handlers/authorizer.js')) as HandlerModule<AuthorizerHandler>).build(deps);
+  const authEvent = {
+    type: 'REQUEST',
+    methodArn: 'arn:aws:execute-api:us-east-1:123456789012:api/production/GET/api/public/v1/events/evt_jazz01',
+    resource: '/api/public/v1/events/{eventId}',
+    path: '/api/public/v1/events/evt_jazz01',
+    httpMethod: 'GET',
+    headers: { 'x-events-api-key': key },
+  } as unknown as APIGatewayRequestAuthorizerEvent;
+  recorded = [];
+  recording = true;
+  const decision = await authorize(authEvent, context);
+  recording = false;
+  if (decision.policyDocument.Statement[0]?.Effect !== 'Allow') throw new Error(`bench authorizer: ${JSON.stringify(decision)}`);
+  const authCalls = [...recorded];
+  const [authMs, authRawMs] = await timeInterleaved(() => authorize(authEvent, context), replayOf(authCalls));
+  const authorizer: MeasuredInvocation = {
+    readUnits: authCalls.reduce((sum, r) => sum + r.capacity, 0),
+    roundTrips: authCalls.length,
+    handlerMs: authMs,
+    dynamoMs: authRawMs,
+  };
+
   raw.destroy();
   client.destroy();
   await store.close();
-  return rows;
+  return { rows, measured, authorizer };
 }
 
 async function bundleFigures() {
@@ -277,6 +324,7 @@ async function bundleFigures() {
 }
 
 const runtime = await runtimeFigures();
+const costs = costFigures(runtime.measured, runtime.authorizer);
 const bundles = await bundleFigures();
 const demo = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
 if (!demo.ok) throw new Error(demo.problems.join('\n'));
@@ -288,7 +336,7 @@ process.stdout.write(
     '',
     '| Route | DynamoDB calls | Operations | Read capacity units | Handler time / raw DynamoDB time | Items returned |',
     '|---|---|---|---|---|---|',
-    ...runtime,
+    ...runtime.rows,
     '',
     'Lambda bundles (esbuild, minified, as CDK bundles them): the AWS SDK and Powertools are external, the Lambda runtime provides the SDK and',
     "AWS's Powertools layer (added to every function) provides Powertools, so neither counts in the sizes below.",
@@ -305,6 +353,10 @@ process.stdout.write(
     `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
     '',
     ...hosts,
+    '',
+    'Cost per million requests (scripts/cost-model.ts), from the figures above.',
+    '',
+    ...costs,
     '',
   ].join('\n'),
 );

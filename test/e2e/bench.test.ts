@@ -17,5 +17,9 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/^\| rename of a user hosting 20 events and holding 20 RSVPs \| 40 \|/m);
     expect(stdout).toMatch(/^\| upcoming-events\?limit=10 \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m);
     expect(stdout).toMatch(/^\| Embed events\?limit=10 \|/m);
+    // The cost table prices every route, and each surface (CloudFront for the Embed API only).
+    for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| ${route.surface} \\| [\\d.]+ \\| .* \\| \\$[\\d.]+ \\|`, 'm'));
+    expect(stdout).toMatch(/^\| Public API \(keyed data routes\) \| \$[\d.]+–\$[\d.]+ \| n\/a \|/m);
+    expect(stdout).toMatch(/^\| Embed API \(data routes\) \| \$[\d.]+–\$[\d.]+ \| \$[\d.]+–\$[\d.]+ \|/m);
   }, 90_000);
 });
