@@ -93,7 +93,7 @@ export class RouteFunction extends Construct {
     });
   }
 
-  /** GET handlers: GetItem and Query on the table and its three indexes, by name, nothing else. */
+  /** GET handlers: GetItem and Query on the table (API keys, list tallies) and its indexes, by name, nothing else. */
   bindTableReads(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
     this.role.addToPolicy(

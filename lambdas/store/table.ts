@@ -1,5 +1,5 @@
 /**
- * THE table definition: attribute names, key builders and the three GSIs.
+ * THE table definition: attribute names, key builders and the four GSIs.
  * Imported by the store (reads and the writer), by `lib/` (CDK) and by the local
  * server (dynalite's CreateTable), so there is exactly one definition.
  * docs/data-model.md explains every access pattern built on it.
