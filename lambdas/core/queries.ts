@@ -7,7 +7,7 @@ import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent }
 import { byCreatedDescending, byStartAscending, byStartDescending } from './ordering.js';
 import { paginate, type Pagination } from './pagination.js';
 import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
-import type { EventReader, StartWindow } from './ports.js';
+import type { EventReader, ListOrder, StartWindow } from './ports.js';
 import type { EventItem, EventPayload } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
 
@@ -133,24 +133,35 @@ interface PageQuery {
 }
 
 /**
- * A page from a list read up to its end (`items`: the first offset + limit or
- * more, in order) and the list's total from its tally: reads what the page
- * holds, whatever the user's history. The user's existence is proven only when
- * the list is empty.
+ * A page of a list and the list's total (from its tally): reads what the page
+ * holds, whatever the user's history. The first page reads both at once. A
+ * later page counts first: the total says when the page is past the end (then
+ * nothing more is read, as for guests) and caps the read, so a huge offset
+ * costs no more than the list. The user's existence is proven only when the
+ * list is empty.
  */
-async function pageOf(
+async function listPage(
   reader: EventReader,
   q: PageQuery,
-  total: number,
-  items: EventPayload[],
+  list: ProfileList,
+  order: ListOrder,
+  sort: (a: EventPayload, b: EventPayload) => number,
   missingUser: MissingUser,
   siteUrl: string,
 ): Promise<PagedEvents> {
+  const window = order.by === 'start' ? order.window : {};
+  const read = (count: number) => reader.pageUserEvents(q.username, list, order, count);
+  let total: number;
+  let items: EventPayload[];
+  if (q.offset === 0) {
+    [total, items] = await Promise.all([reader.countUserEvents(q.username, list, window), read(q.limit)]);
+  } else {
+    total = await reader.countUserEvents(q.username, list, window);
+    items = q.offset >= total ? [] : await read(Math.min(q.offset + q.limit, total));
+  }
   if (total === 0 && items.length === 0 && !(await reader.userExists(q.username))) throw missingUser();
-  return {
-    events: items.slice(q.offset, q.offset + q.limit).map((e) => toPublicEvent(e, siteUrl)),
-    pagination: { limit: q.limit, offset: q.offset, total },
-  };
+  const page = items.filter(isPublicPayload).sort(sort).slice(q.offset, q.offset + q.limit);
+  return { events: page.map((e) => toPublicEvent(e, siteUrl)), pagination: { limit: q.limit, offset: q.offset, total } };
 }
 
 /** /upcoming-events, /past-events and Variant B's type=upcoming|past: O(page) for any window. */
@@ -162,13 +173,8 @@ export async function timelineEvents(
   siteUrl: string,
   missingUser: MissingUser = userNotFound,
 ): Promise<PagedEvents> {
-  const { window: windowFor, order, descending } = TIMELINES[timeline];
-  const window = windowFor(q.bounds ?? {}, now);
-  const [total, items] = await Promise.all([
-    reader.countUserEvents(q.username, 'HOSTED', window),
-    reader.pageUserEvents(q.username, 'HOSTED', { by: 'start', descending, window }, q.offset + q.limit),
-  ]);
-  return pageOf(reader, q, total, items.filter(isPublicPayload).sort(order), missingUser, siteUrl);
+  const { window, order, descending } = TIMELINES[timeline];
+  return listPage(reader, q, 'HOSTED', { by: 'start', descending, window: window(q.bounds ?? {}, now) }, order, missingUser, siteUrl);
 }
 
 /**
@@ -186,11 +192,7 @@ export async function typedUserEvents(
   if (q.type === 'upcoming' || q.type === 'past') return timelineEvents(reader, q.type, q, now, siteUrl, typedUserNotFound);
   const list: ProfileList = q.type === 'profile' ? 'PROFILE' : 'HOSTED';
   if (q.bounds.since === undefined && q.bounds.to === undefined) {
-    const [total, items] = await Promise.all([
-      reader.countUserEvents(q.username, list, {}),
-      reader.pageUserEvents(q.username, list, { by: 'created' }, q.offset + q.limit),
-    ]);
-    return pageOf(reader, q, total, items.filter(isPublicPayload).sort(byCreatedDescending), typedUserNotFound, siteUrl);
+    return listPage(reader, q, list, { by: 'created' }, byCreatedDescending, typedUserNotFound, siteUrl);
   }
   const items = await loadList(reader, q.username, list, windowOf(q.bounds), typedUserNotFound);
   return toPage(items.sort(byCreatedDescending), q.limit, q.offset, siteUrl);

@@ -366,7 +366,9 @@ export class ChangeApplier {
       if (current?.tally_pending) await this.finishTally(current);
       const from = tallyKeyOf(current);
       const moves = !sameTallyKey(from, tallyKeyOf(want));
-      const item = { ...this.stamp(want, gen), ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}) };
+      const item: Item = { ...this.stamp(want, gen), ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}) };
+      // A tombstone expires a day after its write; one holding an unfinished note must stay until the note is finished.
+      if (moves) delete item[TTL_ATTRIBUTE];
       const written =
         current === undefined
           ? await this.putDerived(item, 'attribute_not_exists(#pk)', {})
@@ -404,9 +406,14 @@ export class ChangeApplier {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [PK]: String(version[PK]), [SK]: String(version[SK]) },
-          UpdateExpression: 'REMOVE tally_pending, tally_from',
+          ...(version.type === 'TOMBSTONE'
+            ? {
+                UpdateExpression: 'REMOVE tally_pending, tally_from SET #ttl = :expires',
+                ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+                ExpressionAttributeValues: { ':gen': gen, ':expires': this.stamp(version, gen)[TTL_ATTRIBUTE] },
+              }
+            : { UpdateExpression: 'REMOVE tally_pending, tally_from', ExpressionAttributeValues: { ':gen': gen } }),
           ConditionExpression: 'gen = :gen',
-          ExpressionAttributeValues: { ':gen': gen },
         }),
       );
       this.writes++;

@@ -18,12 +18,13 @@ import {
   indexKeys,
   keys,
   sortKeyBounds,
+  type IndexDefinition,
   userEventsPartition,
   type ProfileList,
 } from './table.js';
 
-/** Items read at a time past a page that ends inside a tie. */
-const TIE_STEP = 25;
+/** DynamoDB's Limit is a 32-bit integer; a page never needs more than this per call (1 MB ends a call first anyway). */
+const MAX_LIMIT = 1000;
 
 export class DynamoRepository implements EventReader, ApiKeyReader {
   constructor(
@@ -94,10 +95,10 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     if (order.by === 'start') {
       const input = this.startWindowQuery(username, list, order.window, order.descending);
       if (!input) return [];
-      return this.queryPrefix<EventPayload>(input, count, order.descending ? (e) => e.start_date : undefined);
+      return order.descending ? this.latestFirst<EventPayload>(input, INDEXES.userEvents, count) : this.queryAll<EventPayload>(input, count);
     }
     const { partitionKey, name } = INDEXES.userCreated;
-    return this.queryPrefix<EventPayload>(
+    return this.latestFirst<EventPayload>(
       {
         TableName: this.tableName,
         IndexName: name,
@@ -106,8 +107,8 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
         ExpressionAttributeValues: { ':pk': userEventsPartition(username, list) },
         ScanIndexForward: false,
       },
+      INDEXES.userCreated,
       count,
-      (e) => e.created_at,
     );
   }
 
@@ -210,29 +211,31 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
   }
 
   /**
-   * The first `count` items in the index's order; with `tieOf`, also every
-   * later item that ties with the last of them (one item is read past the
-   * page to see whether it does).
+   * The first `count` items of a backwards read, latest first. Within one
+   * instant the API wants ids ascending, which backwards is the wrong way
+   * round: when the page ends inside such a tie (one item read past the page
+   * tells), the tie's share of the page is read forwards instead, one more
+   * Query. At most 2 × count + 1 items, however many events share the instant.
    */
-  private async queryPrefix<T>(input: QueryCommandInput, count: number, tieOf?: (item: T) => string): Promise<T[]> {
-    const wanted = tieOf ? count + 1 : count;
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    for (;;) {
-      const short = wanted - items.length;
-      // Past the page only while it ends inside a tie (rare: items sharing one instant).
-      const out = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: short > 0 ? short : TIE_STEP }));
-      items.push(...((out.Items ?? []) as T[]));
-      startKey = out.LastEvaluatedKey;
-      if (!startKey || items.length < wanted) {
-        if (startKey) continue;
-        break;
-      }
-      if (!tieOf || tieOf(items[items.length - 1]!) !== tieOf(items[count - 1]!)) break;
-    }
-    if (!tieOf || items.length <= count) return items.slice(0, count);
-    const tie = tieOf(items[count - 1]!);
-    return items.filter((item, i) => i < count || tieOf(item) === tie);
+  private async latestFirst<T extends object>(input: QueryCommandInput, index: IndexDefinition, count: number): Promise<T[]> {
+    // Both indexes' sort keys start with the instant, a 24-character ISO datetime (table.ts).
+    const instantOf = (item: T) => String((item as Record<string, unknown>)[index.sortKey]).slice(0, 24);
+    const items = await this.queryAll<T>(input, count + 1);
+    if (items.length <= count) return items;
+    const tie = instantOf(items[count - 1]!);
+    if (instantOf(items[count]!) !== tie) return items.slice(0, count);
+    const newer = items.slice(0, count).filter((i) => instantOf(i) > tie);
+    const tied = await this.queryAll<T>(
+      {
+        TableName: this.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+        ExpressionAttributeValues: { ':pk': input.ExpressionAttributeValues?.[':pk'], ':from': sortKeyBounds.startingAtOrAfter(tie), ':to': sortKeyBounds.startingAtOrBefore(tie) },
+      },
+      count - newer.length,
+    );
+    return [...newer, ...tied];
   }
 
   /** event-index: gsi1pk = USERNAME#{lower} AND gsi1sk = USER. 1 round trip. */
@@ -262,7 +265,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
         new QueryCommand({
           ...input,
           ExclusiveStartKey: startKey,
-          ...(Number.isFinite(remaining) ? { Limit: remaining } : {}),
+          ...(Number.isFinite(remaining) ? { Limit: Math.min(remaining, MAX_LIMIT) } : {}),
         }),
       );
       items.push(...((out.Items ?? []) as T[]));

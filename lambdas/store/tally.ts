@@ -147,9 +147,14 @@ export function yearsBefore(years: readonly { sk: string; count?: number }[], x:
   return years.filter((y) => limit === undefined || y.sk < limit).reduce((n, y) => n + (y.count ?? 0), 0);
 }
 
+/** The first instant whose ISO form has five digits of year: no start is at or after it. */
+const YEAR_10000 = Date.UTC(10000, 0, 1);
+
 /** The half-open start window [lo, hi) of an inclusive `from`/`to` and an exclusive `before` (ISO strings). */
 export function halfOpen(window: { from?: string; to?: string; before?: string }): { lo?: string; hi?: string } {
-  const his = [window.to !== undefined ? new Date(Date.parse(window.to) + 1).toISOString() : undefined, window.before].filter(
+  // A `to` in the last millisecond of year 9999 bounds nothing: no start is later, and to + 1 ms has no 4-digit year.
+  const afterTo = window.to !== undefined && Date.parse(window.to) + 1 < YEAR_10000 ? new Date(Date.parse(window.to) + 1).toISOString() : undefined;
+  const his = [afterTo, window.before].filter(
     (h): h is string => h !== undefined,
   );
   return { lo: window.from, hi: his.length ? his.reduce((a, b) => (a < b ? a : b)) : undefined };

@@ -48,6 +48,9 @@ describe('tally arithmetic', () => {
     expect(halfOpen({ from: '2026-11-21T12:00:00.000Z' })).toEqual({ lo: '2026-11-21T12:00:00.000Z', hi: undefined });
     expect(halfOpen({ to: '2026-12-31T23:59:59.999Z' })).toEqual({ lo: undefined, hi: '2027-01-01T00:00:00.000Z' });
     expect(halfOpen({ to: '2026-12-31T23:59:59.999Z', before: '2026-11-21T12:00:00.000Z' }).hi).toBe('2026-11-21T12:00:00.000Z');
+    // The latest `to` a client can send bounds nothing (to + 1 ms would have a five-digit year).
+    expect(halfOpen({ from: '2026-11-21T12:00:00.000Z', to: '9999-12-31T23:59:59.999Z' })).toEqual({ lo: '2026-11-21T12:00:00.000Z', hi: undefined });
+    expect(halfOpen({ to: '9999-12-31T23:59:59.998Z' }).hi).toBe('9999-12-31T23:59:59.999Z');
   });
 
   it('only listed items have an entry, and an entry names its member, so two members never share one', () => {
