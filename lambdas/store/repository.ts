@@ -8,12 +8,11 @@ import type { ApiKeyReader, EventReader, ListOrder, StartWindow } from '../core/
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
+import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { findUserByName } from './user-lookup.js';
 import {
   GUEST_SORT_PREFIX,
   INDEXES,
-  PK,
-  SK,
   guestPartition,
   indexKeys,
   keys,
@@ -142,37 +141,16 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
   }
 
   private async sumSummaries(pk: string, range: SortKeyRange, keepItems = false): Promise<{ sum: number; items: { sk: string; count?: number }[] }> {
-    const items = await this.queryAll<{ sk: string; count?: number }>({
-      TableName: this.tableName,
-      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-      ProjectionExpression: '#sk, #count',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#count': 'count' },
-      ExpressionAttributeValues: { ':pk': pk, ':from': range.from, ':to': range.to },
-    });
-    const counted = items.filter((i) => i.sk !== range.exclude);
-    return { sum: counted.reduce((n, i) => n + (i.count ?? 0), 0), items: keepItems ? counted : [] };
+    const items = await readSummaries(this.tally, pk, range);
+    return { sum: items.reduce((n, i) => n + (i.count ?? 0), 0), items: keepItems ? items : [] };
   }
 
-  private async countEntries(pk: string, range: SortKeyRange): Promise<number> {
-    let total = 0;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          // Removed entries stay a day as tombstones; only live ones count.
-          FilterExpression: '#type = :entry',
-          Select: 'COUNT',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#type': 'type' },
-          ExpressionAttributeValues: { ':pk': pk, ':from': range.from, ':to': range.to, ':entry': 'TALLY_ENTRY' },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      total += out.Count ?? 0;
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return total;
+  private countEntries(pk: string, range: SortKeyRange): Promise<number> {
+    return countLiveEntries(this.tally, pk, range);
+  }
+
+  private get tally() {
+    return { client: this.client, tableName: this.tableName, consistent: false };
   }
 
   /** user-events-index over a start window, or null when the window is empty. */

@@ -13,8 +13,9 @@
  * crashes leaves its change's `tally_pending` (applier.ts), so a later
  * derivation recounts again.
  */
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PK, SK } from './table.js';
+import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { childRange, LEVELS, summariesOf, type TallyKey } from './tally.js';
 
 const isConditionFailure = (error: unknown) => (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
@@ -71,33 +72,8 @@ export class TallyRecounter {
 
   private async countChildren(summary: TallyKey): Promise<number> {
     const range = childRange(summary.sk);
-    let total = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-          ...(range.entries
-            ? {
-                // Removed entries stay a while as tombstones; only live ones count.
-                FilterExpression: '#type = :entry',
-                Select: 'COUNT',
-                ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#type': 'type' },
-                ExpressionAttributeValues: { ':pk': summary.pk, ':from': range.from, ':to': range.to, ':entry': 'TALLY_ENTRY' },
-              }
-            : {
-                ProjectionExpression: '#count',
-                ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#count': 'count' },
-                ExpressionAttributeValues: { ':pk': summary.pk, ':from': range.from, ':to': range.to },
-              }),
-        }),
-      );
-      total += range.entries ? (out.Count ?? 0) : (out.Items ?? []).reduce((n, i) => n + (Number(i.count) || 0), 0);
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return total;
+    const target = { client: this.client, tableName: this.tableName, consistent: true };
+    if (range.entries) return countLiveEntries(target, summary.pk, range);
+    return (await readSummaries(target, summary.pk, range)).reduce((n, i) => n + (i.count ?? 0), 0);
   }
 }
