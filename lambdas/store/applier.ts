@@ -248,12 +248,11 @@ export class ChangeApplier {
   /** One linked event of a deleted user: delete it if the user created it, else the user's RSVP to it. */
   private async cascadeUserFrom(eventId: string, userId: string): Promise<void> {
     const source = (await this.get(keys.eventSource(eventId))) as EventSourceItem | undefined;
-    if (source?.event && !source.deleted && source.event.creator_id === userId) {
-      await this.tombstoneSource(keys.eventSource(eventId));
-      // A newer upsert may have moved the event to another creator in between.
-      const after = (await this.get(keys.eventSource(eventId))) as EventSourceItem | undefined;
-      if (after?.deleted) await this.tombstoneRsvpsOf(eventId);
-    }
+    if (source?.event && !source.deleted && source.event.creator_id === userId) await this.tombstoneSource(keys.eventSource(eventId));
+    // A deleted event's RSVPs go with it. Read again: a newer upsert may have moved the event to another
+    // creator in between, and a redelivery after a crash between the two tombstones finishes here.
+    const after = (await this.get(keys.eventSource(eventId))) as EventSourceItem | undefined;
+    if (after?.deleted) await this.tombstoneRsvpsOf(eventId);
     await this.tombstoneSource(keys.rsvpSource(eventId, userId));
     await this.derive(eventId);
   }
