@@ -231,7 +231,9 @@ describe('embed widget in Chromium', () => {
     expect(await cover.getAttribute('width')).toBe('640');
     expect(await cover.getAttribute('height')).toBe('360');
     expect(await cover.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
-    // A failing cover is removed; a null one never had an image (Bitcoin Meetup has none).
+    // A failing cover is removed; a null one never had an image (Bitcoin Meetup has none). The cover is lazy:
+    // Chromium fetches it (and so fails it) only near the viewport, so bring its card there first.
+    await page.evaluate(() => document.querySelector('#hostile')?.scrollIntoView());
     await page.locator('#hostile img').waitFor({ state: 'detached' });
     expect(await page.locator('#hostile img').count()).toBe(0);
     const meetup = (await apiEvents('alice/events?limit=100')).find((e) => e.id === 'evt_meetup02');
