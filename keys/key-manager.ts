@@ -15,7 +15,6 @@
  *   plan key exists before the key becomes usable and is deleted if the key's
  *   items cannot be written: no active key without its plan key, no orphan.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../lambdas/core/api-key.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
@@ -23,6 +22,7 @@ import { SCOPES, type Scope } from '../lambdas/core/dataset.js';
 import { USERNAME_PATTERN } from '../lambdas/core/ids.js';
 import type { ApiKeyItem, KeyPointerItem, KeyRecordItem } from '../lambdas/store/items.js';
 import { KEY_RECORD_PREFIX, PK, SK, keys } from '../lambdas/store/table.js';
+import { isConditionFailure } from '../lambdas/store/conditions.js';
 import { findUserByName } from '../lambdas/store/user-lookup.js';
 import { randomBase62 } from './random.js';
 import type { UsagePlanPort } from './usage-plan.js';
@@ -57,9 +57,6 @@ export interface KeyManagerOptions {
   clock?: Clock;
   maxActive?: number;
 }
-
-const isConditionFailure = (error: unknown) =>
-  error instanceof ConditionalCheckFailedException || (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
 export class KeyManager {
   private readonly clock: Clock;

@@ -33,7 +33,6 @@
  * fan-out across many events saves its progress, so it resumes where it
  * stopped instead of starting over.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -44,6 +43,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../core/changes.js';
+import { isConditionFailure } from './conditions.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Outcome } from '../core/fold.js';
 import { deriveEventAggregate, eventSourceItem, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
@@ -87,9 +87,6 @@ const TOMBSTONE_TTL_SECONDS = 86_400;
 const MAX_DERIVATION_ROUNDS = 25;
 const BOOKKEEPING = new Set(['gen', TTL_ATTRIBUTE, 'tally_pending', 'tally_from', 'ticket', 'counted']);
 const INDEX_ATTRIBUTES = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
-
-const isConditionFailure = (error: unknown) =>
-  error instanceof ConditionalCheckFailedException || (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
 type Key = Record<string, string>;
 type Item = Record<string, unknown>;
@@ -344,7 +341,7 @@ export class ChangeApplier {
     const worker = async () => {
       for (let item = queue.shift(); item; item = queue.shift()) {
         if (isListedKey(String(item[SK]))) await this.writeListed(item, gen, existing.get(String(item[SK])));
-        else if (await this.putDerived(this.stamp(item, gen), 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen', { ':gen': gen })) this.writes++;
+        else if (await this.putDerived(this.stamp(item, gen), OLDER_OR_ABSENT, { ':gen': gen })) this.writes++;
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, this.opts.writeConcurrency ?? 16) }, worker));
@@ -394,31 +391,18 @@ export class ChangeApplier {
     const gen = Number(version.gen);
     const from = version.tally_from as TallyKey | undefined;
     const to = tallyKeyOf(version);
-    const condition = 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen';
     if (from && !sameTallyKey(from, to)) {
-      if (await this.putDerived(this.stamp({ [PK]: from.pk, [SK]: from.sk, type: 'TOMBSTONE' }, gen), condition, { ':gen': gen })) this.writes++;
+      if (await this.putDerived(this.stamp({ [PK]: from.pk, [SK]: from.sk, type: 'TOMBSTONE' }, gen), OLDER_OR_ABSENT, { ':gen': gen })) this.writes++;
     }
-    if (to && (await this.putDerived({ ...(tallyEntry(to, String(version.event_id)) as unknown as Item), gen }, condition, { ':gen': gen }))) this.writes++;
+    if (to && (await this.putDerived({ ...(tallyEntry(to, String(version.event_id)) as unknown as Item), gen }, OLDER_OR_ABSENT, { ':gen': gen }))) this.writes++;
     await this.tallies.recount([from, to].filter((k): k is TallyKey => !!k));
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [PK]: String(version[PK]), [SK]: String(version[SK]) },
-          ...(version.type === 'TOMBSTONE'
-            ? {
-                UpdateExpression: 'REMOVE tally_pending, tally_from SET #ttl = :expires',
-                ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-                ExpressionAttributeValues: { ':gen': gen, ':expires': this.stamp(version, gen)[TTL_ATTRIBUTE] },
-              }
-            : { UpdateExpression: 'REMOVE tally_pending, tally_from', ExpressionAttributeValues: { ':gen': gen } }),
-          ConditionExpression: 'gen = :gen',
-        }),
-      );
-      this.writes++;
-    } catch (error) {
-      // A newer version replaced this one: its own note stands.
-      if (!isConditionFailure(error)) throw error;
+    // Conditional on this version: a newer one that replaced it keeps its own note.
+    const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
+    if (version.type === 'TOMBSTONE') {
+      const expires = this.stamp(version, gen)[TTL_ATTRIBUTE];
+      await this.conditionalUpdate(key, 'REMOVE tally_pending, tally_from SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': expires }, { '#ttl': TTL_ATTRIBUTE });
+    } else {
+      await this.conditionalUpdate(key, 'REMOVE tally_pending, tally_from', 'gen = :gen', { ':gen': gen });
     }
   }
 
@@ -435,7 +419,7 @@ export class ChangeApplier {
           TableName: this.tableName,
           Item: item,
           ConditionExpression: condition,
-          ...(condition.includes('#pk') ? { ExpressionAttributeNames: { '#pk': PK } } : {}),
+          ...attributeNames(condition, { '#pk': PK }),
           ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         }),
       );
@@ -495,7 +479,7 @@ export class ChangeApplier {
           Key: key,
           UpdateExpression: update,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { '#version': 'version', ...names },
+          ...attributeNames(`${update} ${condition}`, { '#version': 'version', ...names }),
           ExpressionAttributeValues: values,
         }),
       );
@@ -531,6 +515,15 @@ export class ChangeApplier {
     } while (start);
     return q.after !== undefined && q.prefix !== undefined ? items.filter((i) => String(i[SK]).startsWith(q.prefix!)) : items;
   }
+}
+
+/** A derived item or tally entry's write: only over nothing, an unstamped load, or an older derivation's. */
+const OLDER_OR_ABSENT = 'attribute_not_exists(#pk) OR attribute_not_exists(gen) OR gen < :gen';
+
+/** The names an expression uses, or nothing: DynamoDB refuses unused names and an empty map. */
+function attributeNames(expression: string, names: Record<string, string>): { ExpressionAttributeNames?: Record<string, string> } {
+  const used = Object.entries(names).filter(([name]) => expression.includes(name));
+  return used.length ? { ExpressionAttributeNames: Object.fromEntries(used) } : {};
 }
 
 /** A source item that still has derivations to run (cleared when they are done). */

@@ -26,10 +26,15 @@ import {
 const MAX_LIMIT = 1000;
 
 export class DynamoRepository implements EventReader, ApiKeyReader {
+  /** Tally reads on the request path are eventually consistent, like the index reads beside them. */
+  private readonly tally: { client: DynamoDBDocumentClient; tableName: string; consistent: false };
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.tally = { client, tableName, consistent: false };
+  }
 
   /** event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item. */
   async getPublicEvent(eventId: string): Promise<EventItem | null> {
@@ -135,7 +140,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     const [months, days, entries] = await Promise.all([
       this.sumSummaries(pk, r.months),
       this.sumSummaries(pk, r.days),
-      this.countEntries(pk, r.entries),
+      countLiveEntries(this.tally, pk, r.entries),
     ]);
     return months.sum + days.sum + entries;
   }
@@ -143,14 +148,6 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
   private async sumSummaries(pk: string, range: SortKeyRange, keepItems = false): Promise<{ sum: number; items: { sk: string; count?: number }[] }> {
     const items = await readSummaries(this.tally, pk, range);
     return { sum: items.reduce((n, i) => n + (i.count ?? 0), 0), items: keepItems ? items : [] };
-  }
-
-  private countEntries(pk: string, range: SortKeyRange): Promise<number> {
-    return countLiveEntries(this.tally, pk, range);
-  }
-
-  private get tally() {
-    return { client: this.client, tableName: this.tableName, consistent: false };
   }
 
   /** user-events-index over a start window, or null when the window is empty. */

@@ -14,11 +14,10 @@
  * derivation recounts again.
  */
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure } from './conditions.js';
 import { PK, SK } from './table.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { childRange, LEVELS, summariesOf, type TallyKey } from './tally.js';
-
-const isConditionFailure = (error: unknown) => (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
 export class TallyRecounter {
   constructor(

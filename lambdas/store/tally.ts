@@ -21,8 +21,8 @@
 import type { DerivedItem, TableItem } from './items.js';
 import { INDEXES, PK, SK } from './table.js';
 
-export const TALLY_PREFIX = 'TALLY#';
-export const TALLY_ENTRY_PREFIX = 'E#';
+const TALLY_PREFIX = 'TALLY#';
+const TALLY_ENTRY_PREFIX = 'E#';
 
 export interface TallyKey {
   pk: string;
@@ -50,7 +50,7 @@ export function tallyKeyOf(item: Record<string, unknown> | undefined): TallyKey 
 }
 
 export const sameTallyKey = (a: TallyKey | null | undefined, b: TallyKey | null | undefined): boolean =>
-  (a ?? null) === null ? (b ?? null) === null : !!b && a!.pk === b.pk && a!.sk === b.sk;
+  a && b ? a.pk === b.pk && a.sk === b.sk : !a && !b;
 
 export function tallyEntry(key: TallyKey, eventId: string): TableItem {
   return { [PK]: key.pk, [SK]: key.sk, type: 'TALLY_ENTRY', event_id: eventId };
@@ -60,7 +60,7 @@ export function tallyEntry(key: TallyKey, eventId: string): TableItem {
 
 /** Summary levels, finest first: a day counts entries, a month days, a year months. */
 export const LEVELS = ['D', 'M', 'Y'] as const;
-export type Level = (typeof LEVELS)[number];
+type Level = (typeof LEVELS)[number];
 /** Characters of an ISO datetime that name a level's bucket: 2026-11-23 | 2026-11 | 2026. */
 const BUCKET_LENGTH: Record<Level, number> = { D: 10, M: 7, Y: 4 };
 /** Sorts after every character that follows a bucket's name in a child key. */
@@ -68,7 +68,7 @@ const HIGH = '~';
 
 const startOfEntry = (entrySk: string): string => entrySk.slice(TALLY_ENTRY_PREFIX.length);
 
-export function summarySortKey(level: Level, iso: string): string {
+function summarySortKey(level: Level, iso: string): string {
   return `${level}#${iso.slice(0, BUCKET_LENGTH[level])}`;
 }
 

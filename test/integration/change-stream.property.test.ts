@@ -21,30 +21,26 @@ import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldStat
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
-import { ensureTable, startDynalite, type EmbeddedStore } from '../../local/dynalite.js';
+import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
-import { assertLocalEndpoint } from '../support/store.js';
+import { startLoopbackStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
 /** Time for one property: about 150 ms a run here, with room for a slower machine. */
 const TIMEOUT = 30_000 + RUNS * 1_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-let store: EmbeddedStore;
+let store: Awaited<ReturnType<typeof startLoopbackStore>>;
 let client: DynamoDBDocumentClient;
 let tables = 0;
 
 beforeAll(async () => {
-  store = await startDynalite();
-  assertLocalEndpoint(store.endpoint);
-  client = createDocumentClient({ endpoint: store.endpoint });
+  store = await startLoopbackStore();
+  client = store.client;
 });
-afterAll(async () => {
-  client?.destroy();
-  await store?.close();
-});
+afterAll(async () => store?.close());
 
 async function loadedTable(h: History): Promise<string> {
   const name = `stream-${tables++}`;
@@ -107,6 +103,33 @@ async function appliersInTurns(table: string, work: readonly (readonly Change[])
   }
 }
 
+/**
+ * Applies a change with an applier that dies right after its `crashAfter`-th DynamoDB call: the call lands,
+ * its answer is lost, no later step of this attempt happens. True when the change needed fewer calls.
+ */
+async function applyUntilCrash(table: string, change: Change, crashAfter: number): Promise<boolean> {
+  const dying = createDocumentClient({ endpoint: store.endpoint });
+  let calls = 0;
+  dying.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      if (++calls === crashAfter) throw new Error('crash');
+      return out;
+    },
+    { step: 'initialize', name: 'crash' },
+  );
+  try {
+    await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+    return true;
+  } catch (error) {
+    // Only the injected crash is expected: every other failure of the applier fails the test.
+    if ((error as Error).message !== 'crash') throw error;
+    return false;
+  } finally {
+    dying.destroy();
+  }
+}
+
 function permutations<T>(xs: readonly T[]): T[][] {
   if (xs.length <= 1) return [[...xs]];
   return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
@@ -149,24 +172,7 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
         const table = await loadedTable(h);
         const healthy = new ChangeApplier(client, table, { clock });
         for (const [i, change] of h.delivered.entries()) {
-          // The call lands, its answer is lost, the process is gone: every later step of this attempt never happens.
-          const dying = createDocumentClient({ endpoint: store.endpoint });
-          let calls = 0;
-          dying.middlewareStack.add(
-            (next) => async (args) => {
-              const out = await next(args);
-              if (++calls === crashAt[i % crashAt.length]! + 1) throw new Error('crash');
-              return out;
-            },
-            { step: 'initialize', name: 'crash' },
-          );
-          try {
-            await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
-          } catch (error) {
-            expect((error as Error).message).toBe('crash');
-          } finally {
-            dying.destroy();
-          }
+          await applyUntilCrash(table, change, crashAt[i % crashAt.length]! + 1);
           // An unfinished tally note is never on an item that may expire before the note is finished.
           for (const item of await scanAll(client, table)) if (item.tally_pending) expect(item.expires_at).toBeUndefined();
           await healthy.apply(change);
@@ -198,21 +204,7 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     const expected = await freshLoadReadModel(client, `crash-expected-${tables++}`, fold(d0, [change]).dataset);
     for (let crashAfter = 1; ; crashAfter++) {
       const table = await loadedTable({ d0, made: [], delivered: [] });
-      const dying = createDocumentClient({ endpoint: store.endpoint });
-      let calls = 0;
-      dying.middlewareStack.add(
-        (next) => async (args) => {
-          const out = await next(args);
-          if (++calls === crashAfter) throw new Error('crash');
-          return out;
-        },
-        { step: 'initialize', name: 'crash' },
-      );
-      const finished = await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change).then(
-        () => true,
-        () => false,
-      );
-      dying.destroy();
+      const finished = await applyUntilCrash(table, change, crashAfter);
       await new ChangeApplier(client, table, { clock }).apply(change);
       expect({ crashAfter, model: readModel(await scanAll(client, table)) }).toEqual({ crashAfter, model: expected });
       if (finished) break; // the change needed fewer calls than crashAfter: every crash point is covered

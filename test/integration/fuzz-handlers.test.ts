@@ -17,6 +17,7 @@ import { configSchema, type UserEventsVariant } from '../../lambdas/core/config.
 import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandler } from '../../lambdas/http/deps.js';
 import { silentLogger } from '../../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, resourcePath, routeForResource, routes } from '../../lambdas/routes.js';
+import { authorizerEvent } from '../support/events.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import {
   FUZZ,
@@ -130,20 +131,15 @@ describe('names that are Object.prototype members, as API Gateway hands them (ow
     const resource = resourcePath(routes[0]);
     const headers = withNames({ 'x-events-api-key': KEYS.both }, 'Bearer junk');
     const result = await authorizer(
-      {
-        type: 'REQUEST',
-        methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/public/v1/events/evt_jazz01',
+      authorizerEvent({
         resource,
-        path: '/api/public/v1/events/evt_jazz01',
-        httpMethod: 'GET',
         headers,
         multiValueHeaders: null,
         pathParameters: withNames({ eventId: 'evt_jazz01' }, 'x'),
         queryStringParameters: withNames({}, '1'),
         multiValueQueryStringParameters: null,
         stageVariables: null,
-        requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
-      },
+      }),
       context,
     );
     expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
@@ -174,8 +170,7 @@ describe(`hostile REQUEST authorizer events (${FUZZ.runs} cases, seed ${FUZZ.see
     await fc.assert(
       fc.asyncProperty(authorizerCase, async (c) => {
         const methodArn = `arn:aws:execute-api:eu-west-1:123456789012:abc/prod/${c.httpMethod}${c.resource}`;
-        const event: APIGatewayRequestAuthorizerEvent = {
-          type: 'REQUEST',
+        const event = authorizerEvent({
           methodArn,
           resource: c.resource,
           path: c.resource,
@@ -186,8 +181,7 @@ describe(`hostile REQUEST authorizer events (${FUZZ.runs} cases, seed ${FUZZ.see
           queryStringParameters: asLambdaMap(c.query),
           multiValueQueryStringParameters: null,
           stageVariables: null,
-          requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
-        };
+        });
         let outcome: Awaited<ReturnType<AuthorizerHandler>>;
         try {
           outcome = await authorizer(event, context);

@@ -4,7 +4,7 @@
  * (internal failures, the authorizer's API Gateway contract).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
 import type { EventReader } from '../../lambdas/core/ports.js';
@@ -14,7 +14,7 @@ import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
 import { KeyManager } from '../../keys/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
-import { proxyEvent } from '../support/events.js';
+import { authorizerEvent, proxyEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger } from '../support/telemetry.js';
 
@@ -23,23 +23,6 @@ let deps: Deps;
 const logger = recordingLogger();
 const context = { awsRequestId: 'req-1' } as Context;
 
-
-function authorizerEvent(headers: Record<string, string>, resource = '/api/public/v1/events/{eventId}'): APIGatewayRequestAuthorizerEvent {
-  return {
-    type: 'REQUEST',
-    methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/public/v1/events/evt_jazz01',
-    resource,
-    path: '/api/public/v1/events/evt_jazz01',
-    httpMethod: 'GET',
-    headers,
-    multiValueHeaders: {},
-    pathParameters: {},
-    queryStringParameters: {},
-    multiValueQueryStringParameters: {},
-    stageVariables: {},
-    requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
-  };
-}
 
 beforeAll(async () => {
   store = await startTestStore(demoDataset());
@@ -90,7 +73,7 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
   const authorizer = () => buildAuthorizer(deps);
 
   it('allows a valid key for the invoked method ARN, with non-secret context', async () => {
-    const event = authorizerEvent({ 'X-Events-Api-Key': KEYS.both });
+    const event = authorizerEvent({ headers: { 'X-Events-Api-Key': KEYS.both } });
     const result = await authorizer()(event, context);
     expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }]);
     // NOW is 2026-11-21T12:00Z: the quota resets at the next UTC midnight, 12 hours on.
@@ -106,14 +89,14 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
   });
 
   it('denies (403) a key without the scope of the resource', async () => {
-    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': KEYS.eventsOnly }, '/api/public/v1/events/{eventId}/guests'), context);
+    const result = await authorizer()(authorizerEvent({ headers: { 'x-events-api-key': KEYS.eventsOnly }, resource: '/api/public/v1/events/{eventId}/guests' }), context);
     expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
   });
 
   it.each<Record<string, string>>([{}, { 'x-events-api-key': KEYS.revoked }, { authorization: 'Bearer pk_unknown_0123456789abcdefghijklmnop' }])(
     'throws Unauthorized (401) for %j',
     async (headers) => {
-      await expect(authorizer()(authorizerEvent(headers), context)).rejects.toThrow('Unauthorized');
+      await expect(authorizer()(authorizerEvent({ headers }), context)).rejects.toThrow('Unauthorized');
     },
   );
 
@@ -122,12 +105,12 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
       usagePlan: { provision: async () => ({ planKeyId: 'apikey1', usageIdentifier: 'ui_0123456789abcdefghijklmnopqrstuv' }), remove: async () => {} },
     });
     const { key } = await manager.create({ username: 'frank', name: 'aws' });
-    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': key }), context);
+    const result = await authorizer()(authorizerEvent({ headers: { 'x-events-api-key': key } }), context);
     expect(result).toMatchObject({ usageIdentifierKey: 'ui_0123456789abcdefghijklmnopqrstuv', policyDocument: { Statement: [{ Effect: 'Allow' }] } });
   });
 
   it('denies a resource that is not in the route table', async () => {
-    const result = await authorizer()(authorizerEvent({ 'x-events-api-key': KEYS.both }, '/api/public/v1/admin'), context);
+    const result = await authorizer()(authorizerEvent({ headers: { 'x-events-api-key': KEYS.both }, resource: '/api/public/v1/admin' }), context);
     expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
   });
 });

@@ -18,27 +18,23 @@ import { timelineEvents, typedUserEvents } from '../../lambdas/core/queries.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { ensureTable, startDynalite, type EmbeddedStore } from '../../local/dynalite.js';
+import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { historyArb } from '../support/change-streams.js';
-import { assertLocalEndpoint } from '../support/store.js';
+import { startLoopbackStore } from '../support/store.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
 const TIMEOUT = 30_000 + RUNS * 1_500;
 const SITE = 'https://example.org';
-let store: EmbeddedStore;
+let store: Awaited<ReturnType<typeof startLoopbackStore>>;
 let client: DynamoDBDocumentClient;
 let tables = 0;
 
 beforeAll(async () => {
-  store = await startDynalite();
-  assertLocalEndpoint(store.endpoint);
-  client = createDocumentClient({ endpoint: store.endpoint });
+  store = await startLoopbackStore();
+  client = store.client;
 });
-afterAll(async () => {
-  client?.destroy();
-  await store?.close();
-});
+afterAll(async () => store?.close());
 
 /** Answers counts and pages by reading the whole window: slow, and obviously right. */
 function wholeWindowReader(repo: DynamoRepository): EventReader {

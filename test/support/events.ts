@@ -1,5 +1,5 @@
 /** Lambda event factories shared by the handler tests. */
-import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, SQSEvent } from 'aws-lambda';
 
 /** An SQS event as the ingest queue's event source delivers it: one record per body, ids `{prefix}{index}`. */
 export function sqsEvent(bodies: readonly string[], idPrefix = 'm'): SQSEvent {
@@ -33,5 +33,24 @@ export function proxyEvent(resource: string, pathParameters: Record<string, stri
     body: null,
     isBase64Encoded: false,
     requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+/** An API Gateway REQUEST authorizer event for a GET of a Public event; `over` replaces any field. */
+export function authorizerEvent(over: Partial<APIGatewayRequestAuthorizerEvent> = {}): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/prod/GET/api/public/v1/events/evt_jazz01',
+    resource: '/api/public/v1/events/{eventId}',
+    path: '/api/public/v1/events/evt_jazz01',
+    httpMethod: 'GET',
+    headers: {},
+    multiValueHeaders: {},
+    pathParameters: {},
+    queryStringParameters: {},
+    multiValueQueryStringParameters: {},
+    stageVariables: {},
+    requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+    ...over,
   };
 }

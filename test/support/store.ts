@@ -29,10 +29,23 @@ export function assertLocalEndpoint(endpoint: string): void {
   }
 }
 
-export async function startTestStore(dataset?: Dataset, tableName = 'test-table'): Promise<TestStore> {
+/** An empty loopback store and a client, for tests that make their own tables. */
+export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
   const store = await startDynalite();
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
+  return {
+    endpoint: store.endpoint,
+    client,
+    close: async () => {
+      client.destroy();
+      await store.close();
+    },
+  };
+}
+
+export async function startTestStore(dataset?: Dataset, tableName = 'test-table'): Promise<TestStore> {
+  const { endpoint, client, close } = await startLoopbackStore();
   await ensureTable(client, tableName);
   if (dataset) {
     const checked = validateDataset(dataset);
@@ -42,15 +55,12 @@ export async function startTestStore(dataset?: Dataset, tableName = 'test-table'
   const calls: string[] = [];
   onDynamoCall(client, (name) => calls.push(name));
   return {
-    endpoint: store.endpoint,
+    endpoint,
     client,
     tableName,
     repository: new DynamoRepository(client, tableName),
     calls,
     resetCalls: () => void calls.splice(0),
-    close: async () => {
-      client.destroy();
-      await store.close();
-    },
+    close,
   };
 }

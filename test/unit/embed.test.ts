@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { embedStatus, endOfLocalDay, msUntilStatusChange, toEmbedEvent } from '../../lambdas/core/embed.js';
-import type { EventPayload, VerificationStatus } from '../../lambdas/store/items.js';
+import type { VerificationStatus } from '../../lambdas/store/items.js';
+import { eventPayload } from '../support/payloads.js';
 
 const at = (iso: string) => new Date(iso);
 const ev = (start: string, end: string | null, timezone = 'UTC') => ({ start_date: start, end_date: end, timezone });
@@ -60,23 +61,14 @@ describe('msUntilStatusChange', () => {
 });
 
 describe('toEmbedEvent', () => {
-  const payload: EventPayload = {
-    event_id: 'evt_a',
-    title: 'A',
-    description: null,
-    cover: null,
-    location: null,
-    start_date: '2027-01-15T01:00:00.000Z',
+  const payload = eventPayload({
     end_date: null,
     timezone: 'UTC',
-    status: 'published',
-    visibility: 'public',
     cost: 3,
-    created_at: '2026-01-01T00:00:00.000Z',
     links: { spotify_url: 'https://s', wavlake_url: null },
     contributions: { cashapp: '$x', venmo: null, paypal: null, btc_lightning: null },
     creator: { id: 'usr_a', username: 'Ann', image: null, verification_status: 'id_verified' },
-  };
+  });
 
   it('keeps nulls, builds the url, flattens verification and drops rich fields', () => {
     expect(toEmbedEvent(payload, at('2026-01-01T00:00:00Z'), 'https://site.example')).toEqual({

@@ -9,29 +9,9 @@ import ICAL from 'ical.js';
 import { endOfLocalDay } from '../../lambdas/core/embed.js';
 import { calendarEnd, locationText, sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
 import type { EventPayload } from '../../lambdas/store/items.js';
+import { eventPayload } from '../support/payloads.js';
 
 const SITE = 'https://events.example';
-
-function payload(over: Partial<EventPayload> = {}): EventPayload {
-  return {
-    event_id: 'evt_a',
-    title: 'A',
-    description: null,
-    cover: null,
-    location: null,
-    start_date: '2027-01-15T01:00:00.000Z',
-    end_date: '2027-01-15T04:00:00.000Z',
-    timezone: 'America/Chicago',
-    status: 'published',
-    visibility: 'public',
-    cost: null,
-    created_at: '2026-01-01T00:00:00.000Z',
-    links: { spotify_url: null, wavlake_url: null },
-    contributions: { cashapp: null, venmo: null, paypal: null, btc_lightning: null },
-    creator: { id: 'usr_a', username: 'Ann', image: null, verification_status: null },
-    ...over,
-  };
-}
 
 interface Parsed {
   uid: string;
@@ -72,7 +52,7 @@ function parse(text: string): { calendar: ICAL.Component; events: Parsed[] } {
 
 describe('toICalendar', () => {
   it('writes every field, read back identically by ical.js', () => {
-    const e = payload({
+    const e = eventPayload({
       title: 'Rooftop Jazz',
       description: '**Live** jazz.',
       location: { name: 'Skyline Terrace', city: 'Austin', country: 'US' },
@@ -99,7 +79,7 @@ describe('toICalendar', () => {
 
   it('uses CRLF only, folds at 75 octets and never splits a UTF-8 character', () => {
     const long = `${'Ünïcödé 🎷 '.repeat(40)}, ; \\ end`;
-    const text = toICalendar([payload({ title: long, description: long })], { name: 'x', siteUrl: SITE });
+    const text = toICalendar([eventPayload({ title: long, description: long })], { name: 'x', siteUrl: SITE });
     expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
     const lines = text.split('\r\n');
     for (const line of lines) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
@@ -110,7 +90,7 @@ describe('toICalendar', () => {
   });
 
   it('escapes commas, semicolons, backslashes and newlines in TEXT values', () => {
-    const text = toICalendar([payload({ title: 'a,b;c\\d', description: 'line 1\nline 2\r\nline 3' })], { name: 'x', siteUrl: SITE });
+    const text = toICalendar([eventPayload({ title: 'a,b;c\\d', description: 'line 1\nline 2\r\nline 3' })], { name: 'x', siteUrl: SITE });
     expect(text).toContain('SUMMARY:a\\,b\\;c\\\\d\r\n');
     expect(text).toContain('DESCRIPTION:line 1\\nline 2\\nline 3\r\n');
     expect(parse(text).events[0]).toMatchObject({ summary: 'a,b;c\\d', description: 'line 1\nline 2\nline 3' });
@@ -121,7 +101,7 @@ describe('toICalendar', () => {
     const textArb = fc.string({ unit: 'grapheme', maxLength: 300 }).filter((s) => s.trim() !== '' && !/[\u0000-\u0009\u000B-\u001F\u007F]/.test(s));
     fc.assert(
       fc.property(textArb, fc.option(textArb, { nil: null }), (title, description) => {
-        const text = toICalendar([payload({ title, description })], { name: 'x', siteUrl: SITE });
+        const text = toICalendar([eventPayload({ title, description })], { name: 'x', siteUrl: SITE });
         for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
         const [parsed] = parse(text).events;
         // iCalendar has one line break; CR LF and CR read back as LF.
@@ -133,21 +113,21 @@ describe('toICalendar', () => {
   });
 
   it('leaves out what the event does not have', () => {
-    const text = toICalendar([payload()], { name: 'x', siteUrl: SITE });
+    const text = toICalendar([eventPayload()], { name: 'x', siteUrl: SITE });
     expect(text).not.toMatch(/^(DESCRIPTION|LOCATION|LAST-MODIFIED|TZID)/m);
     expect(parse(text).events[0]).toMatchObject({ description: null, location: null });
   });
 
   it('takes SEQUENCE from a numeric version when the item has one', () => {
-    expect(sequenceOf(payload())).toBe(0);
-    expect(sequenceOf({ ...payload(), version: 7 } as EventPayload)).toBe(7);
-    expect(sequenceOf({ ...payload(), version: '7' } as unknown as EventPayload)).toBe(0);
-    const text = toICalendar([{ ...payload(), version: 3 } as EventPayload], { name: 'x', siteUrl: SITE });
+    expect(sequenceOf(eventPayload())).toBe(0);
+    expect(sequenceOf({ ...eventPayload(), version: 7 } as EventPayload)).toBe(7);
+    expect(sequenceOf({ ...eventPayload(), version: '7' } as unknown as EventPayload)).toBe(0);
+    const text = toICalendar([{ ...eventPayload(), version: 3 } as EventPayload], { name: 'x', siteUrl: SITE });
     expect(parse(text).events[0]?.sequence).toBe(3);
   });
 
   it('is the same text for the same events (so the ETag holds)', () => {
-    const events = [payload(), payload({ event_id: 'evt_b' })];
+    const events = [eventPayload(), eventPayload({ event_id: 'evt_b' })];
     expect(toICalendar(events, { name: 'x', siteUrl: SITE })).toBe(toICalendar(events, { name: 'x', siteUrl: SITE }));
   });
 });
@@ -155,7 +135,7 @@ describe('toICalendar', () => {
 describe('times', () => {
   it('ends an event without an end date at the end of its local start day (the Embed status rule)', () => {
     // 23:30Z on Jan 9 is 17:30 in Chicago; the Chicago day ends at 06:00Z on Jan 10.
-    const e = payload({ start_date: '2026-01-09T23:30:00.000Z', end_date: null, timezone: 'America/Chicago' });
+    const e = eventPayload({ start_date: '2026-01-09T23:30:00.000Z', end_date: null, timezone: 'America/Chicago' });
     const [parsed] = parse(toICalendar([e], { name: 'x', siteUrl: SITE })).events;
     expect(parsed?.end).toBe('2026-01-10T06:00:00.000Z');
     expect(parsed?.end).toBe(new Date(endOfLocalDay(Date.parse(e.start_date), e.timezone) + 1).toISOString());
@@ -167,7 +147,7 @@ describe('times', () => {
     ['America/Chicago', '2026-11-01T15:00:00.000Z', '2026-11-02T06:00:00.000Z'],
     ['America/Chicago', '2026-03-08T15:00:00.000Z', '2026-03-09T05:00:00.000Z'],
   ])('across a DST change in %s, an open-ended event starting %s ends %s', (timezone, start, end) => {
-    const [parsed] = parse(toICalendar([payload({ start_date: start, end_date: null, timezone })], { name: 'x', siteUrl: SITE })).events;
+    const [parsed] = parse(toICalendar([eventPayload({ start_date: start, end_date: null, timezone })], { name: 'x', siteUrl: SITE })).events;
     expect(parsed).toMatchObject({ start, end, startIsUtc: true });
   });
 
@@ -176,7 +156,7 @@ describe('times', () => {
     const instant = fc.integer({ min: Date.parse('2000-01-01'), max: Date.parse('2040-01-01') }).map((ms) => new Date(Math.floor(ms / 1000) * 1000));
     fc.assert(
       fc.property(instant, fc.integer({ min: 0, max: 10 * 24 * 3600 }), fc.constantFrom(...zones), fc.boolean(), (start, seconds, timezone, open) => {
-        const e = payload({
+        const e = eventPayload({
           start_date: start.toISOString(),
           end_date: open ? null : new Date(start.getTime() + seconds * 1000).toISOString(),
           timezone,
