@@ -144,6 +144,7 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       events: [...hosted, ...attended, big],
       rsvps: [
         ...attended.map((e) => ({ event_id: e.id, user_id: 'usr_host', status: 'yes' as const, rsvp_date: '2026-05-02T00:00:00.000Z' })),
+        ...hosted.map((e) => ({ event_id: e.id, user_id: 'usr_other', status: 'maybe' as const, rsvp_date: '2026-05-02T00:00:00.000Z' })),
         ...guests.map((g, i) => ({ event_id: 'evt_big', user_id: g.id, status: i % 2 ? ('yes' as const) : ('maybe' as const), rsvp_date: '2026-05-02T00:00:00.000Z' })),
       ],
     };
@@ -151,9 +152,10 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     await writeDataset(client, 'worst', worst);
     const worstApplier = new ChangeApplier(client, 'worst', { clock });
     const fanouts: [string, Change][] = [
-      [`rename of a user hosting ${FANOUT} events and holding ${FANOUT} RSVPs`, { type: 'user.upserted', version: 1, user: { ...host, username: 'host-renamed' } }],
+      [`rename of a user hosting ${FANOUT} events (1 guest each) and holding ${FANOUT} RSVPs`, { type: 'user.upserted', version: 1, user: { ...host, username: 'host-renamed' } }],
       [`edit of an event with ${GUESTS} yes/maybe guests`, { type: 'event.upserted', version: 1, event: { ...big, title: 'Big night, moved' } }],
       [`the same event hidden`, { type: 'event.upserted', version: 2, event: { ...big, visibility: 'private' } }],
+      [`deletion of that user (cascade: ${FANOUT} hosted events with their ${FANOUT} guests' RSVPs, and ${FANOUT} RSVPs of the user)`, { type: 'user.deleted', version: 2, user_id: 'usr_host' }],
     ];
     rows.push('', `Changes per second through data:apply (300 RSVP flips, demo data, one applier, in-process dynalite): ${perSecond}`, '');
     rows.push('| Worst-case fan-out | Events derived | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) |', '|---|---|---|---|---|---|---|');

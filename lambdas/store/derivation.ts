@@ -81,7 +81,8 @@ export class Deriver {
       const plan: Record<Kind, { want: Item; have: Item | undefined }[]> = { hide: [], plain: [], reveal: [] };
       for (const sk of new Set([...existing.keys(), ...target.keys()])) {
         const have = existing.get(sk);
-        const want = target.get(sk) ?? (have && have.type !== 'TOMBSTONE' ? { [PK]: `EVENT#${eventId}`, [SK]: sk, type: 'TOMBSTONE' } : undefined);
+        // Where nothing is wanted: a tombstone over a live item, and over another derivation's mark (voiding its reveal).
+        const want = target.get(sk) ?? (have && (have.type !== 'TOMBSTONE' || have.revealing !== undefined) ? { [PK]: `EVENT#${eventId}`, [SK]: sk, type: 'TOMBSTONE' } : undefined);
         if (!want || (have && sameContent(have, want))) continue;
         plan[kindOf(have, want)].push({ want, have });
       }

@@ -18,7 +18,7 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/^\| event hidden \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \|$/m);
     for (const size of [5, 20]) expect(stdout).toMatch(new RegExp(`^\\| new RSVP \\(yes\\) \\| ${size} \\| \\d+ \\| \\d+ \\(\\d+\\) \\|`, 'm'));
     expect(stdout).toMatch(/^Ratio of capacity \(read \+ write\) at 20 : 5 guests, new RSVP \(yes\): [\d.]+$/m);
-    expect(stdout).toMatch(/^\| rename of a user hosting 20 events and holding 20 RSVPs \| 40 \|/m);
+    expect(stdout).toMatch(/^\| rename of a user hosting 20 events \(1 guest each\) and holding 20 RSVPs \| 40 \|/m);
     expect(stdout).toMatch(/^\| upcoming-events\?limit=10 \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m);
     expect(stdout).toMatch(/^\| Embed events\?limit=10 \|/m);
     // The cost table prices every route, and each surface (CloudFront for the Embed API only).
