@@ -179,7 +179,9 @@ export class Settler {
    * pending item covers it (an RSVP whose event the caller derives next).
    */
   private async tombstone(key: Key, version: number, owesFollowUp = true): Promise<boolean> {
-    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
+    // A dependent whose follow-up the caller does (it derives the event next) owes nothing of its own, even if it was
+    // still settling as a live item: that settle's work is moot now, and its clearing no longer matches.
+    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
       '#user': 'user',
       '#event': 'event',
       '#rsvp': 'rsvp',
