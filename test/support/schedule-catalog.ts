@@ -26,7 +26,10 @@
  */
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
-import { permutations, type Explorer, type Scenario, type Step } from './schedules.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { Explorer, permutations, type Scenario, type Step } from './schedules.js';
+import { startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
 export const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
@@ -149,3 +152,30 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
   return explorer.runs - before;
 }
 
+/** The exploration of `scenarios` as a jest suite: one test per scenario, the count printed at the end. */
+export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[]): void {
+  let explorer: Explorer;
+  let store: Awaited<ReturnType<typeof startLoopbackStore>>;
+  const counts: string[] = [];
+  beforeAll(async () => {
+    store = await startLoopbackStore();
+    explorer = new Explorer(store.endpoint, store.client, fixedClock('2026-11-21T12:00:00.000Z'));
+  });
+  afterAll(async () => {
+    const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);
+    process.stdout.write(`${label}: schedules explored (${DEPTH}): ${total}\n  ${counts.join('\n  ')}\n`);
+    explorer?.close();
+    await store?.close();
+  });
+  describe(title, () => {
+    for (const s of scenarios) {
+      it(s.name, async () => {
+        const started = Date.now();
+        const n = await explore(explorer, s);
+        counts.push(`${s.name}: ${n}`);
+        if (process.env.SCHEDULES_PROGRESS) process.stderr.write(`${s.name}: ${n} schedules in ${Date.now() - started} ms\n`);
+        expect(n).toBeGreaterThan(0);
+      }, DEPTH === 'deep' ? 3_600_000 : 600_000);
+    }
+  });
+}
