@@ -116,7 +116,7 @@ export class Settler {
     const links = (await this.io.queryAll({ pk: userKey[PK]!, prefix: LINK_PREFIX, after: after ? `${LINK_PREFIX}${after}` : undefined })) as { event_id: string }[];
     const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
     for (let i = 0; i < links.length; i += chunk) {
-      if (i > 0 && this.opts.remainingMs && this.opts.remainingMs() < (this.opts.reserveMs ?? 10_000)) throw new FanOutIncomplete(String(user.user_id));
+      if (i > 0) this.checkTime(String(user.user_id));
       const part = links.slice(i, i + chunk);
       await Promise.all(part.map((l) => each(l.event_id)));
       if (i + chunk < links.length) {
@@ -160,16 +160,30 @@ export class Settler {
    * version read: an RSVP of the event re-created since is never touched.
    */
   private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const sources = (await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[];
-    for (const first of sources) {
-      let s: SourceItem | undefined = first;
-      while (s && !s.deleted) {
-        const event = await this.io.get(keys.eventSource(eventId));
-        if (!event?.deleted || event.version !== version) return;
-        if (await this.tombstone(keyOf(s), s.version, false)) break;
-        s = (await this.io.get(keyOf(s))) as SourceItem | undefined;
-      }
+    const live = ((await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[]).filter((s) => !s.deleted);
+    // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
+    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
+    for (let i = 0; i < live.length; i += chunk) {
+      if (i > 0) this.checkTime(eventId);
+      const event = await this.io.get(keys.eventSource(eventId));
+      if (!event?.deleted || event.version !== version) return;
+      await Promise.all(live.slice(i, i + chunk).map((s) => this.tombstoneRsvp(eventId, version, s)));
     }
+  }
+
+  /** One RSVP of an event deleted at `version`, at the version read (read again, and the event again, on a conflict). */
+  private async tombstoneRsvp(eventId: string, version: number, first: SourceItem): Promise<void> {
+    let s: SourceItem | undefined = first;
+    while (s && !s.deleted) {
+      if (await this.tombstone(keyOf(s), s.version, false)) return;
+      s = (await this.io.get(keyOf(s))) as SourceItem | undefined;
+      const event = await this.io.get(keys.eventSource(eventId));
+      if (!event?.deleted || event.version !== version) return;
+    }
+  }
+
+  private checkTime(subject: string): void {
+    if (this.opts.remainingMs && this.opts.remainingMs() < (this.opts.reserveMs ?? 10_000)) throw new FanOutIncomplete(subject);
   }
 
   /**

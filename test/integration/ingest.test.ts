@@ -119,6 +119,28 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(readModel(await scanAll(store.client, 'ingest-fanout'))).toEqual(await freshLoadReadModel(store.client, 'ingest-fanout-expected', fold(d0, [rename]).dataset));
   });
 
+  it('deletes an event with 40 RSVPs by continuations too', async () => {
+    const guests = Array.from({ length: 40 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}` }));
+    const d0: Dataset = { users: [host, ...guests], events: [event(1)], rsvps: guests.map((g) => ({ event_id: 'evt_001', user_id: g.id, status: 'yes' as const, rsvp_date: '2026-11-02T00:00:00.000Z' })) };
+    const del: Change = { type: 'event.deleted', version: 3, event_id: 'evt_001' };
+    const ingest = await table('ingest-big-delete', d0);
+    const budget = () => {
+      let left = 60_000;
+      return () => (left -= 20_000);
+    };
+    const first = await ingest(sqsEvent([JSON.stringify(del)]), context(budget()));
+    expect(first.batchItemFailures).toEqual([]);
+    expect(sent).toEqual([JSON.stringify(del)]);
+    let invocations = 1;
+    while (sent.length) {
+      expect((await ingest(sqsEvent([sent.shift()!]), context(budget()))).batchItemFailures).toEqual([]);
+      invocations++;
+      expect(invocations).toBeLessThan(40);
+    }
+    expect(invocations).toBeGreaterThan(1);
+    expect(readModel(await scanAll(store.client, 'ingest-big-delete'))).toEqual(await freshLoadReadModel(store.client, 'ingest-big-delete-expected', fold(d0, [del]).dataset));
+  });
+
   it('fails the record (SQS redelivers it) only when its continuation cannot be sent', async () => {
     const events = Array.from({ length: 20 }, (_, i) => event(i));
     const d0: Dataset = { users: [host], events, rsvps: [] };
