@@ -30,9 +30,9 @@ export interface LocalStoreProcess {
   close(): Promise<void>;
 }
 
-/** Throws JAVA_MISSING unless `java -version` reports 17 or newer. */
-export function assertJava(): void {
-  const run = spawnSync('java', ['-version'], { encoding: 'utf8' });
+/** Throws JAVA_MISSING unless `java -version` reports 17 or newer (`java` is a parameter for its test). */
+export function assertJava(java = 'java'): void {
+  const run = spawnSync(java, ['-version'], { encoding: 'utf8' });
   const major = Number(/version "(\d+)/.exec(`${run.stderr ?? ''}${run.stdout ?? ''}`)?.[1] ?? 0);
   if (run.error || run.status !== 0 || major < 17) throw new Error(JAVA_MISSING);
 }
