@@ -8,6 +8,9 @@
  * event sources), so a record is not delivered twice while a batch still runs.
  * maxReceiveCount 10: a record waiting for a reference gets ten deliveries
  * (about an hour with the visibility timeout) before it is parked in the DLQ.
+ * A fan-out stopped by the time limit does not use up receives: the ingest
+ * sends the record again as a new message (its continuation), so the
+ * function may send to its own queue, and to nothing else.
  */
 import { CfnOutput, Duration } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -60,6 +63,9 @@ export class Ingest extends Construct {
       timeoutSeconds: INGEST.timeoutSeconds,
     });
     ingest.bindTableWrites(props.table);
+    // A fan-out cut short by the time limit queues its own continuation (lambdas/ingest/handler.ts).
+    ingest.fn.addEnvironment('INGEST_QUEUE_URL', this.queue.queueUrl);
+    this.queue.grantSendMessages(ingest.fn);
     ingest.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: INGEST.batchSize, reportBatchItemFailures: true }));
     this.fn = ingest.fn;
 

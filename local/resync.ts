@@ -16,7 +16,7 @@
  */
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { sameContent } from '../lambdas/store/applier.js';
+import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/writer.js';

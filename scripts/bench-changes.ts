@@ -5,7 +5,12 @@
  * events and holds N RSVPs, and an edit of an event with M yes/maybe guests.
  * BENCH_FANOUT (default 1000) and BENCH_GUESTS (default 500) set N and M.
  */
+import { DynamoDBClient, GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { isConditionFailure } from '../lambdas/store/conditions.js';
+import { INDEXES, PK, SK } from '../lambdas/store/table.js';
+import { writeBill } from './write-billing.js';
 import type { Change } from '../lambdas/core/changes.js';
 import { fixedClock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
@@ -17,26 +22,59 @@ import { writeDataset } from '../local/loader.js';
 
 const FANOUT = Number(process.env.BENCH_FANOUT ?? 1000);
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 500);
+/** Event sizes for the cost-by-size rows (BENCH_GUEST_SIZES, default 10,1000,10000). */
+const GUEST_SIZES = (process.env.BENCH_GUEST_SIZES ?? '10,1000,10000').split(',').map(Number);
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
 const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
+const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'ScanCommand']);
+const INDEX_KEYS = Object.values(INDEXES);
 
-function meter(client: DynamoDBDocumentClient) {
-  const m = { writes: 0, wcu: 0, calls: 0 };
+/**
+ * Counts calls, read capacity (as the store reports it) and write capacity
+ * as DynamoDB bills it (scripts/write-billing.ts: the table write plus every
+ * GSI write, which dynalite does not report): each written item is read
+ * before and after its write through a second, unmetered client.
+ */
+function meter(client: DynamoDBDocumentClient, endpoint: string) {
+  const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0 };
+  const raw = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  // The document client's commands may reach this step before or after marshalling: accept both shapes.
+  const image = async (table: string, key: Record<string, unknown>) => {
+    const marshalled = typeof Object.values(key)[0] === 'string' ? marshall(key) : (key as Record<string, AttributeValue>);
+    const item = (await raw.send(new GetItemCommand({ TableName: table, Key: marshalled, ConsistentRead: true }))).Item;
+    return item ? unmarshall(item) : undefined;
+  };
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const name = String(context.commandName);
+      const input = args.input as { TableName: string; Item?: Record<string, unknown>; Key?: Record<string, unknown>; ReturnConsumedCapacity?: string };
       m.calls++;
-      if (WRITES.has(name)) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-      const out = await next(args);
-      if (WRITES.has(name)) {
-        m.writes++;
-        m.wcu += (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      if (READS.has(name)) {
+        input.ReturnConsumedCapacity = 'TOTAL';
+        const out = await next(args);
+        const used = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+        m.rcu += [used ?? []].flat().reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
+        return out;
       }
-      return out;
+      if (!WRITES.has(name) || (!input.Item && !input.Key)) return next(args);
+      const key = input.Key ?? { [PK]: input.Item![PK]!, [SK]: input.Item![SK]! };
+      const before = await image(input.TableName, key);
+      let failed = false;
+      try {
+        return await next(args);
+      } catch (error) {
+        failed = isConditionFailure(error);
+        throw error;
+      } finally {
+        const bill = writeBill(before, failed ? before : await image(input.TableName, key), INDEX_KEYS, failed);
+        m.writes++;
+        m.wcu += bill.total;
+        m.gsiWcu += bill.indexes;
+      }
     },
-    { step: 'serialize', name: 'benchWriteMeter', priority: 'high' },
+    { step: 'serialize', name: 'benchMeter', priority: 'high' },
   );
-  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, calls: 0 }) };
+  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0 }), close: () => raw.destroy() };
 }
 
 const event = (id: string, creator: string, i: number) => ({
@@ -53,7 +91,7 @@ const event = (id: string, creator: string, i: number) => ({
 export async function changeFigures(demo: Dataset): Promise<string[]> {
   const store = await startDynalite();
   const client = createDocumentClient({ endpoint: store.endpoint });
-  const { m, reset } = meter(client);
+  const { m, reset, close } = meter(client, store.endpoint);
   const rows: string[] = [];
   try {
     // Per change type, on the demo data.
@@ -75,11 +113,11 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       ['event deleted', { type: 'event.deleted', version: 4, event_id: 'evt_jazz01' }],
       ['user deleted (cascade)', { type: 'user.deleted', version: 1, user_id: 'usr_carol' }],
     ];
-    rows.push('| Change | Result | Items written | Write capacity units | DynamoDB calls |', '|---|---|---|---|---|');
+    rows.push('| Change | Result | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls |', '|---|---|---|---|---|---|');
     for (const [name, change] of cases) {
       reset();
       const r = await applier.apply(change);
-      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} | ${m.calls} |`);
+      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} |`);
     }
 
     // Throughput through the data:apply path: RSVP flips on the demo data.
@@ -106,6 +144,7 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       events: [...hosted, ...attended, big],
       rsvps: [
         ...attended.map((e) => ({ event_id: e.id, user_id: 'usr_host', status: 'yes' as const, rsvp_date: '2026-05-02T00:00:00.000Z' })),
+        ...hosted.map((e) => ({ event_id: e.id, user_id: 'usr_other', status: 'maybe' as const, rsvp_date: '2026-05-02T00:00:00.000Z' })),
         ...guests.map((g, i) => ({ event_id: 'evt_big', user_id: g.id, status: i % 2 ? ('yes' as const) : ('maybe' as const), rsvp_date: '2026-05-02T00:00:00.000Z' })),
       ],
     };
@@ -113,19 +152,52 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     await writeDataset(client, 'worst', worst);
     const worstApplier = new ChangeApplier(client, 'worst', { clock });
     const fanouts: [string, Change][] = [
-      [`rename of a user hosting ${FANOUT} events and holding ${FANOUT} RSVPs`, { type: 'user.upserted', version: 1, user: { ...host, username: 'host-renamed' } }],
+      [`rename of a user hosting ${FANOUT} events (1 guest each) and holding ${FANOUT} RSVPs`, { type: 'user.upserted', version: 1, user: { ...host, username: 'host-renamed' } }],
       [`edit of an event with ${GUESTS} yes/maybe guests`, { type: 'event.upserted', version: 1, event: { ...big, title: 'Big night, moved' } }],
       [`the same event hidden`, { type: 'event.upserted', version: 2, event: { ...big, visibility: 'private' } }],
+      [`deletion of that user (cascade: ${FANOUT} hosted events with their ${FANOUT} guests' RSVPs, and ${FANOUT} RSVPs of the user)`, { type: 'user.deleted', version: 2, user_id: 'usr_host' }],
     ];
     rows.push('', `Changes per second through data:apply (300 RSVP flips, demo data, one applier, in-process dynalite): ${perSecond}`, '');
-    rows.push('| Worst-case fan-out | Events derived | Items written | Write capacity units | DynamoDB calls | Seconds (dynalite) |', '|---|---|---|---|---|---|');
+    rows.push('| Worst-case fan-out | Events derived | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) |', '|---|---|---|---|---|---|---|');
     for (const [name, change] of fanouts) {
       reset();
       const t = performance.now();
       const r = await worstApplier.apply(change);
-      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} |`);
+      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} |`);
+    }
+
+    // What a change touches, by event size: the same RSVP and the same edit on events with N guests.
+    rows.push('', 'Cost by event size: one new RSVP, and one title edit (moves no list), on an event with N yes/maybe guests.', '');
+    rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls |', '|---|---|---|---|---|---|');
+    const bySize: Record<string, number[]> = {};
+    for (const size of GUEST_SIZES) {
+      const table = `guests-${size}`;
+      const crowd = Array.from({ length: size }, (_, i) => ({ id: `usr_c${i}`, username: `crowd${i}` }));
+      const newcomer = { id: 'usr_new', username: 'newcomer' };
+      const party = event('evt_party', 'usr_other', 0);
+      await ensureTable(client, table);
+      await writeDataset(client, table, {
+        users: [others, newcomer, ...crowd],
+        events: [party],
+        rsvps: crowd.map((g, i) => ({ event_id: 'evt_party', user_id: g.id, status: i % 2 ? ('yes' as const) : ('maybe' as const), rsvp_date: '2026-05-02T00:00:00.000Z' })),
+      });
+      const sized = new ChangeApplier(client, table, { clock });
+      const touches: [string, Change][] = [
+        ['new RSVP (yes)', { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_party', user_id: 'usr_new', status: 'yes', rsvp_date: '2026-05-03T00:00:00.000Z' } }],
+        ['event title edit', { type: 'event.upserted', version: 1, event: { ...party, title: 'Party, renamed' } }],
+      ];
+      for (const [name, change] of touches) {
+        reset();
+        await sized.apply(change);
+        rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} |`);
+        (bySize[name] ??= []).push(m.wcu + m.rcu);
+      }
+    }
+    for (const [name, capacity] of Object.entries(bySize)) {
+      rows.push(`Ratio of capacity (read + write) at ${GUEST_SIZES.at(-1)} : ${GUEST_SIZES[0]} guests, ${name}: ${(capacity.at(-1)! / capacity[0]!).toFixed(1)}`);
     }
   } finally {
+    close();
     client.destroy();
     await store.close();
   }

@@ -6,8 +6,7 @@
  * path (`event.start_date: invalid date-time`).
  */
 import * as z from 'zod';
-import { eventSchema, issuesToProblems, rsvpSchema, userSchema } from './dataset.js';
-import { parseDateTime } from './dates.js';
+import { eventSchema, isoDateTime, issuesToProblems, rsvpSchema, userSchema } from './dataset.js';
 import { EVENT_ID_PATTERN, USER_ID_PATTERN } from './ids.js';
 
 export const CHANGE_TYPES = ['user.upserted', 'user.deleted', 'event.upserted', 'event.deleted', 'rsvp.upserted', 'rsvp.deleted'] as const;
@@ -20,10 +19,7 @@ const common = {
     .min(1, { error: 'must be at least 1' })
     .max(Number.MAX_SAFE_INTEGER, { error: 'must be a safe integer' }),
   /** When the source made the change; informational (the ingest lag metric uses it). */
-  occurred_at: z
-    .string({ error: 'must be a string' })
-    .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time' })
-    .optional(),
+  occurred_at: isoDateTime.optional(),
 };
 
 export const changeSchema = z.discriminatedUnion(

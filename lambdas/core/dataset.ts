@@ -9,10 +9,22 @@ import * as z from 'zod';
 import { parseDateTime } from './dates.js';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN, USER_ID_PATTERN } from './ids.js';
 
-const isoDateTime = z
+/**
+ * Stored datetimes are `toISOString()` output, which has four year digits
+ * only for UTC years 0001-9999 (and sort keys rely on that width): an offset
+ * can carry a valid-looking `9999-12-31T23:00:00-05:00` into year 10000, so
+ * the UTC year is checked, not the written one.
+ */
+export const isoDateTime = z
   .string({ error: 'must be a string' })
-  .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time' })
-  .meta({ format: 'date-time', description: 'ISO 8601 date-time with seconds and Z or an offset.' });
+  .refine((v) => parseDateTime(v, { requireSeconds: true }) !== null, { error: 'invalid date-time', abort: true })
+  .refine((v) => inStoredRange(parseDateTime(v, { requireSeconds: true })!), { error: 'outside years 0001-9999 in UTC' })
+  .meta({ format: 'date-time', description: 'ISO 8601 date-time with seconds and Z or an offset, in UTC years 0001-9999.' });
+
+function inStoredRange(date: Date): boolean {
+  const year = date.getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}
 
 const uri = z.url({ error: 'invalid URI' });
 const uriOrNull = uri.nullable();

@@ -7,10 +7,19 @@
  *
  * - applied or stale: done (a stale change still finishes any work its
  *   entity's earlier change left pending);
- * - waiting for a reference, not a valid record, a fan-out cut short by the
- *   time limit, or any failure: the record fails, SQS delivers it again after
- *   the visibility timeout, and after maxReceiveCount it moves to the
- *   dead-letter queue (an alarm watches it), never dropped.
+ * - a fan-out cut short by the time limit: the same record is sent to the
+ *   queue again at once (a continuation) and this delivery is done. The
+ *   stored entity says what is left (settle.ts), so the continuation resumes
+ *   where the fan-out stopped; a long cascade goes on invocation after
+ *   invocation without waiting a visibility timeout per chunk and without
+ *   using up receives, so it never reaches the dead-letter queue half done.
+ *   Only if the continuation cannot be sent does the record fail (SQS then
+ *   delivers it again after the visibility timeout);
+ * - waiting for a reference, not a valid record, or any failure: the record
+ *   fails, SQS delivers it again after the visibility timeout, and after
+ *   maxReceiveCount it moves to the dead-letter queue (an alarm watches it),
+ *   never dropped. A change whose source write landed keeps its `pending`
+ *   there, so the next change of the entity or the redrive finishes it.
  *
  * Records are applied one after another in batch order. Logs name the change's
  * type and ids, never its body (which carries e-mails and phone numbers).
@@ -32,6 +41,7 @@ import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -49,6 +59,8 @@ export interface IngestDeps {
   clock?: Clock;
   /** Milliseconds kept back from the invocation's time for finishing the batch. */
   reserveMs?: number;
+  /** Sends a record body to the ingest queue again: the continuation of a fan-out stopped for time. */
+  continueLater: (body: string) => Promise<void>;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -83,7 +95,9 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       } catch (error) {
         if (error instanceof FanOutIncomplete) {
           count('incomplete', change);
-          deps.logger.warn('Change fan-out stopped for time; its redelivery resumes it', fields);
+          await deps.continueLater(r.body);
+          deps.logger.info('Change fan-out stopped for time; a continuation was queued', fields);
+          return;
         } else {
           count('failed', change);
           deps.logger.error('Change failed', { ...fields, ...errorFields(error) });
@@ -102,13 +116,16 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
   };
 }
 
-const envSchema = z.object({ TABLE_NAME: z.string().min(1) });
+const envSchema = z.object({ TABLE_NAME: z.string().min(1), INGEST_QUEUE_URL: z.url() });
 
 function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const parsed = envSchema.safeParse(process.env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
   const logger = lambdaLogger();
-  const ingest = buildIngest({ client: createDocumentClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics() });
+  const sqs = new SQSClient({});
+  const queueUrl = parsed.data.INGEST_QUEUE_URL;
+  const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
+  const ingest = buildIngest({ client: createDocumentClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

@@ -5,7 +5,7 @@ import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
   it('measures every route, bundle and change type', async () => {
-    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '20', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2' }).done;
+    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '20', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20' }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| \\d+ \\|`, 'm'));
@@ -14,7 +14,11 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/Powertools layer \(added to every function\) provides Powertools/);
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
-    expect(stdout).toMatch(/^\| rename of a user hosting 20 events and holding 20 RSVPs \| 40 \|/m);
+    // Write capacity as billed: the GSI share is shown, and each event size has its RSVP and edit rows.
+    expect(stdout).toMatch(/^\| event hidden \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \|$/m);
+    for (const size of [5, 20]) expect(stdout).toMatch(new RegExp(`^\\| new RSVP \\(yes\\) \\| ${size} \\| \\d+ \\| \\d+ \\(\\d+\\) \\|`, 'm'));
+    expect(stdout).toMatch(/^Ratio of capacity \(read \+ write\) at 20 : 5 guests, new RSVP \(yes\): [\d.]+$/m);
+    expect(stdout).toMatch(/^\| rename of a user hosting 20 events \(1 guest each\) and holding 20 RSVPs \| 40 \|/m);
     expect(stdout).toMatch(/^\| upcoming-events\?limit=10 \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \/ \d+ \/ [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m);
     expect(stdout).toMatch(/^\| Embed events\?limit=10 \|/m);
     // The cost table prices every route, and each surface (CloudFront for the Embed API only).

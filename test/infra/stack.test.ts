@@ -340,7 +340,16 @@ describe('change-stream ingest', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     const ingest = resources(t, 'AWS::Lambda::Function').find(([, f]) => String(f.Properties.Description).startsWith('Applies change records'))!;
-    expect(ingest[1].Properties).toMatchObject({ Timeout: 120, Runtime: 'nodejs24.x', Environment: { Variables: { TABLE_NAME: expect.anything() } } });
+    expect(ingest[1].Properties).toMatchObject({ Timeout: 120, Runtime: 'nodejs24.x', Environment: { Variables: { TABLE_NAME: expect.anything(), INGEST_QUEUE_URL: { Ref: queue[0] } } } });
+  });
+
+  it('lets the ingest function send its continuations to its own queue, and to no other', () => {
+    const policies = resources(t, 'AWS::IAM::Policy');
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const sends = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((st) => ({ id, ...st }))).filter((st) => [st.Action].flat().some((a) => a.startsWith('sqs:Send')));
+    expect(sends.length).toBe(1);
+    expect(sends[0]!.id.startsWith('Ingest')).toBe(true);
+    expect(sends[0]!.Resource).toEqual({ 'Fn::GetAtt': [queue[0], 'Arn'] });
   });
 
   it('alarms on any dead letter and on ingest lag', () => {

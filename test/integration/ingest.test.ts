@@ -1,7 +1,7 @@
 /**
  * The ingest Lambda's handler with SQS events over dynalite: per-record
  * results (a poison record among good ones fails alone), redelivery, and a
- * fan-out too big for one invocation finishing safely over two; what each
+ * fan-out too big for one invocation going on by continuations; what each
  * record counts (result, fan-out, lag) and that no log holds its private fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -43,11 +43,16 @@ const event = (i: number) => ({
   created_at: '2026-11-01T00:00:00.000Z',
 });
 
+/** The ingest queue as the continuation port sees it: what was sent, in order (SQS itself has no local twin here). */
+let sent: string[] = [];
+
 async function table(name: string, d0: Dataset) {
   await ensureTable(store.client, name);
   await writeDataset(store.client, name, d0);
   metrics = recordingMetrics();
-  const ingest = buildIngest({ client: store.client, tableName: name, logger, metrics, clock: fixedClock('2026-11-21T12:00:00.000Z'), reserveMs: 1_000 });
+  sent = [];
+  const continueLater = async (body: string) => void sent.push(body);
+  const ingest = buildIngest({ client: store.client, tableName: name, logger, metrics, clock: fixedClock('2026-11-21T12:00:00.000Z'), reserveMs: 1_000, continueLater });
   return ingest;
 }
 
@@ -81,23 +86,47 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(logger.entries.some((l) => l.level === 'WARN' && l.missing === 'user usr_nobody')).toBe(true);
   });
 
-  it('finishes a rename fanned out to 60 events over two invocations when the first runs out of time', async () => {
+  it('finishes a rename fanned out to 60 events by continuations, one invocation after another, never failing the record', async () => {
     const events = Array.from({ length: 60 }, (_, i) => event(i));
     const d0: Dataset = { users: [host, fan], events, rsvps: events.slice(0, 20).map((e) => ({ event_id: e.id, user_id: 'usr_fan', status: 'maybe' as const, rsvp_date: '2026-11-02T00:00:00.000Z' })) };
     const rename: Change = { type: 'user.upserted', version: 5, user: { ...host, username: 'the-host' } };
     const ingest = await table('ingest-fanout', d0);
-    let left = 60_000;
-    // Each look at the clock costs "time": the budget runs out after a few chunks.
-    const first = await ingest(sqsEvent([JSON.stringify(rename)]), context(() => (left -= 20_000)));
-    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    // Each look at the clock costs "time": every invocation's budget runs out after a few chunks.
+    const budget = () => {
+      let left = 60_000;
+      return () => (left -= 20_000);
+    };
+    const first = await ingest(sqsEvent([JSON.stringify(rename)]), context(budget()));
+    expect(first.batchItemFailures).toEqual([]);
+    expect(sent).toEqual([JSON.stringify(rename)]);
     const user = (await store.client.send(new GetCommand({ TableName: 'ingest-fanout', Key: keys.user('usr_host'), ConsistentRead: true }))).Item;
     expect(user).toMatchObject({ version: 5, pending: true, pending_after: expect.stringMatching(/^evt_/) });
     expect(metrics.value('Changes', { result: 'incomplete' })).toEqual([1]);
 
-    const second = await ingest(sqsEvent([JSON.stringify(rename)]), context());
-    expect(second.batchItemFailures).toEqual([]);
+    // The continuations, delivered as SQS would: each invocation goes on where the last stopped, none fails.
+    let invocations = 1;
+    while (sent.length) {
+      const body = sent.shift()!;
+      const next = await ingest(sqsEvent([body]), context(budget()));
+      expect(next.batchItemFailures).toEqual([]);
+      invocations++;
+      expect(invocations).toBeLessThan(60);
+    }
+    expect(invocations).toBeGreaterThan(2);
     const after = (await store.client.send(new GetCommand({ TableName: 'ingest-fanout', Key: keys.user('usr_host'), ConsistentRead: true }))).Item;
     expect(after).not.toHaveProperty('pending');
+    expect(after).not.toHaveProperty('pending_after');
     expect(readModel(await scanAll(store.client, 'ingest-fanout'))).toEqual(await freshLoadReadModel(store.client, 'ingest-fanout-expected', fold(d0, [rename]).dataset));
+  });
+
+  it('fails the record (SQS redelivers it) only when its continuation cannot be sent', async () => {
+    const events = Array.from({ length: 20 }, (_, i) => event(i));
+    const d0: Dataset = { users: [host], events, rsvps: [] };
+    const rename: Change = { type: 'user.upserted', version: 5, user: { ...host, username: 'the-host' } };
+    await ensureTable(store.client, 'ingest-nosend');
+    await writeDataset(store.client, 'ingest-nosend', d0);
+    const failing = buildIngest({ client: store.client, tableName: 'ingest-nosend', logger, metrics: recordingMetrics(), reserveMs: 1_000, continueLater: () => Promise.reject(new Error('SQS unavailable')) });
+    const out = await failing(sqsEvent([JSON.stringify(rename)]), context(() => 0));
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
   });
 });

@@ -15,7 +15,7 @@ import { scanTable } from '../../local/resync.js';
 
 type Item = Record<string, unknown>;
 const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK']);
-const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'ticket', 'counted'];
+const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'ticket', 'counted', 'revealing'];
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => i.type === 'TALLY_SUMMARY' && !i.count;
 

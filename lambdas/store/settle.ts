@@ -1,0 +1,197 @@
+/**
+ * What a stored source item still owes the read model, decided by the item
+ * alone (docs/data-model.md, "Write side"). A source item is written with
+ * `pending` set; whoever next touches the entity — the change itself, a
+ * newer or older change, a duplicate, a redelivery, a continuation — first
+ * settles it, and only then does its own work. So the follow-up never
+ * depends on which change happens to arrive next.
+ *
+ * | stored item            | follow-up                                                     |
+ * |------------------------|---------------------------------------------------------------|
+ * | user tombstone         | cascade: each linked event it created, and its RSVPs, go      |
+ * | live user              | fan-out: re-derive each linked event (copies of the user)     |
+ * | event tombstone        | tombstone its RSVPs, then derive (removes every copy)         |
+ * | live event             | creator gone? then the event goes (cascade); derive           |
+ * | RSVP tombstone         | derive its event                                              |
+ * | live RSVP              | event or user gone? then the RSVP goes; derive its event      |
+ *
+ * `pending` is cleared only when the follow-up is done, conditional on the
+ * very state settled (version and liveness), so a cascade that turned a
+ * pending live item into a tombstone keeps the tombstone's own pending.
+ *
+ * Cascades re-check at the moment they write: a dependent is tombstoned
+ * conditional on the exact version the decision was made on, after reading
+ * that the parent is still deleted, so a newer version (an event moved to
+ * another host, an RSVP of a user re-created since) is never deleted by a
+ * decision made on an older one.
+ */
+import type { Deriver } from './derivation.js';
+import type { EventSourceItem, RsvpRecord, RsvpSourceItem, UserItem, UserRecord } from './items.js';
+import { LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, keys } from './table.js';
+import type { Item, Key, TableIO } from './table-io.js';
+
+export interface SettleOptions {
+  /** Events derived or cascaded at once in a user's fan-out. */
+  fanOutConcurrency?: number;
+  /** Time left for this invocation; a fan-out stops between chunks when less than reserveMs is left. */
+  remainingMs?: () => number;
+  reserveMs?: number;
+}
+
+/** A fan-out stopped for time; the next arrival for the entity (a continuation, a redelivery) resumes it. */
+export class FanOutIncomplete extends Error {
+  constructor(readonly subject: string) {
+    super(`fan-out of ${subject} stopped before the time limit; the next delivery resumes it`);
+    this.name = 'FanOutIncomplete';
+  }
+}
+
+export type SourceItem = Item & { pk: string; sk: string; type: string; version: number; deleted?: boolean; pending?: boolean };
+
+export class Settler {
+  constructor(
+    private readonly io: TableIO,
+    private readonly deriver: Deriver,
+    private readonly opts: SettleOptions = {},
+  ) {}
+
+  /** Does what the stored item still owes, then clears its `pending`. */
+  async settle(stored: SourceItem): Promise<void> {
+    if (!stored.pending) return;
+    switch (stored.type) {
+      case 'USER': {
+        const userId = String(stored.user_id);
+        await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.derive(eventId)));
+        break;
+      }
+      case 'EVENT_SOURCE': {
+        const eventId = String(stored.event_id);
+        const creator = (stored as unknown as EventSourceItem).event?.creator_id;
+        if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
+        else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored);
+        await this.deriver.derive(eventId);
+        break;
+      }
+      case 'RSVP_SOURCE': {
+        const rsvp = (stored as unknown as RsvpSourceItem).rsvp;
+        // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
+        if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored);
+        await this.deriver.derive(String(stored.event_id));
+        break;
+      }
+      default:
+        throw new Error(`no follow-up is known for a ${stored.type} item`);
+    }
+    await this.clearPending(stored);
+  }
+
+  /** The first reference of an RSVP that is unknown or deleted, or null. */
+  async missingReference(rsvp: RsvpRecord): Promise<string | null> {
+    const event = (await this.io.get(keys.eventSource(rsvp.event_id))) as EventSourceItem | undefined;
+    if (!event?.event || event.deleted) return `event ${rsvp.event_id}`;
+    if (!(await this.liveUser(rsvp.user_id))) return `user ${rsvp.user_id}`;
+    return null;
+  }
+
+  async liveUser(userId: string): Promise<UserRecord | undefined> {
+    const item = (await this.io.get(keys.user(userId))) as UserItem | undefined;
+    return item && !item.deleted ? item.user : undefined;
+  }
+
+  private async clearPending(stored: SourceItem): Promise<void> {
+    await this.io.updateIf(keyOf(stored), 'REMOVE #pending, pending_after', stored.deleted ? '#version = :v AND #deleted = :true' : '#version = :v AND attribute_not_exists(#deleted)', {
+      ':v': stored.version,
+      ...(stored.deleted ? { ':true': true } : {}),
+    }, { '#pending': 'pending', '#deleted': 'deleted' });
+  }
+
+  /**
+   * Runs `each` for every event linked to the user, a chunk at a time, saving
+   * the last finished event on the user's item so the next arrival resumes
+   * there instead of starting over.
+   */
+  private async fanOut(user: SourceItem, each: (eventId: string) => Promise<void>): Promise<void> {
+    const userKey = keyOf(user);
+    const after = typeof user.pending_after === 'string' ? user.pending_after : undefined;
+    const links = (await this.io.queryAll({ pk: userKey[PK]!, prefix: LINK_PREFIX, after: after ? `${LINK_PREFIX}${after}` : undefined })) as { event_id: string }[];
+    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
+    for (let i = 0; i < links.length; i += chunk) {
+      if (i > 0 && this.opts.remainingMs && this.opts.remainingMs() < (this.opts.reserveMs ?? 10_000)) throw new FanOutIncomplete(String(user.user_id));
+      const part = links.slice(i, i + chunk);
+      await Promise.all(part.map((l) => each(l.event_id)));
+      if (i + chunk < links.length) {
+        await this.io.updateIf(userKey, 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!.event_id, ':v': user.version, ':true': true }, { '#pending': 'pending' });
+      }
+    }
+  }
+
+  /** One linked event of a deleted user: the event goes if the user created it (checked at the write), and the user's RSVP to it. */
+  private async cascadeUser(eventId: string, userId: string): Promise<void> {
+    for (;;) {
+      const source = (await this.io.get(keys.eventSource(eventId))) as (EventSourceItem & SourceItem) | undefined;
+      if (source?.deleted && source.pending) await this.settle(source);
+      if (!source?.event || source.deleted || source.event.creator_id !== userId) break;
+      if (await this.liveUser(userId)) return; // re-created since: whoever re-created it settled this deletion first
+      if (await this.tombstone(keys.eventSource(eventId), source.version)) {
+        await this.cascadeEvent(eventId, source.version);
+        break;
+      }
+    }
+    const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
+    if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
+    await this.deriver.derive(eventId);
+  }
+
+  /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */
+  private async tombstoneAndSettle(stored: SourceItem): Promise<void> {
+    await this.tombstone(keyOf(stored), stored.version);
+    const now = (await this.io.get(keyOf(stored))) as SourceItem | undefined;
+    if (now) await this.settle(now);
+  }
+
+  /** An event tombstoned by a cascade at `version`: its RSVPs go, then its copies. */
+  private async cascadeEvent(eventId: string, version: number): Promise<void> {
+    await this.settle({ ...keys.eventSource(eventId), type: 'EVENT_SOURCE', event_id: eventId, version, deleted: true, pending: true });
+  }
+
+  /**
+   * The RSVPs of an event deleted at `version`. Each is read, then the event
+   * is read still deleted at that version, then the RSVP is tombstoned at the
+   * version read: an RSVP of the event re-created since is never touched.
+   */
+  private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
+    const sources = (await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[];
+    for (const first of sources) {
+      let s: SourceItem | undefined = first;
+      while (s && !s.deleted) {
+        const event = await this.io.get(keys.eventSource(eventId));
+        if (!event?.deleted || event.version !== version) return;
+        if (await this.tombstone(keyOf(s), s.version, false)) break;
+        s = (await this.io.get(keyOf(s))) as SourceItem | undefined;
+      }
+    }
+  }
+
+  /**
+   * Turns a live source item into a tombstone that keeps its version: only
+   * the exact version the decision was made on; false when that version is no
+   * longer there. It owes its own follow-up (`pending`) unless the caller's
+   * pending item covers it (an RSVP whose event the caller derives next).
+   */
+  private async tombstone(key: Key, version: number, owesFollowUp = true): Promise<boolean> {
+    // A dependent whose follow-up the caller does (it derives the event next) owes nothing of its own, even if it was
+    // still settling as a live item: that settle's work is moot now, and its clearing no longer matches.
+    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
+      '#user': 'user',
+      '#event': 'event',
+      '#rsvp': 'rsvp',
+      '#deleted': 'deleted',
+      '#pending': 'pending',
+    });
+    return done !== undefined;
+  }
+}
+
+function keyOf(item: Item): Key {
+  return { [PK]: String(item[PK]), sk: String(item.sk) };
+}

@@ -1,0 +1,145 @@
+/**
+ * The write side's DynamoDB calls, in one place: every read is consistent
+ * (a change decides on what is stored now, never on a replica's past), every
+ * conditional write answers true/false instead of throwing (a failed
+ * condition means "someone else's word stands or must be read first"), and
+ * every write is counted for the change's report and the bench.
+ */
+import {
+  BatchGetCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure } from './conditions.js';
+import type { UserItem, UserRecord } from './items.js';
+import { PK, SK, keys } from './table.js';
+
+export type Key = Record<string, string>;
+export type Item = Record<string, unknown>;
+
+export class TableIO {
+  /** Items written (puts and updates) since the last reset. */
+  writes = 0;
+
+  constructor(
+    readonly client: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  async get(key: Key): Promise<Item | undefined> {
+    return (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
+  }
+
+  async put(item: Item): Promise<void> {
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+    this.writes++;
+  }
+
+  /** A conditional Put; false when the condition does not hold. */
+  async putIf(item: Item, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: condition,
+          ...attributeNames(condition, { '#pk': PK, '#version': 'version', ...names }),
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+      this.writes++;
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
+  }
+
+  /** A conditional UpdateItem; the item as it is after the update, or undefined when the condition does not hold. */
+  async updateIf(key: Key, update: string, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<Item | undefined> {
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ...attributeNames(`${update} ${condition}`, { '#pk': PK, '#version': 'version', ...names }),
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      this.writes++;
+      return out.Attributes ?? {};
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** An unconditional counter: adds one to `attribute` and answers the new value. */
+  async increment(key: Key, attribute: string, type: string): Promise<number> {
+    const out = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'ADD #n :one SET #type = :type',
+        ExpressionAttributeNames: { '#n': attribute, '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': type },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    this.writes++;
+    return Number(out.Attributes?.[attribute]);
+  }
+
+  /** A partition (or the part of it after a prefix, or after a sort key), every page. */
+  async queryAll(q: { pk: string; prefix?: string; after?: string }): Promise<Item[]> {
+    const names: Record<string, string> = { '#pk': PK };
+    const values: Record<string, unknown> = { ':pk': q.pk };
+    let condition = '#pk = :pk';
+    if (q.after !== undefined) {
+      condition += ' AND #sk > :after';
+      names['#sk'] = SK;
+      values[':after'] = q.after;
+    } else if (q.prefix !== undefined) {
+      condition += ' AND begins_with(#sk, :prefix)';
+      names['#sk'] = SK;
+      values[':prefix'] = q.prefix;
+    }
+    const input: QueryCommandInput = { TableName: this.tableName, KeyConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values, ConsistentRead: true };
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return q.after !== undefined && q.prefix !== undefined ? items.filter((i) => String(i[SK]).startsWith(q.prefix!)) : items;
+  }
+
+  /** Live users by id. */
+  async users(ids: readonly string[]): Promise<Map<string, UserRecord>> {
+    const found = new Map<string, UserRecord>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let request: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => keys.user(id));
+      while (request && request.length) {
+        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
+        for (const item of (out.Responses?.[this.tableName] ?? []) as UserItem[]) if (item.user && !item.deleted) found.set(item.user_id, item.user);
+        request = out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    return found;
+  }
+}
+
+/** The names an expression uses, or nothing: DynamoDB refuses unused names and an empty map. */
+function attributeNames(expression: string, names: Record<string, string>): { ExpressionAttributeNames?: Record<string, string> } {
+  const used = Object.entries(names).filter(([name]) => new RegExp(`${name}\\b`).test(expression));
+  return used.length ? { ExpressionAttributeNames: Object.fromEntries(used) } : {};
+}

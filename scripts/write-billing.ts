@@ -1,0 +1,83 @@
+/**
+ * Write capacity as DynamoDB bills it, from an item's image before and after
+ * a write: the table write plus every global secondary index write, which
+ * dynalite's ConsumedCapacity leaves out. Pure; unit-tested
+ * (test/unit/write-billing.test.ts); `npm run bench` meters every write with it.
+ *
+ * Rules (AWS, "Item sizes and formats" and "Provisioned throughput
+ * considerations for Global Secondary Indexes",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes):
+ * - a write unit per 1 KB of the larger of the item's old and new size (at least 1);
+ * - a condition that fails still costs the write (by the stored item's size, at least 1);
+ * - per GSI (projection ALL here, so an index entry is the item's size): a
+ *   new entry is one write, a removed one is one write, a changed key is two
+ *   (delete and put), a changed item under the same key is one, an unchanged
+ *   item or one in the index neither before nor after is none.
+ */
+type Item = Record<string, unknown>;
+
+export interface IndexKeys {
+  partitionKey: string;
+  sortKey: string;
+}
+
+/** DynamoDB's size of an item, in bytes. */
+export function itemSize(item: Item): number {
+  return Object.entries(item).reduce((n, [name, value]) => n + Buffer.byteLength(name) + valueSize(value), 0);
+}
+
+function valueSize(value: unknown): number {
+  if (value === null || value === undefined || typeof value === 'boolean') return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return Math.ceil(significantDigits(value) / 2) + 1;
+  if (value instanceof Set) return [...value].reduce((n: number, v) => n + valueSize(v), 0);
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + valueSize(v), 0);
+  if (typeof value === 'object') return 3 + Object.entries(value as Item).reduce((n, [k, v]) => n + 1 + Buffer.byteLength(k) + valueSize(v), 0);
+  return Buffer.byteLength(String(value));
+}
+
+function significantDigits(n: number): number {
+  const digits = String(Math.abs(n)).replace('.', '').replace(/e.*$/, '').replace(/^0+/, '');
+  return Math.max(1, digits.replace(/0+$/, '').length);
+}
+
+const units = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+const keyOf = (item: Item | undefined, index: IndexKeys): string | undefined => {
+  if (!item) return undefined;
+  const pk = item[index.partitionKey];
+  const sk = item[index.sortKey];
+  return pk === undefined || sk === undefined ? undefined : `${String(pk)}\u0000${String(sk)}`;
+};
+
+export interface WriteBill {
+  table: number;
+  indexes: number;
+  total: number;
+}
+
+/** What one write costs: `after` undefined for a delete; `failed` when its condition did not hold. */
+export function writeBill(before: Item | undefined, after: Item | undefined, indexes: readonly IndexKeys[], failed = false): WriteBill {
+  if (failed) return { table: units(before ? itemSize(before) : 0), indexes: 0, total: units(before ? itemSize(before) : 0) };
+  const table = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
+  let indexUnits = 0;
+  for (const index of indexes) {
+    const was = keyOf(before, index);
+    const is = keyOf(after, index);
+    if (was === undefined && is === undefined) continue;
+    if (was !== undefined && is !== undefined && was === is) {
+      // Nothing projected changed (projection ALL: nothing at all): the index is not written.
+      if (JSON.stringify(sorted(before!)) !== JSON.stringify(sorted(after!))) indexUnits += units(Math.max(itemSize(before!), itemSize(after!)));
+    }
+    else {
+      if (was !== undefined) indexUnits += units(itemSize(before!));
+      if (is !== undefined) indexUnits += units(itemSize(after!));
+    }
+  }
+  return { table, indexes: indexUnits, total: table + indexUnits };
+}
+
+function sorted(item: Item): Item {
+  return Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1)));
+}

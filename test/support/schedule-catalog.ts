@@ -1,0 +1,151 @@
+/**
+ * The catalog of the exhaustive schedule exploration (schedules-*.exhaustive.test.ts)
+ * and the shapes of schedule it enumerates; test/support/schedules.ts runs
+ * and checks each one.
+ *
+ * Shapes, for every order of a scenario's changes:
+ * - the order as is;
+ * - crash points: each delivery dies right after each of its writes (a crash
+ *   after a read leaves the state of the write before it), then is redelivered
+ *   at once, or after the deliveries that follow it (a newer or an older
+ *   change, as the versions make it);
+ * - time limits: a user's fan-out stops between chunks, then is redelivered
+ *   (as the ingest's continuation is) at once or after the others;
+ * - interleaving points: the first delivery pauses before each of its calls
+ *   while the others run whole, then goes on.
+ *
+ * Depth (SCHEDULES_DEPTH):
+ * - `default` (npm test): all of it for pairs; for triples, crash points of
+ *   the source order and each change pausing once;
+ * - `deep`: also, at every interleaving point, every crash of the paused
+ *   delivery after it resumes and every crash of a delivery that runs during
+ *   the pause, each then redelivered; for triples, every shape of every order;
+ * - `quick` (the second store's share): every order; crash points with the
+ *   redelivery at once (for triples, of the source order only); interleaving
+ *   points of pairs.
+ */
+import type { Change } from '../../lambdas/core/changes.js';
+import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import { permutations, type Explorer, type Scenario, type Step } from './schedules.js';
+
+/** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
+export const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+
+const user = (id: string, username: string) => ({ id, username, name: `Name of ${username}`, email: `${username}@example.com` });
+const alice = user('usr_a', 'alice');
+const bob = user('usr_b', 'bob');
+const carol = user('usr_c', 'carol');
+const event = (id: string, creator: string, start: string): SourceEvent => ({
+  id,
+  creator_id: creator,
+  title: `Event ${id}`,
+  start_date: start,
+  timezone: 'UTC',
+  status: 'published',
+  visibility: 'public',
+  created_at: '2026-11-01T00:00:00.000Z',
+});
+/** Starts half an hour before a new year, so a small move crosses a day, a month and a year. */
+const gig = event('evt_g', 'usr_a', '2026-12-31T23:30:00.000Z');
+const talk = event('evt_t', 'usr_a', '2027-02-01T18:00:00.000Z');
+const fest = event('evt_f', 'usr_b', '2027-03-01T18:00:00.000Z');
+const rsvp = (eventId: string, userId: string, status: 'yes' | 'maybe' | 'no') => ({ event_id: eventId, user_id: userId, status, rsvp_date: '2026-11-02T00:00:00.000Z' });
+
+/** The smallest world most races need: Alice hosts the gig, Carol goes. Each extra list member costs every schedule a tally move. */
+const d0: Dataset = { users: [alice, bob, carol], events: [gig], rsvps: [rsvp('evt_g', 'usr_c', 'yes')] };
+/** Alice also hosts the talk: her fan-out has two chunks, so a time limit can stop it between them. */
+const aliceHostsTwo: Dataset = { ...d0, events: [gig, talk] };
+/** Bob hosts the fest and may go to the talk: his own fan-out has two chunks. */
+const bobHasTwo: Dataset = { users: [alice, bob, carol], events: [gig, talk, fest], rsvps: [rsvp('evt_g', 'usr_c', 'yes'), rsvp('evt_t', 'usr_b', 'maybe')] };
+
+const c = {
+  moveGigToBob: { type: 'event.upserted', version: 1, event: { ...gig, creator_id: 'usr_b' } },
+  deleteAlice: { type: 'user.deleted', version: 1, user_id: 'usr_a' },
+  deleteGig: { type: 'event.deleted', version: 1, event_id: 'evt_g' },
+  recreateGig: { type: 'event.upserted', version: 2, event: { ...gig, title: 'Gig again' } },
+  hideGig: { type: 'event.upserted', version: 1, event: { ...gig, visibility: 'private' } },
+  unhideGig: { type: 'event.upserted', version: 2, event: gig },
+  bobGoesToGig: { type: 'rsvp.upserted', version: 1, rsvp: rsvp('evt_g', 'usr_b', 'yes') },
+  carolLeavesGig: { type: 'rsvp.deleted', version: 1, event_id: 'evt_g', user_id: 'usr_c' },
+  renameBob: { type: 'user.upserted', version: 1, user: { ...bob, username: 'bobby' } },
+  deleteBob: { type: 'user.deleted', version: 1, user_id: 'usr_b' },
+  editAlice: { type: 'user.upserted', version: 1, user: { ...alice, name: 'Alice A.' } },
+  deleteAliceLater: { type: 'user.deleted', version: 2, user_id: 'usr_a' },
+  gigIntoNextYear: { type: 'event.upserted', version: 1, event: { ...gig, start_date: '2027-01-01T00:30:00.000Z' } },
+  hideGigAfterMove: { type: 'event.upserted', version: 2, event: { ...gig, start_date: '2027-01-01T00:30:00.000Z', visibility: 'private' } },
+  carolRenamedToAlice: { type: 'user.upserted', version: 1, user: { ...carol, username: 'alice' } },
+} satisfies Record<string, Change>;
+
+export const pairs: Scenario[] = [
+  { name: 'creator deletion vs event move', d0, changes: [c.moveGigToBob, c.deleteAlice] },
+  { name: 'delete vs newer re-create', d0, changes: [c.deleteGig, c.recreateGig] },
+  { name: 'hide vs RSVP', d0, changes: [c.hideGig, c.bobGoesToGig] },
+  { name: 'rename vs RSVP', d0, changes: [c.renameBob, c.bobGoesToGig] },
+  { name: 'deletion vs late older upsert', d0: aliceHostsTwo, changes: [c.editAlice, c.deleteAliceLater] },
+  { name: 'move across a year boundary vs hide', d0, changes: [c.gigIntoNextYear, c.hideGigAfterMove] },
+  { name: 'event deletion vs RSVP', d0, changes: [c.deleteGig, c.bobGoesToGig] },
+  { name: 'guest deletion vs RSVP', d0: bobHasTwo, changes: [c.deleteBob, c.bobGoesToGig] },
+  { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
+];
+export const triples: Scenario[] = [
+  { name: 'hide, RSVP, unhide', d0, changes: [c.hideGig, c.bobGoesToGig, c.unhideGig] },
+  { name: 'move, creator deletion, RSVP of the new host', d0, changes: [c.moveGigToBob, c.deleteAlice, c.bobGoesToGig] },
+  { name: 'delete, RSVP, re-create', d0, changes: [c.deleteGig, c.bobGoesToGig, c.recreateGig] },
+  { name: 'creator deletion, name reuse, RSVP', d0, changes: [c.deleteAlice, c.carolRenamedToAlice, c.bobGoesToGig] },
+];
+
+/** Deliveries that fan out over several events: the ones a time limit can stop. */
+const fansOut = (s: Scenario, i: number) => s.changes[i]!.type.startsWith('user.');
+
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+const writesOf = (run: Map<Step, { writes: number }>, step: Step) => run.get(step)?.writes ?? 0;
+
+/** Runs every schedule of the shapes the depth asks for; answers how many. */
+export async function explore(explorer: Explorer, s: Scenario): Promise<number> {
+  const before = explorer.runs;
+  const pair = s.changes.length === 2;
+  for (const order of permutations(s.changes.map((_, i) => i))) {
+    const steps = order.map((change) => ({ change }));
+    const all = s.changes.map((_, i) => i);
+    const whole = await explorer.run(s, { during: steps, after: [] });
+    // Each delivery dies right after each of its writes; redelivered at once, or after the deliveries that follow it.
+    if (pair || DEPTH === 'deep' || order.join() === all.join()) {
+      for (const [j, step] of steps.entries()) {
+        const rest = steps.slice(j + 1);
+        for (const k of range(1, writesOf(whole, step))) {
+          const crashed = { change: step.change, crashAfter: k };
+          await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [{ change: step.change }, ...rest] });
+          if (rest.length && DEPTH !== 'quick') await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [...rest, { change: step.change }] });
+        }
+        if (fansOut(s, step.change) && DEPTH !== 'quick') {
+          const stopped = { change: step.change, timeLimit: true };
+          await explorer.run(s, { during: [...steps.slice(0, j), stopped], after: [{ change: step.change }, ...rest] });
+          if (rest.length) await explorer.run(s, { during: [...steps.slice(0, j), stopped], after: [...rest, { change: step.change }] });
+        }
+      }
+    }
+    // The first of the order pauses before each of its calls while the others run whole, then goes on: every
+    // write it makes after that is an observation point; deep: it may also die after any of them (then redelivered),
+    // and the others may die during the pause (then redelivered).
+    if (!pair && DEPTH === 'quick') continue;
+    const [first, ...others] = order as [number, ...number[]];
+    // Triples, below deep: each change pauses once, the two others running in source order.
+    if (!pair && DEPTH !== 'deep' && others.join() !== [...others].sort().join()) continue;
+    for (const i of range(1, whole.get(steps[0]!)?.calls ?? 0)) {
+      const paused = { change: first, pauseAfter: i };
+      const during = others.map((change) => ({ change }));
+      const run = await explorer.run(s, { paused, during, after: [] });
+      if (DEPTH !== 'deep') continue;
+      for (const k of range(1, writesOf(run, paused))) {
+        await explorer.run(s, { paused: { ...paused, crashAfter: k }, during, after: [{ change: first }] });
+      }
+      for (const [j, step] of during.entries()) {
+        for (const k of range(1, writesOf(run, step))) {
+          await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, crashAfter: k }, ...during.slice(j + 1)], after: [{ change: step.change }] });
+        }
+      }
+    }
+  }
+  return explorer.runs - before;
+}
+

@@ -1,0 +1,47 @@
+/** The write-capacity model of the bench against AWS's published rules (scripts/write-billing.ts). */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { itemSize, writeBill } from '../../scripts/write-billing.js';
+
+const gsi = [{ partitionKey: 'g1pk', sortKey: 'g1sk' }, { partitionKey: 'g2pk', sortKey: 'g2sk' }];
+const base = { pk: 'EVENT#e', sk: 'RSVP#u', status: 'yes' };
+
+describe('item size', () => {
+  it('counts names and values as DynamoDB does', () => {
+    expect(itemSize({ a: 'xyz' })).toBe(4);
+    expect(itemSize({ n: 12345 })).toBe(1 + 4); // 5 significant digits: ceil(5/2) + 1
+    expect(itemSize({ b: true, z: null })).toBe(4);
+    expect(itemSize({ m: { k: 'v' } })).toBe(1 + 3 + 1 + 1 + 1);
+    expect(itemSize({ s: 'é' })).toBe(3);
+  });
+});
+
+describe('write bill', () => {
+  it('bills the table by the larger image, per started KB, at least 1', () => {
+    expect(writeBill(undefined, base, gsi)).toEqual({ table: 1, indexes: 0, total: 1 });
+    expect(writeBill({ ...base, big: 'x'.repeat(3000) }, base, gsi).table).toBe(3);
+  });
+  it('bills each index: put 1, removal 1, key change 2, content change 1, unchanged 0', () => {
+    const inOne = { ...base, g1pk: 'a', g1sk: 'b' };
+    expect(writeBill(base, inOne, gsi).indexes).toBe(1);
+    expect(writeBill(inOne, base, gsi).indexes).toBe(1);
+    expect(writeBill(inOne, { ...inOne, g1sk: 'c' }, gsi).indexes).toBe(2);
+    expect(writeBill(inOne, { ...inOne, status: 'no' }, gsi).indexes).toBe(1);
+    expect(writeBill(inOne, { ...inOne }, gsi).indexes).toBe(0);
+    expect(writeBill(inOne, { ...inOne, g2pk: 'x', g2sk: 'y' }, gsi).indexes).toBe(2);
+  });
+  it('bills a failed condition by the stored item, and no index', () => {
+    expect(writeBill({ ...base, g1pk: 'a', g1sk: 'b' }, undefined, gsi, true)).toEqual({ table: 1, indexes: 0, total: 1 });
+  });
+  it('never bills less than the table write, nor more than table + 2 per index', () => {
+    const item = fc.record({ g1pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), g1sk: fc.constant('s'), body: fc.string({ maxLength: 3000 }) });
+    fc.assert(
+      fc.property(fc.option(item, { nil: undefined }), fc.option(item, { nil: undefined }), (before, after) => {
+        const strip = (i?: Record<string, unknown>) => (i ? { ...base, ...Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined)) } : undefined);
+        const bill = writeBill(strip(before), strip(after), gsi);
+        expect(bill.total).toBeGreaterThanOrEqual(bill.table);
+        expect(bill.indexes).toBeLessThanOrEqual(2 * gsi.length * bill.table);
+      }),
+    );
+  });
+});
