@@ -6,7 +6,7 @@
  * Two projects share one run and its workers:
  * - "dynalite": every test, on the embedded store (no Java);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
- *   (Java 17; one JVM per worker, started by globalSetup). Why: see
+ *   (Java 17; a JVM per file; globalSetup checks Java). Why: see
  *   test/support/store.ts. `--selectProjects dynalite` runs only the first.
  */
 
@@ -19,7 +19,10 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/ingest.test.ts',
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',
-  '<rootDir>/test/integration/schedules.exhaustive.test.ts',
+  // The pairs exploration is left out: its quick share alone takes about 6 min
+  // on DynamoDB Local on 2 cores (passes; run it with
+  // `npx jest --selectProjects dynamodb-local --testMatch '**/schedules-pairs.exhaustive.test.ts'`).
+  '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
 ];
 
@@ -49,7 +52,6 @@ export default {
       testMatch: CHANGE_PATH_TESTS,
       setupFiles: ['<rootDir>/test/support/dynamodb-local.env.ts'],
       globalSetup: '<rootDir>/test/support/dynamodb-local.ts',
-      globalTeardown: '<rootDir>/test/support/dynamodb-local.teardown.ts',
     },
   ],
 };

