@@ -3,11 +3,11 @@
  * (Debian's /usr/bin/chromium, driven by playwright-core). Kept out of
  * `npm test` because it needs that browser installed; `.ci/run` installs it.
  */
-import base from './jest.config.js';
+import { common } from './jest.config.js';
 
 /** @type {import('jest').Config} */
 export default {
-  ...base,
+  ...common,
   testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
   testTimeout: 90000,
 };

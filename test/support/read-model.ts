@@ -3,7 +3,8 @@
  * key, without bookkeeping (versions, derivation stamps and counters, pending
  * work, tombstones, user→event links, recount tickets, summaries of buckets
  * that became empty), which a fresh load and a table kept
- * current by changes may legitimately differ in.
+ * current by changes may legitimately differ in; each item's attributes in
+ * sorted order (canonical()).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Dataset } from '../../lambdas/core/dataset.js';
@@ -20,10 +21,26 @@ const emptySummary = (i: Item) => i.type === 'TALLY_SUMMARY' && !i.count;
 
 export const scanAll = scanTable;
 
+/**
+ * The same value with every map's keys in sorted order. DynamoDB keeps no
+ * attribute order: DynamoDB Local returns a map's attributes in an order that
+ * depends on how the item was written (dynalite keeps the written order), and
+ * the tests compare read models as JSON strings.
+ */
+export function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array || value instanceof Set) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => [k, canonical(v)]),
+  );
+}
+
 export function readModel(items: readonly Item[]): Item[] {
   return items
     .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted && !emptySummary(i))
-    .map((i) => Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k))))
+    .map((i) => canonical(Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k)))) as Item)
     .sort((a, b) => `${a.pk}\u0000${a.sk}`.localeCompare(`${b.pk}\u0000${b.sk}`));
 }
 

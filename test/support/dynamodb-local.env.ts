@@ -1,0 +1,11 @@
+/**
+ * setupFiles of jest's "dynamodb-local" project: the files of that project run
+ * on DynamoDB Local (test/support/store.ts reads TEST_STORE).
+ */
+process.env.TEST_STORE = 'dynamodb-local';
+// The exhaustive explorations run their "quick" share here (the full default
+// runs on dynalite): DynamoDB Local is about twice as slow a call, and CI has
+// 2 cores. SCHEDULES_DEPTH set by hand wins.
+process.env.SCHEDULES_DEPTH ??= 'quick';
+// The change-stream properties run half their cases here (15), for the same reason.
+process.env.CHANGE_STREAM_RUNS ??= '15';
