@@ -40,6 +40,8 @@ export const common = {
 /** @type {import('jest').Config} */
 export default {
   testTimeout: 30000,
+  // Jest's default on 2 cores is 1 worker; the parent mostly waits, so 2 workers use both cores (CI is 2 cores).
+  maxWorkers: 2,
   projects: [
     {
       ...common,
