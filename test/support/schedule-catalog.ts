@@ -15,14 +15,17 @@
  *   while the others run whole, then goes on.
  *
  * Depth (SCHEDULES_DEPTH):
- * - `default` (npm test): all of it for pairs; for triples, crash points of
- *   the source order and each change pausing once;
- * - `deep`: also, at every interleaving point, every crash of the paused
- *   delivery after it resumes and every crash of a delivery that runs during
- *   the pause, each then redelivered; for triples, every shape of every order;
- * - `quick` (the second store's share): every order; crash points with the
- *   redelivery at once (for triples, of the source order only); interleaving
- *   points of pairs.
+ * - `default` (npm test): for the named pairs, every order, the first delivery of each
+ *   order crashing after each of its writes (so each change crashes, before
+ *   and after the other) with both redeliveries, time limits likewise, and
+ *   every interleaving point; for triples, every order and each change
+ *   pausing before each of its calls once;
+ * - `deep`: also the catalog's further pairs; every delivery of an order crashing (not only the first),
+ *   at every interleaving point every crash of the paused delivery after it
+ *   resumes and every crash of a delivery that runs during the pause, each
+ *   then redelivered; for triples, every shape of every order;
+ * - `quick` (the second store's share): every order; crash points of the
+ *   source order with the redelivery at once; interleaving points of pairs.
  */
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
@@ -79,17 +82,22 @@ const c = {
   carolRenamedToAlice: { type: 'user.upserted', version: 1, user: { ...carol, username: 'alice' } },
 } satisfies Record<string, Change>;
 
-export const pairs: Scenario[] = [
+/** The races the issue names; every depth runs them. */
+const namedPairs: Scenario[] = [
   { name: 'creator deletion vs event move', d0, changes: [c.moveGigToBob, c.deleteAlice] },
   { name: 'delete vs newer re-create', d0, changes: [c.deleteGig, c.recreateGig] },
   { name: 'hide vs RSVP', d0, changes: [c.hideGig, c.bobGoesToGig] },
   { name: 'rename vs RSVP', d0, changes: [c.renameBob, c.bobGoesToGig] },
   { name: 'deletion vs late older upsert', d0: aliceHostsTwo, changes: [c.editAlice, c.deleteAliceLater] },
   { name: 'move across a year boundary vs hide', d0, changes: [c.gigIntoNextYear, c.hideGigAfterMove] },
+];
+/** More races of the catalog, run at depth deep (they passed at default depth when added). */
+const morePairs: Scenario[] = [
   { name: 'event deletion vs RSVP', d0, changes: [c.deleteGig, c.bobGoesToGig] },
   { name: 'guest deletion vs RSVP', d0: bobHasTwo, changes: [c.deleteBob, c.bobGoesToGig] },
   { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
 ];
+export const pairs: Scenario[] = DEPTH === 'deep' ? [...namedPairs, ...morePairs] : namedPairs;
 export const triples: Scenario[] = [
   { name: 'hide, RSVP, unhide', d0, changes: [c.hideGig, c.bobGoesToGig, c.unhideGig] },
   { name: 'move, creator deletion, RSVP of the new host', d0, changes: [c.moveGigToBob, c.deleteAlice, c.bobGoesToGig] },
@@ -112,8 +120,10 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     const all = s.changes.map((_, i) => i);
     const whole = await explorer.run(s, { during: steps, after: [] });
     // Each delivery dies right after each of its writes; redelivered at once, or after the deliveries that follow it.
-    if (pair || DEPTH === 'deep' || order.join() === all.join()) {
+    // Pairs crash the first delivery of each order (so each change, in both orders); deep crashes every delivery; triples only deep.
+    if (DEPTH === 'deep' || (pair && DEPTH === 'default') || (DEPTH === 'quick' && order.join() === all.join())) {
       for (const [j, step] of steps.entries()) {
+        if (j > 0 && DEPTH !== 'deep') break;
         const rest = steps.slice(j + 1);
         for (const k of range(1, writesOf(whole, step))) {
           const crashed = { change: step.change, crashAfter: k };
