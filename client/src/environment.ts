@@ -11,8 +11,9 @@ export function envVar(name: string): string | undefined {
 }
 
 /** A page or a web worker: code there is public, so a key sent from there is public too. */
-export function inBrowser(): boolean {
-  const g = globalThis as { document?: unknown; importScripts?: unknown; process?: { versions?: { node?: string } } };
+export function inBrowser(scope: object = globalThis): boolean {
+  const g = scope as { document?: unknown; importScripts?: unknown; process?: { versions?: { node?: string } } };
+  // Node (and test DOMs running in it, like jsdom) is a server, whatever globals it has.
   if (g.process?.versions?.node !== undefined) return false;
   return g.document !== undefined || typeof g.importScripts === 'function';
 }
