@@ -4,7 +4,7 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ConfigError, configFromEnv } from './config.js';
-import { PublicApiClient } from './public-api-client.js';
+import { PublicApiClient } from './public-api.js';
 import { createMcpServer } from './server.js';
 
 async function main(): Promise<void> {

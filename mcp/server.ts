@@ -3,7 +3,7 @@
  * no data; every call is one (retried) GET.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { PublicApiClient } from './public-api-client.js';
+import type { PublicApiClient } from './public-api.js';
 import { failure, getEventInput, getEventOutput, listEventsInput, listEventsOutput, normaliseUserEvents, pathSegment, success } from './tools.js';
 
 export const SERVER_INFO = { name: 'public-events-mcp', version: '1.0.0' };

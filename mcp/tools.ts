@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN } from '../lambdas/core/ids.js';
-import type { Outcome } from './public-api-client.js';
+import type { Outcome } from './public-api.js';
 
 /**
  * A value that goes into a URL path must stay exactly one segment: "." and

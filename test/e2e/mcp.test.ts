@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { spawn } from 'node:child_process';
-import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api-client.js';
+import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { buildMcp } from '../../scripts/build-mcp.js';
 import { KEYS } from '../support/fixtures.js';

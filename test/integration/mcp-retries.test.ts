@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { AdapterConfig } from '../../mcp/config.js';
-import { PublicApiClient, retryAfterMs, type ClientDeps } from '../../mcp/public-api-client.js';
+import { PublicApiClient, retryAfterMs, type ClientDeps } from '../../mcp/public-api.js';
 
 type Fault = { status: number; body?: unknown; headers?: Record<string, string> } | 'reset' | 'hang';
 

@@ -1,0 +1,31 @@
+/**
+ * Names for the shapes of both APIs, all taken from the types generated from
+ * the OpenAPI documents (src/generated/), so they follow the API exactly.
+ */
+import type { components as PublicComponents, operations as PublicOperations } from './generated/public.js';
+import type { components as EmbedComponents, operations as EmbedOperations } from './generated/embed.js';
+
+export type PublicEvent = PublicComponents['schemas']['PublicEvent'];
+export type Guest = PublicComponents['schemas']['Guest'];
+export type EmbedEvent = EmbedComponents['schemas']['EmbedEvent'];
+export type { FieldError } from './errors.js';
+export type { Pagination, Page } from './paged-list.js';
+
+/** The query parameters of a Public API operation, `limit` and `offset` left to the list. */
+type PublicQuery<Op extends keyof PublicOperations> = NonNullable<PublicOperations[Op]['parameters']['query']>;
+type EmbedQuery<Op extends keyof EmbedOperations> = NonNullable<EmbedOperations[Op]['parameters']['query']>;
+
+/** `limit` is the page size the list reads with; `offset` where it starts. */
+export type UserEventsParams = PublicQuery<'getUserEvents'>;
+export type UserProfileEventsParams = PublicQuery<'getUserProfileEvents'>;
+export type UserUpcomingEventsParams = PublicQuery<'getUserUpcomingEvents'>;
+export type UserPastEventsParams = PublicQuery<'getUserPastEvents'>;
+export type EventGuestsParams = PublicQuery<'getEventGuests'>;
+export type EmbedUserEventsParams = EmbedQuery<'embedGetUserEvents'>;
+
+/** The OpenAPI document each surface serves about itself. */
+export type PublicOpenApiDocument = PublicOperations['publicOpenApi']['responses'][200]['content']['application/json'];
+export type EmbedOpenApiDocument = EmbedOperations['embedOpenApi']['responses'][200]['content']['application/json'];
+
+/** The success data of each operation, to check the client's results against the documents. */
+export type PublicData<Op extends Exclude<keyof PublicOperations, 'publicOpenApi'>> = PublicOperations[Op]['responses'][200]['content']['application/json']['data'];
