@@ -20,8 +20,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',
   // The pairs exploration is left out: its quick share alone takes about 6 min
-  // on DynamoDB Local on 2 cores (passes; run it with
-  // `npx jest --selectProjects dynamodb-local --testMatch '**/schedules-pairs.exhaustive.test.ts'`).
+  // on DynamoDB Local on 2 cores (it passes; to run it there:
+  // `TEST_STORE=dynamodb-local SCHEDULES_DEPTH=quick npm test -- test/integration/schedules-pairs.exhaustive.test.ts --selectProjects dynalite`,
+  // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
 ];
