@@ -29,7 +29,6 @@ import { keys } from './table.js';
 import { TableIO, type Item, type Key } from './table-io.js';
 
 export { FanOutIncomplete } from './settle.js';
-export { sameContent } from './item-content.js';
 
 export type ApplyResult = Outcome & {
   /** Items written (puts and updates) for this change, fan-out included. */

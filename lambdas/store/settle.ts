@@ -27,7 +27,7 @@
  */
 import type { Deriver } from './derivation.js';
 import type { EventSourceItem, RsvpRecord, RsvpSourceItem, UserItem, UserRecord } from './items.js';
-import { LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, keys } from './table.js';
+import { LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 
 export interface SettleOptions {
@@ -207,5 +207,5 @@ export class Settler {
 }
 
 function keyOf(item: Item): Key {
-  return { [PK]: String(item[PK]), sk: String(item.sk) };
+  return { [PK]: String(item[PK]), [SK]: String(item[SK]) };
 }

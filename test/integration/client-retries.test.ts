@@ -5,18 +5,17 @@
  * the request's injected timeout signal once the server has it, exactly as
  * the timeout would, so no test waits for real time.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { startFaultServer, type Fault } from '../support/fault-server.js';
 import { ApiError, NetworkError, PublicClient, RateLimitError, type PublicClientOptions, type RetryEvent } from '../../client/src/index.js';
 
-type Fault = { status: number; body?: unknown; headers?: Record<string, string> } | 'reset' | 'hang';
 
 const KEY = 'pk_test_0123456789abcdefghijklmnopqrstuv';
 const ok: Fault = { status: 200, body: { success: true, message: 'Event evt_a retrieved', data: { id: 'evt_a' } } };
 const tooMany = (headers: Record<string, string>): Fault => ({ status: 429, headers, body: { success: false, message: 'Too many requests. Please try again later.' } });
 
-let server: Server;
 let base: string;
 let faults: Fault[] = [];
 let received: { url: string; authorization: string | undefined; keyHeader: string | string[] | undefined }[] = [];
@@ -24,25 +23,12 @@ let sleeps: number[] = [];
 let retries: RetryEvent[] = [];
 let controllers: AbortController[] = [];
 
+let server: Awaited<ReturnType<typeof startFaultServer>>;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    received.push({ url: req.url ?? '', authorization: req.headers.authorization, keyHeader: req.headers['x-events-api-key'] });
-    const fault = faults.shift() ?? ok;
-    if (fault === 'reset') return void req.socket.destroy();
-    if (fault === 'hang') {
-      controllers.at(-1)?.abort(new DOMException('The operation timed out.', 'TimeoutError'));
-      return;
-    }
-    res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
-    res.end(fault.body === undefined ? '' : JSON.stringify(fault.body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/public/v1`;
+  server = await startFaultServer({ next: () => faults.shift() ?? ok, record: (req) => void received.push({ url: req.url ?? '', authorization: req.headers.authorization, keyHeader: req.headers['x-events-api-key'] }), timeout: () => controllers.at(-1) });
+  base = server.base;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 beforeEach(() => {
   faults = [];
   received = [];

@@ -5,15 +5,14 @@
  * injected timeout signal once the server has received it, exactly as the
  * timeout would.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { startFaultServer, type Fault } from '../support/fault-server.js';
 import type { AdapterConfig } from '../../mcp/config.js';
 import { PublicApiClient, retryAfterMs, type ClientDeps } from '../../mcp/public-api.js';
 
-type Fault = { status: number; body?: unknown; headers?: Record<string, string> } | 'reset' | 'hang';
 
-let server: Server;
 let base: string;
 let faults: Fault[] = [];
 let received: { url: string; authorization: string | undefined }[] = [];
@@ -22,26 +21,12 @@ let logs: string[] = [];
 let controllers: AbortController[] = [];
 const ok: Fault = { status: 200, body: { success: true, message: 'Event evt_a retrieved', data: { id: 'evt_a' } } };
 
+let server: Awaited<ReturnType<typeof startFaultServer>>;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    received.push({ url: req.url ?? '', authorization: req.headers.authorization });
-    const fault = faults.shift() ?? ok;
-    if (fault === 'reset') return void req.socket.destroy();
-    if (fault === 'hang') {
-      // The request is in: let the client's timeout fire now.
-      controllers.at(-1)?.abort(new DOMException('The operation timed out.', 'TimeoutError'));
-      return;
-    }
-    res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
-    res.end(fault.body === undefined ? '' : JSON.stringify(fault.body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/public/v1`;
+  server = await startFaultServer({ next: () => faults.shift() ?? ok, record: (req) => void received.push({ url: req.url ?? '', authorization: req.headers.authorization }), timeout: () => controllers.at(-1) });
+  base = server.base;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 beforeEach(() => {
   faults = [];
   received = [];

@@ -101,7 +101,7 @@ export class Explorer {
     const completed: number[] = [];
     const inFlight = new Set<number>();
     const calls = new Map<Step, { calls: number; writes: number }>();
-    const observe = async (when: string) => this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describe(s, schedule)}`);
+    const observe = async (when: string) => this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`);
     const deliver = async (step: Step, role: number, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
@@ -118,7 +118,7 @@ export class Explorer {
         inFlight.delete(step.change);
         await observe(`after change ${step.change} completed`);
       } catch (error) {
-        if (!(error instanceof Crash || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describe(s, schedule)}`);
+        if (!(error instanceof Crash || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describeSchedule(s, schedule)}`);
         await observe(`after change ${step.change} stopped`);
       } finally {
         calls.set(step, { calls: ctl.calls, writes: ctl.writes });
@@ -136,14 +136,14 @@ export class Explorer {
         for (const step of schedule.during) await deliver(step, 1);
         // From here on changes have completed while this applier was paused: every write it makes is an observation point.
         // Only the item just put can have become reachable since the last look: checking its keys is the whole check.
-        ctl.afterWrite = (item) => this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describe(s, schedule)}`, item);
+        ctl.afterWrite = (item) => this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describeSchedule(s, schedule)}`, item);
         release();
         await running;
       } else {
         for (const step of schedule.during) await deliver(step, 1);
       }
       for (const step of schedule.after) await deliver(step, 1);
-      await this.checkFinal(s, table, describe(s, schedule));
+      await this.checkFinal(s, table, describeSchedule(s, schedule));
       return calls;
     } finally {
       await this.client.send(new DeleteTableCommand({ TableName: table }));
@@ -240,7 +240,7 @@ function keysOf(item: Item): string[] {
 const indexKey = (index: { name: string; partitionKey: string; sortKey: string }, i: Item) =>
   `${index.name} ${String(i[index.partitionKey])} ${String(i[index.sortKey])} <- ${String(i.pk)} ${String(i.sk)}`;
 
-export function describe(s: Scenario, schedule: Schedule): string {
+export function describeSchedule(s: Scenario, schedule: Schedule): string {
   const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.timeLimit ? '⏱' : ''}`;
   const p = schedule.paused;
   return `${s.name}: ${p ? `${step(p)} paused after ${p.pauseAfter} [${schedule.during.map(step).join(' ')}] resumed` : schedule.during.map(step).join(' ')}${schedule.after.length ? ` then ${schedule.after.map(step).join(' ')}` : ''}`;
@@ -255,4 +255,3 @@ function subsets<T>(xs: readonly T[]): T[][] {
   return xs.reduce<T[][]>((acc, x) => [...acc, ...acc.map((s) => [...s, x])], [[]]);
 }
 
-export type { Item };

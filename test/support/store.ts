@@ -52,23 +52,9 @@ export function assertLocalEndpoint(endpoint: string): void {
 
 /** An empty loopback store and a client, for tests that make their own tables. */
 export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
-  if (STORE === 'dynalite') {
-    const store = await startDynalite();
-    assertLocalEndpoint(store.endpoint);
-    const client = createDocumentClient({ endpoint: store.endpoint });
-    return {
-      endpoint: store.endpoint,
-      client,
-      close: async () => {
-        client.destroy();
-        await store.close();
-      },
-    };
-  }
-  // A JVM of its own per store (about 2 s to start): closing it is instant,
-  // where emptying a shared one of a property test's hundreds of tables took
-  // longer than a hook may.
-  const store = await startDynamoDbLocal(ROOT);
+  // DynamoDB Local: a JVM of its own per store (about 2 s to start): closing it is instant, where emptying a shared
+  // one of a property test's hundreds of tables took longer than a hook may.
+  const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
   return {
