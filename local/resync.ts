@@ -82,6 +82,11 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
   const target = new Map<string, Item>();
   for (const item of readModelItems(dataset).items as unknown as Item[]) {
     const old = have.get(keyOf(item));
+    // A derivation counter the table has keeps its number: derived items carry numbers it handed out.
+    if (old && UNTOUCHED_TYPES.has(String(item.type))) {
+      target.set(keyOf(old), old);
+      continue;
+    }
     const kind = SOURCE_TYPES[String(item.type)];
     // A source keeps the version the table knew for it (tombstone or not).
     const next = kind && typeof old?.version === 'number' ? { ...item, version: Math.max(old.version, 0) } : item;

@@ -167,9 +167,9 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     }
 
     // What a change touches, by event size: the same RSVP and the same edit on events with N guests.
-    rows.push('', 'Cost by event size: one new RSVP, and one title edit (moves no list), on an event with N yes/maybe guests.', '');
+    rows.push('', 'Cost by event size: the same RSVP changes and the same edits that move no list, on an event with N yes/maybe guests.', '');
     rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls |', '|---|---|---|---|---|---|');
-    const bySize: Record<string, number[]> = {};
+    const bySize: Record<string, { read: number; write: number }[]> = {};
     for (const size of GUEST_SIZES) {
       const table = `guests-${size}`;
       const crowd = Array.from({ length: size }, (_, i) => ({ id: `usr_c${i}`, username: `crowd${i}` }));
@@ -184,17 +184,22 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       const sized = new ChangeApplier(client, table, { clock });
       const touches: [string, Change][] = [
         ['new RSVP (yes)', { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_party', user_id: 'usr_new', status: 'yes', rsvp_date: '2026-05-03T00:00:00.000Z' } }],
+        ['RSVP status change (maybe to no)', { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_party', user_id: 'usr_c0', status: 'no', rsvp_date: '2026-05-02T00:00:00.000Z' } }],
+        ['RSVP deletion', { type: 'rsvp.deleted', version: 1, event_id: 'evt_party', user_id: 'usr_c1' }],
         ['event title edit', { type: 'event.upserted', version: 1, event: { ...party, title: 'Party, renamed' } }],
+        ['event description and cost edit', { type: 'event.upserted', version: 2, event: { ...party, title: 'Party, renamed', description: 'Bring a friend.', cost: 5 } }],
       ];
       for (const [name, change] of touches) {
         reset();
         await sized.apply(change);
         rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} |`);
-        (bySize[name] ??= []).push(m.wcu + m.rcu);
+        (bySize[name] ??= []).push({ read: m.rcu, write: m.wcu });
       }
     }
+    rows.push('', `| Change | Read capacity ratio, ${GUEST_SIZES.at(-1)} : ${GUEST_SIZES[0]} guests | Write capacity ratio |`, '|---|---|---|');
     for (const [name, capacity] of Object.entries(bySize)) {
-      rows.push(`Ratio of capacity (read + write) at ${GUEST_SIZES.at(-1)} : ${GUEST_SIZES[0]} guests, ${name}: ${(capacity.at(-1)! / capacity[0]!).toFixed(1)}`);
+      const ratio = (k: 'read' | 'write') => (capacity.at(-1)![k] / capacity[0]![k]).toFixed(2);
+      rows.push(`| ${name} | ${ratio('read')} | ${ratio('write')} |`);
     }
   } finally {
     close();

@@ -21,7 +21,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../core/changes.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Outcome } from '../core/fold.js';
-import { eventSourceItem, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
+import type { EventRecord } from './items.js';
+import { eventSourceItem, guestProjection, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import { Deriver } from './derivation.js';
 import { sameContent } from './item-content.js';
 import { Settler, type SettleOptions, type SourceItem } from './settle.js';
@@ -87,9 +88,11 @@ export class ChangeApplier {
         return tombstone(keys.user(change.user_id), 'USER', { user_id: change.user_id });
       case 'event.upserted': {
         const { event } = change;
+        // Whether every guest's items must be derived again: only when what they show of the event changes.
+        const fanout = (stored: Item | undefined) => stored?.deleted === true || guestProjection(stored?.event as EventRecord | undefined) !== guestProjection(event);
         return {
           key: keys.eventSource(event.id),
-          item: () => ({ ...(eventSourceItem(event, v) as unknown as Item), pending: true }),
+          item: (stored) => ({ ...(eventSourceItem(event, v) as unknown as Item), pending: true, ...(fanout(stored) ? { fanout: true } : {}) }),
           missing: async () => ((await this.settler.liveUser(event.creator_id)) ? null : `user ${event.creator_id}`),
           link: userEventLink(event.creator_id, event.id) as unknown as Item,
         };

@@ -1,14 +1,24 @@
 /**
- * The derivation engine: makes one event's derived items (event item, RSVP
- * items, profile entries, their tally entries) equal to what derive.ts — the
- * full load's own derivation — gives for the event's stored sources, under
- * any number of concurrent appliers and crashes (docs/data-model.md, "Write
+ * The derivation engine: makes derived items equal to what derive.ts — the
+ * full load's own derivation — gives for their stored sources, under any
+ * number of concurrent appliers and crashes (docs/data-model.md, "Write
  * side").
  *
- * 1. Take the next number `gen` of the event's counter, then read the event's
- *    partition (sources and derived items, one consistent Query) and users.
- *    A derivation that finds a newer number taken leaves the work to it: the
- *    newer one reads every source write this one was started for.
+ * It works on *units*, each with its own counter and its own items, so that
+ * a change derives only what it touches:
+ * - an event's unit: the event item (counter `SEQ`), from the event's source,
+ *   its creator and the guest-count summaries;
+ * - a guest's unit: one user's RSVP item, count entry and profile entry in
+ *   one event (counter `SEQ#{userId}`), from the event's source, the RSVP's
+ *   source and the user.
+ * No item belongs to two units, so the `gen` stamps on an item always come
+ * from one counter and compare.
+ *
+ * One derivation of a unit:
+ * 1. Take the next number `gen` of the unit's counter, then read (consistent)
+ *    its sources and current items. A derivation that finds a newer number
+ *    taken leaves the work to it: the newer one reads every source write
+ *    this one was started for.
  * 2. Write only what differs, each item stamped `gen` and conditional on an
  *    older stamp, in three groups:
  *    - hiding writes first (tombstones, removed index keys), so no moment
@@ -30,11 +40,12 @@
  * conditional on the exact version read and move their tally entry when
  * their list key changes (writeListed, finishTally).
  */
-import { TTL_ATTRIBUTE, DERIVED_SORT_KEYS, INDEXES, PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
-import { deriveEventAggregate } from './derive.js';
-import type { EventSourceItem, RsvpSourceItem, TableItem } from './items.js';
+import { TTL_ATTRIBUTE, DERIVED_SORT_KEYS, GUEST_COUNT_SUMMARY_PREFIX, INDEXES, PK, SK, countBucket, keys } from './table.js';
+import { GuestCountRecounter } from './guest-counts.js';
+import { deriveEventItem, deriveGuestItems, sumCounts } from './derive.js';
+import type { EventSourceItem, GuestCounts, RsvpSourceItem, TableItem, UserItem } from './items.js';
 import { sameContent } from './item-content.js';
-import type { Item, Key, TableIO } from './table-io.js';
+import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
 import { TallyRecounter } from './tally-recount.js';
 import type { Clock } from '../core/clock.js';
@@ -52,6 +63,7 @@ export class Deriver {
   /** Events derived since the last reset. */
   derivations = 0;
   private readonly tallies: TallyRecounter;
+  readonly counts: GuestCountRecounter;
 
   constructor(
     private readonly io: TableIO,
@@ -59,30 +71,75 @@ export class Deriver {
     private readonly writeConcurrency = 16,
   ) {
     this.tallies = new TallyRecounter(io.client, io.tableName, () => io.writes++);
+    this.counts = new GuestCountRecounter(io);
   }
 
-  /** Re-derives one event's items from its sources. */
-  async derive(eventId: string): Promise<void> {
+  /**
+   * Everything one user's change in one event owes: the user's items there,
+   * the recount of their count bucket, then the event item (its counts, and
+   * the creator snapshot when the user created it). Always all three: a crash
+   * after the count entry and before the recount must be finished by a
+   * repeat that finds the entry already right.
+   */
+  async refreshGuest(eventId: string, userId: string): Promise<void> {
+    await this.deriveGuest(eventId, userId);
+    await this.counts.recount(eventId, countBucket(userId));
+    await this.deriveEvent(eventId);
+  }
+
+  /** Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources. */
+  async deriveEvent(eventId: string): Promise<void> {
+    const own = [keys.event(eventId)];
+    await this.derive(keys.derivationSeq(eventId), own, async () => {
+      const got = await this.io.getMany([keys.eventSource(eventId), keys.derivationSeq(eventId), ...own]);
+      const source = got.get(keyString(keys.eventSource(eventId))) as EventSourceItem | undefined;
+      const event = source && !source.deleted ? source.event : undefined;
+      const summaries = event ? await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_COUNT_SUMMARY_PREFIX }) : [];
+      const creator = event ? await this.liveUser(event.creator_id) : undefined;
+      return { got, target: deriveEventItem({ event, creator, counts: sumCounts(summaries as Partial<GuestCounts>[]) }) };
+    });
+  }
+
+  /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources. */
+  async deriveGuest(eventId: string, userId: string): Promise<void> {
+    const own = [keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
+    await this.derive(keys.guestSeq(eventId, userId), own, async () => {
+      const got = await this.io.getMany([keys.eventSource(eventId), keys.rsvpSource(eventId, userId), keys.guestSeq(eventId, userId), keys.user(userId), ...own]);
+      const source = got.get(keyString(keys.eventSource(eventId))) as EventSourceItem | undefined;
+      const event = source && !source.deleted ? source.event : undefined;
+      const rsvpSource = got.get(keyString(keys.rsvpSource(eventId, userId))) as RsvpSourceItem | undefined;
+      const userItem = got.get(keyString(keys.user(userId))) as UserItem | undefined;
+      const user = userItem && !userItem.deleted ? userItem.user : undefined;
+      const creator = !event ? undefined : event.creator_id === userId ? user : await this.liveUser(event.creator_id);
+      return { got, target: deriveGuestItems({ event, creator, rsvp: rsvpSource && !rsvpSource.deleted ? rsvpSource.rsvp : undefined, user }) };
+    });
+  }
+
+  /**
+   * One unit's derivation (steps 1–3 of the file comment): `read` runs after
+   * the number is taken and answers every item it read (the counter and the
+   * unit's own items among them) and the unit's target items.
+   */
+  private async derive(seqKey: Key, own: readonly Key[], read: () => Promise<{ got: Map<string, Item>; target: TableItem[] }>): Promise<void> {
     this.derivations++;
-    const seqKey = keys.derivationSeq(eventId);
     for (let round = 0; round < MAX_DERIVATION_ROUNDS; round++) {
       const gen = await this.io.increment(seqKey, 'seq', 'DERIVATION_SEQ');
-      const partition = (await this.io.queryAll({ pk: `EVENT#${eventId}` })) as (Item & { sk: string })[];
-      if (Number(partition.find((i) => i.sk === 'SEQ')?.seq) > gen) return;
+      const { got, target: targetItems } = await read();
+      if (Number(got.get(keyString(seqKey))?.seq) > gen) return;
 
-      const existing = new Map(partition.filter((i) => isDerivedKey(i.sk)).map((i) => [i.sk, i]));
+      const existing = new Map(own.flatMap((k) => (got.has(keyString(k)) ? [[k[SK]!, got.get(keyString(k))!] as const] : [])));
       // A derivation that stopped between an item and its tally entry: finish its move first.
       for (const have of existing.values()) {
         if (!have.tally_pending) continue;
         await this.finishTally(have);
         delete have.tally_pending;
       }
-      const target = new Map((await this.targetItems(partition)).map((i) => [i.sk, i as unknown as Item]));
+      const target = new Map(targetItems.map((i) => [i.sk, i as unknown as Item]));
       const plan: Record<Kind, { want: Item; have: Item | undefined }[]> = { hide: [], plain: [], reveal: [] };
-      for (const sk of new Set([...existing.keys(), ...target.keys()])) {
-        const have = existing.get(sk);
+      for (const { [PK]: pk, [SK]: sk } of own) {
+        const have = existing.get(sk!);
         // Where nothing is wanted: a tombstone over a live item, and over another derivation's mark (voiding its reveal).
-        const want = target.get(sk) ?? (have && (have.type !== 'TOMBSTONE' || have.revealing !== undefined) ? { [PK]: `EVENT#${eventId}`, [SK]: sk, type: 'TOMBSTONE' } : undefined);
+        const want = target.get(sk!) ?? (have && (have.type !== 'TOMBSTONE' || have.revealing !== undefined) ? { [PK]: pk, [SK]: sk, type: 'TOMBSTONE' } : undefined);
         if (!want || (have && sameContent(have, want))) continue;
         plan[kindOf(have, want)].push({ want, have });
       }
@@ -100,17 +157,11 @@ export class Deriver {
       }
       if (Number((await this.io.get(seqKey))?.seq) === gen) return;
     }
-    throw new Error(`derivation of ${eventId} did not settle after ${MAX_DERIVATION_ROUNDS} rounds`);
+    throw new Error(`derivation of ${seqKey[PK]} ${seqKey[SK]} did not settle after ${MAX_DERIVATION_ROUNDS} rounds`);
   }
 
-  private async targetItems(partition: Item[]): Promise<TableItem[]> {
-    const source = partition.find((i) => i[SK] === 'SRC') as unknown as EventSourceItem | undefined;
-    if (!source?.event || source.deleted) return [];
-    const rsvps = (partition.filter((i) => String(i[SK]).startsWith(RSVP_SOURCE_PREFIX)) as unknown as RsvpSourceItem[]).flatMap((r) =>
-      r.rsvp && !r.deleted ? [r.rsvp] : [],
-    );
-    const users = await this.io.users([source.event.creator_id, ...rsvps.map((r) => r.user_id)]);
-    return deriveEventAggregate({ event: source.event, creator: users.get(source.event.creator_id), rsvps, users });
+  private async liveUser(userId: string) {
+    return (await this.io.users([userId])).get(userId);
   }
 
   private async each<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
@@ -235,6 +286,4 @@ function isListedKey(sk: string): boolean {
   return sk === DERIVED_SORT_KEYS.event || sk.startsWith(DERIVED_SORT_KEYS.profilePrefix);
 }
 
-function isDerivedKey(sk: string): boolean {
-  return sk === DERIVED_SORT_KEYS.event || sk.startsWith(DERIVED_SORT_KEYS.rsvpPrefix) || sk.startsWith(DERIVED_SORT_KEYS.profilePrefix);
-}
+

@@ -13,11 +13,14 @@ import type { SourceEvent, SourceRsvp, SourceUser } from '../core/dataset.js';
 import { toIso } from '../core/dates.js';
 import type {
   CreatorSnapshot,
+  DerivationSeqItem,
   DerivedItem,
   EventItem,
   EventPayload,
   EventRecord,
   EventSourceItem,
+  GuestCountItem,
+  GuestCountSummaryItem,
   GuestCounts,
   GuestSnapshot,
   ProfileEntryItem,
@@ -29,7 +32,7 @@ import type {
   UserItem,
   UserRecord,
 } from './items.js';
-import { indexKeys, keys } from './table.js';
+import { GUEST_COUNT_PREFIX, indexKeys, keys } from './table.js';
 
 export function isPubliclyVisible(event: Pick<SourceEvent, 'status' | 'visibility'>): boolean {
   return event.status === 'published' && event.visibility === 'public';
@@ -124,63 +127,116 @@ export interface AggregateSources {
 }
 
 /**
- * The derived items of one event: the event item (creator snapshot, guest
- * counts), one item per RSVP of an existing user (guest snapshot), and, for a
- * public event, one profile entry per member (the creator and yes/maybe
- * guests, PRODUCT P7). Deterministic: items come sorted by key.
+ * The derived items of one event, as the full load writes them: the event
+ * item, and per guest (every RSVP's user, and the creator) what
+ * deriveGuestItems gives, plus the count buckets' summaries. The change path
+ * derives the same pieces one at a time (derivation.ts): the event item from
+ * the summaries, a guest's items from that guest's sources alone.
+ * Deterministic: items come sorted by key.
  */
-export function deriveEventAggregate({ event, creator, rsvps, users }: AggregateSources): DerivedItem[] {
-  // A creator that is unknown or deleted: the event is on its way out (its
-  // delete cascades), so it derives nothing anyone could read.
+export function deriveEventAggregate({ event, creator, rsvps, users }: AggregateSources): TableItem[] {
   if (!creator) return [];
-  const visible = isPubliclyVisible(event);
-  const payload = eventPayload(event, creator);
-  const counts: GuestCounts = { yes: 0, maybe: 0, no: 0 };
-  const members = new Map<string, UserRecord>([[creator.id, creator]]);
-  const items: DerivedItem[] = [];
+  const byUser = new Map(rsvps.map((r) => [r.user_id, r]));
+  const items: TableItem[] = [];
+  for (const userId of new Set([creator.id, ...byUser.keys()])) {
+    items.push(...deriveGuestItems({ event, creator, rsvp: byUser.get(userId), user: userId === creator.id ? creator : users.get(userId) }));
+    // Every guest with items has a counter: an event change finds its guests by their counters (settle.ts).
+    const counter: DerivationSeqItem = { type: 'DERIVATION_SEQ', seq: 0 };
+    items.push({ ...keys.guestSeq(event.id, userId), ...counter });
+  }
+  const summaries = guestCountSummaries(event.id, items);
+  items.push(...summaries, ...deriveEventItem({ event, creator, counts: sumCounts(summaries as unknown as GuestCounts[]) }));
+  return items.sort((a, b) => cmp(a.sk, b.sk));
+}
 
-  for (const rsvp of [...rsvps].sort((a, b) => cmp(a.user_id, b.user_id))) {
-    const guest = users.get(rsvp.user_id);
-    if (!guest) continue; // the guest's deletion is cascading; nothing to show
-    const rsvpDate = iso(rsvp.rsvp_date);
-    const item: RsvpItem = { type: 'RSVP', event_id: event.id, rsvp_status: rsvp.status, rsvp_date: rsvpDate, guest: guestSnapshot(guest) };
-    items.push({
-      ...keys.rsvp(event.id, guest.id),
-      ...(visible
-        ? { ...indexKeys.guestOfEvent(event.id, rsvpDate, guest.id), ...indexKeys.guestByStatus(event.id, rsvp.status, rsvpDate, guest.id) }
+/**
+ * The event item: the public fields, the creator snapshot and the guest
+ * counts (the sum of the count buckets). A creator that is unknown or
+ * deleted: the event is on its way out (its delete cascades), so it derives
+ * nothing anyone could read.
+ */
+export function deriveEventItem({ event, creator, counts }: { event: EventRecord | undefined; creator: UserRecord | undefined; counts: GuestCounts }): DerivedItem[] {
+  if (!event || !creator) return [];
+  const payload = eventPayload(event, creator);
+  const eventItem: EventItem = { type: 'EVENT', ...payload, guest_counts: counts };
+  return [
+    {
+      ...keys.event(event.id),
+      ...(isPubliclyVisible(event)
+        ? {
+            ...indexKeys.eventById(event.id),
+            ...indexKeys.userEvent(creator.username, 'HOSTED', payload.start_date, event.id),
+            ...indexKeys.userEventByCreation(creator.username, 'HOSTED', payload.created_at, event.id),
+          }
         : {}),
+      ...eventItem,
+    },
+  ];
+}
+
+/** What a guest's items depend on of their event: when it changes, every guest is derived again; otherwise none is. */
+export function guestProjection(event: EventRecord | undefined): string | null {
+  if (!event) return null;
+  return JSON.stringify([event.creator_id, isPubliclyVisible(event), iso(event.start_date), iso(event.created_at)]);
+}
+
+/**
+ * One user's items in one event (the user answered it, or created it): the
+ * RSVP item (guest snapshot) and its count entry, while the user has a live
+ * RSVP; the profile entry while the event is public and the user is a member
+ * (the creator, or a yes/maybe guest: PRODUCT P7). Nothing while the event or
+ * its creator is gone.
+ */
+export function deriveGuestItems({ event, creator, rsvp, user }: { event: EventRecord | undefined; creator: UserRecord | undefined; rsvp: RsvpRecord | undefined; user: UserRecord | undefined }): DerivedItem[] {
+  if (!event || !creator || !user) return [];
+  const visible = isPubliclyVisible(event);
+  const items: DerivedItem[] = [];
+  if (rsvp) {
+    const rsvpDate = iso(rsvp.rsvp_date);
+    const item: RsvpItem = { type: 'RSVP', event_id: event.id, rsvp_status: rsvp.status, rsvp_date: rsvpDate, guest: guestSnapshot(user) };
+    items.push({
+      ...keys.rsvp(event.id, user.id),
+      ...(visible ? { ...indexKeys.guestOfEvent(event.id, rsvpDate, user.id), ...indexKeys.guestByStatus(event.id, rsvp.status, rsvpDate, user.id) } : {}),
       ...item,
     });
-    counts[rsvp.status]++;
-    if (rsvp.status === 'yes' || rsvp.status === 'maybe') members.set(guest.id, guest);
+    const count: GuestCountItem = { type: 'GUEST_COUNT', rsvp_status: rsvp.status };
+    items.push({ ...keys.guestCount(event.id, user.id), ...count });
   }
+  const member = user.id === event.creator_id || rsvp?.status === 'yes' || rsvp?.status === 'maybe';
+  if (visible && member) {
+    const start = iso(event.start_date);
+    const created = iso(event.created_at);
+    const entry: ProfileEntryItem = { type: 'PROFILE_ENTRY', event_id: event.id, member_id: user.id, start_date: start, created_at: created };
+    items.push({
+      ...keys.profileEntry(event.id, user.id),
+      ...indexKeys.userEvent(user.username, 'PROFILE', start, event.id),
+      ...indexKeys.userEventByCreation(user.username, 'PROFILE', created, event.id),
+      ...entry,
+    });
+  }
+  return items;
+}
 
-  const eventItem: EventItem = { type: 'EVENT', ...payload, guest_counts: counts };
-  items.push({
-    ...keys.event(event.id),
-    ...(visible
-      ? {
-          ...indexKeys.eventById(event.id),
-          ...indexKeys.userEvent(creator.username, 'HOSTED', payload.start_date, event.id),
-          ...indexKeys.userEventByCreation(creator.username, 'HOSTED', payload.created_at, event.id),
-        }
-      : {}),
-    ...eventItem,
+/** The summaries of the count buckets that hold entries (a fresh load has none for an empty bucket). */
+export function guestCountSummaries(eventId: string, items: readonly { sk: string; type: string; rsvp_status?: unknown }[]): TableItem[] {
+  const buckets = new Map<string, GuestCounts>();
+  for (const item of items) {
+    if (item.type !== 'GUEST_COUNT') continue;
+    const bucket = item.sk.slice(GUEST_COUNT_PREFIX.length).split('#')[0]!;
+    const counts = buckets.get(bucket) ?? { yes: 0, maybe: 0, no: 0 };
+    counts[item.rsvp_status as keyof GuestCounts]++;
+    buckets.set(bucket, counts);
+  }
+  return [...buckets].map(([bucket, counts]) => {
+    const summary: GuestCountSummaryItem = { type: 'GUEST_COUNT_SUMMARY', ...counts };
+    return { ...keys.guestCountSummary(eventId, bucket), ...summary };
   });
+}
 
-  // Profile = own public events + public events answered yes/maybe, each once (PRODUCT P7).
-  if (visible) {
-    for (const member of [...members.values()].sort((a, b) => cmp(a.id, b.id))) {
-      const entry: ProfileEntryItem = { type: 'PROFILE_ENTRY', ...payload, member_id: member.id };
-      items.push({
-        ...keys.profileEntry(event.id, member.id),
-        ...indexKeys.userEvent(member.username, 'PROFILE', payload.start_date, event.id),
-        ...indexKeys.userEventByCreation(member.username, 'PROFILE', payload.created_at, event.id),
-        ...entry,
-      });
-    }
-  }
-  return items.sort((a, b) => cmp(a.sk, b.sk));
+export function sumCounts(summaries: readonly Partial<GuestCounts>[]): GuestCounts {
+  const total: GuestCounts = { yes: 0, maybe: 0, no: 0 };
+  for (const s of summaries) for (const status of ['yes', 'maybe', 'no'] as const) total[status] += Number(s[status] ?? 0);
+  return total;
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

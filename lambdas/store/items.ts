@@ -47,9 +47,31 @@ export interface EventItem extends EventPayload {
   guest_counts: GuestCounts;
 }
 
-export interface ProfileEntryItem extends EventPayload {
+/**
+ * A member's entry in their profile list: where the event is listed, no
+ * copy of it. The list reads the event items it points at, so an edit of an
+ * event rewrites its own item only, however many members list it.
+ */
+export interface ProfileEntryItem {
   type: 'PROFILE_ENTRY';
+  event_id: string;
   member_id: string;
+  start_date: string;
+  created_at: string;
+}
+
+/** What one linked guest adds to the event's guest counts (no guest data). */
+export interface GuestCountItem {
+  type: 'GUEST_COUNT';
+  rsvp_status: RsvpStatus;
+}
+
+/** One count bucket's guests per status (recounted from its entries). */
+export interface GuestCountSummaryItem extends GuestCounts {
+  type: 'GUEST_COUNT_SUMMARY';
+  /** Recount bookkeeping, as on tally summaries. */
+  ticket?: number;
+  counted?: number;
 }
 
 export interface GuestSnapshot {
@@ -220,7 +242,7 @@ export interface TableKeys {
 }
 
 /** Items derived from an event's sources: what the read paths serve. */
-export type DerivedItem = (EventItem | ProfileEntryItem | RsvpItem) & TableKeys;
+export type DerivedItem = (EventItem | ProfileEntryItem | RsvpItem | GuestCountItem) & TableKeys;
 
 export type TableItem = (
   | EventItem
@@ -234,6 +256,8 @@ export type TableItem = (
   | DerivedTombstoneItem
   | TallyEntryItem
   | TallySummaryItem
+  | GuestCountItem
+  | GuestCountSummaryItem
   | ApiKeyItem
   | KeyRecordItem
   | KeyPointerItem

@@ -3,7 +3,7 @@
  * Each method is one access pattern from docs/data-model.md; the comments give
  * its round trips. No Scan anywhere.
  */
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyReader, EventReader, ListOrder, StartWindow } from '../core/ports.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
@@ -86,7 +86,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
    */
   async listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending = false): Promise<EventPayload[]> {
     const input = this.startWindowQuery(username, list, window, descending);
-    return input ? this.queryAll<EventPayload>(input, limit) : [];
+    return input ? this.eventsOf(list, await this.queryAll<EventPayload>(input, limit)) : [];
   }
 
   /**
@@ -99,10 +99,10 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     if (order.by === 'start') {
       const input = this.startWindowQuery(username, list, order.window, order.descending);
       if (!input) return [];
-      return order.descending ? this.latestFirst<EventPayload>(input, INDEXES.userEvents, count) : this.queryAll<EventPayload>(input, count);
+      return this.eventsOf(list, await (order.descending ? this.latestFirst<EventPayload>(input, INDEXES.userEvents, count) : this.queryAll<EventPayload>(input, count)));
     }
     const { partitionKey, name } = INDEXES.userCreated;
-    return this.latestFirst<EventPayload>(
+    return this.eventsOf(list, await this.latestFirst<EventPayload>(
       {
         TableName: this.tableName,
         IndexName: name,
@@ -113,7 +113,36 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
       },
       INDEXES.userCreated,
       count,
+    ));
+  }
+
+  /**
+   * A HOSTED list's items are the event items themselves. A PROFILE list's
+   * are entries that point at them (so an event edit rewrites one item, not
+   * one per member): the events are read by key, up to 100 per BatchGetItem,
+   * all at once — one more round trip. Only an event item that is in the
+   * event index is public; an entry whose event was hidden a moment ago (the
+   * index lags, or the entry's own hide is still on its way) shows nothing.
+   */
+  private async eventsOf(list: ProfileList, items: EventPayload[]): Promise<EventPayload[]> {
+    if (list === 'HOSTED' || items.length === 0) return items;
+    const ids = [...new Set(items.map((i) => i.event_id))];
+    const found = new Map<string, EventPayload>();
+    const batches = [];
+    for (let i = 0; i < ids.length; i += 100) batches.push(ids.slice(i, i + 100));
+    await Promise.all(
+      batches.map(async (batch) => {
+        let request: Record<string, unknown>[] | undefined = batch.map((id) => keys.event(id));
+        while (request && request.length) {
+          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request } } }));
+          for (const item of (out.Responses?.[this.tableName] ?? []) as (EventItem & Record<string, unknown>)[]) {
+            if (item.type === 'EVENT' && item[INDEXES.event.partitionKey] !== undefined) found.set(item.event_id, item);
+          }
+          request = out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+        }
+      }),
     );
+    return items.flatMap((i) => found.get(i.event_id) ?? []);
   }
 
   /**

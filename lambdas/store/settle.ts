@@ -6,14 +6,15 @@
  * settles it, and only then does its own work. So the follow-up never
  * depends on which change happens to arrive next.
  *
- * | stored item            | follow-up                                                     |
- * |------------------------|---------------------------------------------------------------|
- * | user tombstone         | cascade: each linked event it created, and its RSVPs, go      |
- * | live user              | fan-out: re-derive each linked event (copies of the user)     |
- * | event tombstone        | tombstone its RSVPs, then derive (removes every copy)         |
- * | live event             | creator gone? then the event goes (cascade); derive           |
- * | RSVP tombstone         | derive its event                                              |
- * | live RSVP              | event or user gone? then the RSVP goes; derive its event      |
+ * | stored item            | follow-up                                                          |
+ * |------------------------|--------------------------------------------------------------------|
+ * | user tombstone         | cascade: each linked event it created, and its RSVPs, go           |
+ * | live user              | fan-out: per linked event, the user's items and the event item     |
+ * | event tombstone        | tombstone its RSVPs; the event item and every guest's items go     |
+ * | live event             | creator gone? the event goes (cascade); the event item; and every  |
+ * |                        | guest's items only when what they show of the event changed        |
+ * | RSVP tombstone         | the guest's items, their count bucket, the event item              |
+ * | live RSVP              | event or user gone? the RSVP goes; then as a tombstone does        |
  *
  * `pending` is cleared only when the follow-up is done, conditional on the
  * very state settled (version and liveness), so a cascade that turned a
@@ -27,7 +28,7 @@
  */
 import type { Deriver } from './derivation.js';
 import type { EventSourceItem, RsvpRecord, RsvpSourceItem, UserItem, UserRecord } from './items.js';
-import { LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
+import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, countBucket, keys } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 
 export interface SettleOptions {
@@ -46,7 +47,7 @@ export class FanOutIncomplete extends Error {
   }
 }
 
-export type SourceItem = Item & { pk: string; sk: string; type: string; version: number; deleted?: boolean; pending?: boolean };
+export type SourceItem = Item & { pk: string; sk: string; type: string; version: number; deleted?: boolean; pending?: boolean; fanout?: boolean };
 
 export class Settler {
   constructor(
@@ -61,7 +62,7 @@ export class Settler {
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
-        await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.derive(eventId)));
+        await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.refreshGuest(eventId, userId)));
         break;
       }
       case 'EVENT_SOURCE': {
@@ -69,14 +70,20 @@ export class Settler {
         const creator = (stored as unknown as EventSourceItem).event?.creator_id;
         if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
         else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored);
-        await this.deriver.derive(eventId);
+        // The event item first: hiding it hides the event from every route that starts from it.
+        await this.deriver.deriveEvent(eventId);
+        // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
+        if (stored.deleted || stored.fanout) {
+          await this.deriveGuestsOf(stored, creator);
+          await this.deriver.deriveEvent(eventId);
+        }
         break;
       }
       case 'RSVP_SOURCE': {
         const rsvp = (stored as unknown as RsvpSourceItem).rsvp;
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
         if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored);
-        await this.deriver.derive(String(stored.event_id));
+        await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id));
         break;
       }
       default:
@@ -99,7 +106,7 @@ export class Settler {
   }
 
   private async clearPending(stored: SourceItem): Promise<void> {
-    await this.io.updateIf(keyOf(stored), 'REMOVE #pending, pending_after', stored.deleted ? '#version = :v AND #deleted = :true' : '#version = :v AND attribute_not_exists(#deleted)', {
+    await this.io.updateIf(keyOf(stored), 'REMOVE #pending, pending_after, fanout', stored.deleted ? '#version = :v AND #deleted = :true' : '#version = :v AND attribute_not_exists(#deleted)', {
       ':v': stored.version,
       ...(stored.deleted ? { ':true': true } : {}),
     }, { '#pending': 'pending', '#deleted': 'deleted' });
@@ -125,6 +132,32 @@ export class Settler {
     }
   }
 
+  /**
+   * Every guest's items of an event whose projection on them changed (or
+   * that is gone), a chunk at a time with the last finished guest saved, like
+   * a user's fan-out. The guests are every user with a derivation counter in
+   * the event (whoever ever derived an item there has one), and the creator.
+   * A guest derivation that takes its counter after this Query read it also
+   * reads the event's source after it: it derives from the new state itself.
+   */
+  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined): Promise<void> {
+    const eventId = String(stored.event_id);
+    const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
+    if (creator && after === undefined) await this.deriver.deriveGuest(eventId, creator);
+    const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
+    const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
+    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
+    for (let i = 0; i < guests.length; i += chunk) {
+      if (i > 0) this.checkTime(eventId);
+      const part = guests.slice(i, i + chunk);
+      await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g)));
+      for (const bucket of new Set(part.map(countBucket))) await this.deriver.counts.recount(eventId, bucket);
+      if (i + chunk < guests.length) {
+        await this.io.updateIf(keyOf(stored), 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!, ':v': stored.version, ':true': true }, { '#pending': 'pending' });
+      }
+    }
+  }
+
   /** One linked event of a deleted user: the event goes if the user created it (checked at the write), and the user's RSVP to it. */
   private async cascadeUser(eventId: string, userId: string): Promise<void> {
     for (;;) {
@@ -139,7 +172,7 @@ export class Settler {
     }
     const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
-    await this.deriver.derive(eventId);
+    await this.deriver.refreshGuest(eventId, userId);
   }
 
   /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */

@@ -102,7 +102,13 @@ export class TableIO {
     const names: Record<string, string> = { '#pk': PK };
     const values: Record<string, unknown> = { ':pk': q.pk };
     let condition = '#pk = :pk';
-    if (q.after !== undefined) {
+    if (q.after !== undefined && q.prefix !== undefined) {
+      // The rest of a prefix after a sort key: BETWEEN is inclusive, so the key itself is dropped below.
+      condition += ' AND #sk BETWEEN :after AND :end';
+      names['#sk'] = SK;
+      values[':after'] = q.after;
+      values[':end'] = `${q.prefix}\uffff`;
+    } else if (q.after !== undefined) {
       condition += ' AND #sk > :after';
       names['#sk'] = SK;
       values[':after'] = q.after;
@@ -119,7 +125,21 @@ export class TableIO {
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
     } while (start);
-    return q.after !== undefined && q.prefix !== undefined ? items.filter((i) => String(i[SK]).startsWith(q.prefix!)) : items;
+    return q.after !== undefined ? items.filter((i) => String(i[SK]) !== q.after && (q.prefix === undefined || String(i[SK]).startsWith(q.prefix))) : items;
+  }
+
+  /** Items by key (consistent BatchGetItem), keyed by keyString; absent keys are absent. */
+  async getMany(wanted: readonly Key[]): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    for (let i = 0; i < wanted.length; i += 100) {
+      let request: Key[] | undefined = wanted.slice(i, i + 100);
+      while (request && request.length) {
+        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
+        for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
+        request = out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined;
+      }
+    }
+    return found;
   }
 
   /** Live users by id. */
@@ -137,6 +157,8 @@ export class TableIO {
     return found;
   }
 }
+
+export const keyString = (k: Record<string, unknown>): string => `${String(k[PK])}\u0000${String(k[SK])}`;
 
 /** The names an expression uses, or nothing: DynamoDB refuses unused names and an empty map. */
 function attributeNames(expression: string, names: Record<string, string>): { ExpressionAttributeNames?: Record<string, string> } {

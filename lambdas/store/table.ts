@@ -79,6 +79,12 @@ export const keys = {
   derivationSeq: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SEQ' }),
   rsvp: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `RSVP#${userId}` }),
   profileEntry: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `PROFILE#${userId}` }),
+  /** One guest's derivation counter: a guest's items (RSVP, profile entry, count entry) are derived on their own (derivation.ts). */
+  guestSeq: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_SEQ_PREFIX}${userId}` }),
+  /** What one guest adds to the event's guest counts, in the guest's count bucket. */
+  guestCount: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_COUNT_PREFIX}${countBucket(userId)}#${userId}` }),
+  /** A count bucket's totals per status, recounted from its entries (guest-counts.ts). */
+  guestCountSummary: (eventId: string, bucket: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_COUNT_SUMMARY_PREFIX}${bucket}` }),
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
   /** A user's active-key counter: the 10-key limit is a conditional update of it. */
   keyCounter: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'COUNTER' }),
@@ -91,6 +97,25 @@ export const keys = {
 };
 
 export const LINK_PREFIX = 'LINK#';
+export const GUEST_SEQ_PREFIX = 'SEQ#';
+export const GUEST_COUNT_PREFIX = 'COUNT#';
+export const GUEST_COUNT_SUMMARY_PREFIX = 'COUNTS#';
+/**
+ * Guest counts are kept per bucket of guests, so that an RSVP recounts one
+ * bucket (about guests / 64 tiny entries) and the event sums 64 summaries at
+ * most: the same cost on an event of 10 or 10,000 guests.
+ */
+export const GUEST_COUNT_BUCKETS = 64;
+
+/** A user's count bucket: FNV-1a of the id, two decimal digits (stable across runtimes). */
+export function countBucket(userId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < userId.length; i++) {
+    hash ^= userId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return String(hash % GUEST_COUNT_BUCKETS).padStart(2, '0');
+}
 export const RSVP_SOURCE_PREFIX = 'SRC#RSVP#';
 /** Sort keys of the items derived from an event's sources (everything else in its partition is bookkeeping or source). */
 export const DERIVED_SORT_KEYS = { event: 'EVENT', rsvpPrefix: 'RSVP#', profilePrefix: 'PROFILE#' } as const;

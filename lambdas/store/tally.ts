@@ -101,14 +101,14 @@ export function summaryItems(entries: readonly TallyKey[]): TableItem[] {
 }
 
 /** Full load: every derived item's tally entry, and their summaries. */
-export function tallyItems(derived: readonly DerivedItem[]): TableItem[] {
+export function tallyItems(derived: readonly TableItem[]): TableItem[] {
   const entries: TallyKey[] = [];
   const items: TableItem[] = [];
   for (const item of derived) {
     const key = tallyKeyOf(item as unknown as Record<string, unknown>);
     if (!key) continue;
     entries.push(key);
-    items.push(tallyEntry(key, item.event_id as string));
+    items.push(tallyEntry(key, String((item as { event_id?: unknown }).event_id)));
   }
   return [...items, ...summaryItems(entries)];
 }

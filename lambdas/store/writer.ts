@@ -39,7 +39,7 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
   }
 
   const items: TableItem[] = [];
-  const derivedItems: DerivedItem[] = [];
+  const derivedItems: TableItem[] = [];
   const summary = { users: users.size, events: { public: 0, hidden: 0 }, rsvps: { linked: 0, anonymous }, profileEntries: 0 };
   for (const user of users.values()) items.push(userItem(user, 0));
   for (const event of dataset.events) {

@@ -100,8 +100,10 @@ describe('unpaginated lists of a 10,000-event host', () => {
     });
     // The OpenAPI documents' example of this 400 is this very answer.
     expect(JSON.parse(res.body)).toEqual(EXAMPLES.windowTooLarge);
-    // UNPAGINATED_MAX_EVENTS + 1 items at ~1 KB: one or two 1 MB pages, never the 10,000.
-    expect(store.calls.length).toBeLessThanOrEqual(2);
+    // UNPAGINATED_MAX_EVENTS + 1 items at ~1 KB: one or two 1 MB pages, never the 10,000; a profile list's entries
+    // then read the events they point at, at most 100 a BatchGetItem.
+    const resolve = path.endsWith('profile-events') ? Math.ceil((UNPAGINATED_MAX_EVENTS + 1) / 100) : 0;
+    expect(store.calls.length).toBeLessThanOrEqual(2 + resolve);
   });
 
   it.each([

@@ -17,7 +17,7 @@ type Item = Record<string, unknown>;
 const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'ticket', 'counted', 'revealing'];
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
-const emptySummary = (i: Item) => i.type === 'TALLY_SUMMARY' && !i.count;
+const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);
 
 export const scanAll = scanTable;
 

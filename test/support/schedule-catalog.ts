@@ -105,8 +105,8 @@ export const triples: Scenario[] = [
   { name: 'creator deletion, name reuse, RSVP', d0, changes: [c.deleteAlice, c.carolRenamedToAlice, c.bobGoesToGig] },
 ];
 
-/** Deliveries that work in chunks (a user's events, a deleted event's RSVPs): the ones a time limit can stop. */
-const fansOut = (s: Scenario, i: number) => s.changes[i]!.type.startsWith('user.') || s.changes[i]!.type === 'event.deleted';
+/** Deliveries that work in chunks (a user's events; an event's RSVPs and guests when it is deleted, hidden or moved): the ones a time limit can stop. */
+const fansOut = (s: Scenario, i: number) => s.changes[i]!.type.startsWith('user.') || s.changes[i]!.type.startsWith('event.');
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 const writesOf = (run: Map<Step, { writes: number }>, step: Step) => run.get(step)?.writes ?? 0;
