@@ -30,7 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { build } from 'esbuild';
 import { fixedClock } from '../lambdas/core/clock.js';
@@ -141,7 +141,9 @@ async function runtimeFigures() {
       const input = args.input as Record<string, unknown>;
       input.ReturnConsumedCapacity = 'TOTAL';
       const out = await next(args);
-      const capacity = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      // BatchGetItem answers one ConsumedCapacity per table, in an array.
+      const used = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+      const capacity = [used ?? []].flat().reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
       if (recording) recorded.push({ name: String(context.commandName), input: structuredClone(input), capacity });
       return out;
     },
@@ -161,6 +163,7 @@ async function runtimeFigures() {
       delete input.ReturnConsumedCapacity;
       if (call.name === 'QueryCommand') await raw.send(new QueryCommand(input as never));
       else if (call.name === 'GetItemCommand') await raw.send(new GetCommand(input as never));
+      else if (call.name === 'BatchGetItemCommand') await raw.send(new BatchGetCommand(input as never));
       else throw new Error(`bench cannot replay ${call.name}`);
     }
   };

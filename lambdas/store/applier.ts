@@ -34,7 +34,7 @@ export { FanOutIncomplete } from './settle.js';
 export type ApplyResult = Outcome & {
   /** Items written (puts and updates) for this change, fan-out included. */
   writes: number;
-  /** Events re-derived. */
+  /** Units re-derived (an event item; one guest's items in one event). */
   derivations: number;
 };
 

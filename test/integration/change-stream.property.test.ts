@@ -209,7 +209,8 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
       expect({ crashAfter, model: readModel(await scanAll(client, table)) }).toEqual({ crashAfter, model: expected });
       if (finished) break; // the change needed fewer calls than crashAfter: every crash point is covered
     }
-  }, TIMEOUT);
+    // One load and one run per call of the change: a move or a hide makes a hundred calls or so.
+  }, 4 * TIMEOUT);
 
   it('changes applied at once by separate appliers end as if applied one after another, in some order', async () => {
     await fc.assert(

@@ -117,7 +117,8 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(after).not.toHaveProperty('pending');
     expect(after).not.toHaveProperty('pending_after');
     expect(readModel(await scanAll(store.client, 'ingest-fanout'))).toEqual(await freshLoadReadModel(store.client, 'ingest-fanout-expected', fold(d0, [rename]).dataset));
-  });
+    // 80 linked events, each moving two lists (about 60 store calls apiece).
+  }, 120_000);
 
   it('deletes an event with 40 RSVPs by continuations too', async () => {
     const guests = Array.from({ length: 40 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}` }));
