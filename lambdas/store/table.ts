@@ -8,8 +8,10 @@
  * public read paths may see (public + published events, their linked RSVPs, and
  * profile entries). Every read of event or guest data starts from a GSI, so a
  * private or draft event, and an anonymous RSVP, has no key any read can reach.
- * The one read of the base table by a list route is of a list's tally
- * (tally.ts): counts and event ids of public events only, never returned.
+ * The base-table reads of the list routes are a list's tally (tally.ts: counts
+ * and event ids of public events only, never returned) and, for a profile
+ * list, the event items its entries point at, of which only those in the event
+ * index are shown (repository.ts).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -62,8 +64,9 @@ export type ProfileList = 'HOSTED' | 'PROFILE';
 /**
  * Base-table keys. An event's partition holds its sources (the records the web
  * product sent: the event and its RSVPs, with their versions), the items
- * derived from them (event, RSVPs, profile entries) and the derivation counter,
- * so one consistent Query reads everything one derivation needs. A user's
+ * derived from them (event, RSVPs, profile entries, guest counts) and the
+ * derivation counters (the event item's, and one per guest), each derivation
+ * reading its unit's few items by key (derivation.ts). A user's
  * partition holds the user (the source and the item the API reads, by id) and
  * one link per event the user touches, so a user change finds every event it
  * affects without a scan.
