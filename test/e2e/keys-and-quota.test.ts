@@ -63,7 +63,7 @@ describe('npm run keys against a running local server', () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
     expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
-    // An empty name is given, not missing: the clear error and exit 1 the README promises, not a usage line.
+    // An empty name is given, not missing: the clear error and exit 1 docs/keys-and-quota.md promises, not a usage line.
     for (const name of ['', '   ']) {
       const empty = await keysCli('create', '--user', 'frank', '--name', name);
       expect(empty).toMatchObject({ code: 1, stdout: '' });
