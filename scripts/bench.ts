@@ -26,6 +26,8 @@
  * priced from this run's read units, round trips, times and response bytes,
  * with the authorizer timed the same way for the keyed routes.
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../local/sdk-node-warning.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
