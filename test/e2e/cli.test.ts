@@ -11,7 +11,7 @@ import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { createServer } from 'node:net';
 import { send } from '../support/hostile.js';
-import { runTs, waitForOutput } from '../support/process.js';
+import { newcomerEnv, runTs, waitForOutput } from '../support/process.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pe-cli-'));
@@ -46,8 +46,8 @@ describe('npm start', () => {
   });
 
   it('prints its banner and nothing else on a first run: no AWS SDK Node-version notice, no warning', async () => {
-    // runTs passes the environment through untouched, as a newcomer's shell would (no switch set by the test).
-    expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
+    // runTs starts it in the environment a newcomer's shell has: without the SDK switch jest sets for itself.
+    expect(newcomerEnv().AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
     const run = runTs('local/cli/start.ts', ['--port', '0']);
     await waitForOutput(run, /Data: npm run data:load/);
     run.child.kill('SIGTERM');
