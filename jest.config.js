@@ -10,6 +10,14 @@
  *   test/support/store.ts. `--selectProjects dynalite` runs only the first.
  */
 
+// The AWS SDK v3 warns on Node < 22 (NodeVersionSupportWarning) once per module
+// registry, that is once per test file: dozens of identical notices in `npm
+// test` that say nothing about the tests. The same switch as the CLIs'
+// (local/sdk-node-warning.ts), set here for jest and its workers only;
+// test/support/process.ts removes it again for the CLIs the tests spawn, so
+// those prove they quiet it themselves.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /**
  * THE list of change-path test files: everything that writes through the
  * change path or the loader. A new file of that kind is added here.

@@ -16,7 +16,7 @@ export const NAG_REASONS = {
   ),
   waf: ack(
     'APIG3',
-    'No WAF web ACL by default: abuse is bounded by the per-key usage plan and throttle (Public) and the stage throttle (Embed). Operators can attach a web ACL to the stages when traffic justifies its fixed monthly cost (see README).',
+    'No WAF web ACL by default: abuse is bounded by the per-key usage plan and throttle (Public) and the stage throttle (Embed). Operators can attach a web ACL to the stages when traffic justifies its fixed monthly cost (see docs/deploy.md).',
   ),
   cognito: ack(
     'COG4',
@@ -42,7 +42,7 @@ export const NAG_REASONS = {
   cdnNoGeoRestriction: ack('CFR1', 'The widget is embedded on pages read worldwide and serves public event data: there is no country to exclude.'),
   cdnNoWaf: ack(
     'CFR2',
-    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, README "Deploy"); the edge cache and the stage throttle bound the origin load meanwhile.',
+    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, docs/deploy.md); the edge cache and the stage throttle bound the origin load meanwhile.',
   ),
 };
 

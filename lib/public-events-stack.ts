@@ -123,7 +123,7 @@ export class PublicEventsStack extends Stack {
     new CfnOutput(this, 'PublicApiUrl', { value: `${publicApi.url}${SURFACES.public.slice(1)}` });
     if (config.embedCdn) {
       this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn: config.embedWebAclArn });
-      // The address widgets should use: the edge. The execute-api URL stays reachable (README, "Deploy").
+      // The address widgets should use: the edge. The execute-api URL stays reachable (docs/deploy.md).
       new CfnOutput(this, 'EmbedApiUrl', { value: `https://${this.embedCdn.distribution.distributionDomainName}${SURFACES.embed}` });
       new CfnOutput(this, 'EmbedOriginUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
     } else {

@@ -14,6 +14,15 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})$/;
 const PLAIN_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/**
+ * The longest date bound DATE_TIME accepts, `2026-05-01T10:00:00.123456789+02:00`
+ * (35 characters): query parameters longer than this are refused before parsing,
+ * and the OpenAPI documents state it as their maxLength.
+ */
+export const DATE_BOUND_MAX_LENGTH = 35;
+/** Every datetime the API answers is toISOString() output of a UTC year 0001-9999: always 24 characters. */
+export const ISO_STRING_LENGTH = 24;
+
 export type DateBound = 'lower' | 'upper';
 
 function validCalendarDate(year: number, month: number, day: number): boolean {

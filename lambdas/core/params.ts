@@ -5,9 +5,9 @@
  * Nothing reaches DynamoDB before it has passed through here.
  */
 import * as z from 'zod';
-import { parseDateBound, type DateBound } from './dates.js';
+import { DATE_BOUND_MAX_LENGTH, parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
-import { EVENT_ID_PATTERN, USERNAME_PATTERN } from './ids.js';
+import { EVENT_ID_MAX_LENGTH, EVENT_ID_PATTERN, USERNAME_MAX_LENGTH, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
 
@@ -17,13 +17,14 @@ export type GuestStatusFilter = (typeof GUEST_STATUSES)[number];
 export const EVENT_TYPES = ['upcoming', 'past', 'profile'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-function required(requiredMessage: string, pattern: RegExp, invalidMessage: string) {
+function required(requiredMessage: string, pattern: RegExp, maxLength: number, invalidMessage: string) {
   return z.string().optional().transform((value, ctx): string => {
     if (value === undefined || value.trim() === '') {
       ctx.addIssue({ code: 'custom', message: requiredMessage });
       return z.NEVER;
     }
-    if (!pattern.test(value)) {
+    // The length first: a value of any size is refused with the same 400 without being scanned.
+    if (value.length > maxLength || !pattern.test(value)) {
       ctx.addIssue({ code: 'custom', message: invalidMessage });
       return z.NEVER;
     }
@@ -40,22 +41,28 @@ function required(requiredMessage: string, pattern: RegExp, invalidMessage: stri
 export const eventIdParam = required(
   MESSAGES.eventIdRequired,
   EVENT_ID_PATTERN,
+  EVENT_ID_MAX_LENGTH,
   'Invalid event id: expected evt_ followed by 1-64 letters, digits, "_" or "-"',
-).meta({ type: 'string', pattern: EVENT_ID_PATTERN.source, description: 'The event id.', example: 'evt_jazz01' });
+).meta({ type: 'string', pattern: EVENT_ID_PATTERN.source, maxLength: EVENT_ID_MAX_LENGTH, description: 'The event id.', example: 'evt_jazz01' });
 /** A username path parameter; Variant B words the missing case differently. */
 export const requiredUsername = (missingMessage: string) =>
-  required(missingMessage, USERNAME_PATTERN, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)').meta({
+  required(missingMessage, USERNAME_PATTERN, USERNAME_MAX_LENGTH, 'Invalid username: expected 1-64 letters, digits, ".", "_" or "-" (no "@" prefix)').meta({
     type: 'string',
     pattern: USERNAME_PATTERN.source,
+    maxLength: USERNAME_MAX_LENGTH,
     description: 'The username, without "@"; matched ignoring case.',
     example: 'alice',
   });
 export const usernameParam = requiredUsername(MESSAGES.usernameRequired);
 
+/** The largest `int32`: pagination integers are int32 on the wire (no list comes near it). */
+export const INT32_MAX = 2_147_483_647;
+
 function integerParam(fallback: number, min: number, max: number, message: string) {
   return z.string().optional().transform((value, ctx): number => {
     if (value === undefined) return fallback;
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    // At most 10 digits (INT32_MAX's): longer digit strings are refused without converting them.
+    const n = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isSafeInteger(n) || n < min || n > max) {
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
@@ -65,11 +72,12 @@ function integerParam(fallback: number, min: number, max: number, message: strin
 }
 
 export const limitParam = (fallback: number) =>
-  integerParam(fallback, 1, 100, MESSAGES.limitRange).meta({ type: 'integer', minimum: 1, maximum: 100, default: fallback, description: 'Page size.' });
-export const offsetParam = integerParam(0, 0, Number.MAX_SAFE_INTEGER, 'Offset must be an integer greater than or equal to 0').meta({
+  integerParam(fallback, 1, 100, MESSAGES.limitRange).meta({ type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: fallback, description: 'Page size.' });
+export const offsetParam = integerParam(0, 0, INT32_MAX, `Offset must be an integer from 0 to ${INT32_MAX}`).meta({
   type: 'integer',
+  format: 'int32',
   minimum: 0,
-  maximum: Number.MAX_SAFE_INTEGER,
+  maximum: INT32_MAX,
   default: 0,
   description: 'Items to skip; stop when offset + limit >= total.',
 });
@@ -105,7 +113,7 @@ const dateParam = (bound: DateBound, description: string) =>
     .optional()
     .transform((value, ctx): Date | undefined => {
       if (value === undefined) return undefined;
-      const date = parseDateBound(value, bound);
+      const date = value.length > DATE_BOUND_MAX_LENGTH ? null : parseDateBound(value, bound);
       if (!date) {
         ctx.addIssue({ code: 'custom', message: MESSAGES.invalidDate });
         return z.NEVER;
@@ -114,6 +122,7 @@ const dateParam = (bound: DateBound, description: string) =>
     })
     .meta({
       type: 'string',
+      maxLength: DATE_BOUND_MAX_LENGTH,
       description: `${description} ISO 8601 date-time with \`Z\` or an offset, or \`YYYY-MM-DD\` (a whole UTC day).`,
       example: bound === 'lower' ? '2027-01-01' : '2027-12-31T23:59:59Z',
     });

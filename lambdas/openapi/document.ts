@@ -7,9 +7,10 @@
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
+import { DAILY_QUOTA, QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
 import type { UserEventsVariant } from '../core/config.js';
 import { API_GATEWAY_LIMITS } from '../core/gateway-limits.js';
+import { EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../core/ids.js';
 import { errorEnvelopeSchema, validationErrorSchema } from '../core/response-schemas.js';
 import { EMBED_CORS } from '../http/embed-cors.js';
 import { SURFACES, routes, type RouteDefinition, type Surface } from '../routes.js';
@@ -23,12 +24,21 @@ export interface DocumentOptions {
   userEventsVariant: UserEventsVariant;
 }
 
-/** A response header as OpenAPI describes it. */
+/** A response header as OpenAPI describes it, bounded as the OWASP rules ask (.spectral.yaml). */
 interface Header {
   description: string;
   required: boolean;
-  schema: { type: 'string' | 'integer'; enum?: string[]; minimum?: number };
+  schema:
+    | { type: 'string'; enum: string[] }
+    | { type: 'string'; maxLength: number; pattern?: string }
+    | { type: 'integer'; format: 'int32' | 'int64'; minimum: number; maximum: number };
 }
+
+const SECONDS_PER_DAY = 86_400;
+/** 10000-01-01T00:00:00Z in Unix seconds: every instant the API deals in is before it (UTC years 0001-9999). */
+const UNIX_SECONDS_MAX = 253_402_300_800;
+/** `public, max-age=N`, N at most a day (the configuration's bound). */
+const CACHE_CONTROL: Header['schema'] = { type: 'string', maxLength: 'public, max-age=86400'.length, pattern: '^public, max-age=\\d{1,5}$' };
 type HeadersObject = Exclude<NonNullable<ResponseConfig['headers']>, z.ZodType>;
 // The generator's header type comes from openapi3-ts and does not unify with
 // this narrower literal type; the shape is the OpenAPI Header Object.
@@ -39,15 +49,31 @@ const CORS_HEADERS: Record<string, Header> = {
 };
 
 const RATE_LIMIT_HEADERS: Record<keyof typeof QUOTA_EXCEEDED_HEADERS, Header> = {
-  'X-RateLimit-Limit': { description: 'Requests per key per UTC day.', required: true, schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Remaining': { description: 'Requests left today (0). Absent on the per-second throttle.', required: false, schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'Unix seconds of the next UTC midnight. Absent on the per-second throttle.', required: false, schema: { type: 'integer', minimum: 0 } },
-  'Retry-After': { description: 'Seconds until the quota resets (rounded up); 1 for the per-second throttle.', required: true, schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Limit': { description: 'Requests per key per UTC day.', required: true, schema: { type: 'integer', format: 'int32', minimum: 1, maximum: DAILY_QUOTA } },
+  'X-RateLimit-Remaining': { description: 'Requests left today (0). Absent on the per-second throttle.', required: false, schema: { type: 'integer', format: 'int32', minimum: 0, maximum: DAILY_QUOTA } },
+  'X-RateLimit-Reset': {
+    description: 'Unix seconds of the next UTC midnight. Absent on the per-second throttle.',
+    required: false,
+    schema: { type: 'integer', format: 'int64', minimum: 0, maximum: UNIX_SECONDS_MAX },
+  },
+  'Retry-After': {
+    description: 'Seconds until the quota resets (rounded up); 1 for the per-second throttle.',
+    required: true,
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: SECONDS_PER_DAY },
+  },
 };
 
 /** Sent with every non-JSON body (lambdas/http/embed-route.ts). */
 const DOWNLOAD_HEADERS: Record<string, Header> = {
-  'Content-Disposition': { description: '`inline; filename="….ics"`: the name a browser saves it under.', required: true, schema: { type: 'string' } },
+  'Content-Disposition': {
+    description: '`inline; filename="….ics"`: the name a browser saves it under (the event id, or `{username}-events`).',
+    required: true,
+    schema: {
+      type: 'string',
+      maxLength: 'inline; filename="'.length + Math.max(EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH + '-events'.length) + '.ics"'.length,
+      pattern: '^inline; filename="[\\w.-]+\\.ics"$',
+    },
+  },
 };
 
 const example = (name: ExampleName) => ({ value: EXAMPLES[name] });
@@ -71,8 +97,13 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   const successHeaders: Record<string, Header> = cacheable
     ? {
         ...cors,
-        'Cache-Control': { description: '`public, max-age=N`: N is cut short before the first status in the answer changes.', required: true, schema: { type: 'string' } },
-        ETag: { description: 'Strong ETag of the exact body; send it back in `If-None-Match`.', required: true, schema: { type: 'string' } },
+        'Cache-Control': { description: '`public, max-age=N`: N is cut short before the first status in the answer changes.', required: true, schema: CACHE_CONTROL },
+        ETag: {
+          description: 'Strong ETag of the exact body; send it back in `If-None-Match`.',
+          required: true,
+          // lambdas/http/conditional-get.ts: 27 base64url characters of the body's SHA-256, quoted.
+          schema: { type: 'string', maxLength: 29, pattern: '^"[A-Za-z0-9_-]{27}"$' },
+        },
       }
     : cors;
   const { success } = op;
@@ -94,8 +125,12 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
       description: op.redirect.description,
       headers: asHeaders({
         ...cors,
-        Location: { description: 'Where the resource lives, relative to the request URL.', required: true, schema: { type: 'string' } },
-        'Cache-Control': { description: 'The redirect never changes: `public, max-age=86400`.', required: true, schema: { type: 'string' } },
+        Location: {
+          description: 'Where the resource lives, relative to the request URL.',
+          required: true,
+          schema: { type: 'string', maxLength: EVENT_ID_MAX_LENGTH + '/event.ics'.length, pattern: '^evt_[A-Za-z0-9_-]+/event\\.ics$' },
+        },
+        'Cache-Control': { description: 'The redirect never changes: `public, max-age=86400`.', required: true, schema: { type: 'string', enum: ['public, max-age=86400'] } },
       }),
     };
   }
@@ -230,8 +265,9 @@ export function buildDocument(
             description: 'Preflight accepted.',
             headers: asHeaders({
               ...CORS_HEADERS,
-              'Access-Control-Allow-Methods': { description: 'Allowed methods.', required: true, schema: { type: 'string' } },
-              'Access-Control-Allow-Headers': { description: 'Allowed request headers.', required: true, schema: { type: 'string' } },
+              // A list: `GET, OPTIONS` locally, `GET,OPTIONS` from API Gateway's preflight mock (CDK joins without spaces).
+              'Access-Control-Allow-Methods': { description: 'Allowed methods.', required: true, schema: { type: 'string', maxLength: 64, pattern: '^[A-Z]+(, ?[A-Z]+)*$' } },
+              'Access-Control-Allow-Headers': { description: 'Allowed request headers.', required: true, schema: { type: 'string', maxLength: 256, pattern: '^[A-Za-z0-9-]+(, ?[A-Za-z0-9-]+)*$' } },
             }),
           },
         },
@@ -241,7 +277,8 @@ export function buildDocument(
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: info(surface, opts),
-    servers: [{ url: SURFACES[surface], description: 'This host (locally, or the custom domain)' }],
+    // x-internal: false declares the audience (OWASP API9): both surfaces are public APIs.
+    servers: [{ url: SURFACES[surface], description: 'This host (locally, or the custom domain)', 'x-internal': false }],
     tags: [...tags].map((name) => ({ name, description: TAGS[name] })),
   });
   // Path parameters are always required (the schemas accept a missing value

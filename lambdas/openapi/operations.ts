@@ -14,11 +14,14 @@ import * as z from 'zod';
 import type { UserEventsVariant } from '../core/config.js';
 import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/queries.js';
 import {
+  embedEventList,
   embedEventSchema,
-  guestSchema,
+  guestPage,
   openApiDocumentSchema,
   pagedEventsSchema,
+  publicEventPage,
   publicEventSchema,
+  publicEventWindow,
   successEnvelope,
 } from '../core/response-schemas.js';
 import {
@@ -99,7 +102,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
       'Guests with a linked user account, of one RSVP status (default `yes`) or `all`, in RSVP order. Anonymous RSVPs and contact details are never returned. Needs the `guests:read` scope.',
     tag: 'Guests',
     params: getEventGuestsParams,
-    success: { description: 'A page of guests.', mediaType: json, schema: successEnvelope(z.array(guestSchema), true), example: 'getEventGuests' },
+    success: { description: 'A page of guests.', mediaType: json, schema: successEnvelope(guestPage, true), example: 'getEventGuests' },
     errors: { 400: ['validationError'], 404: ['notFound'] },
   }),
   getUserEvents: ({ userEventsVariant }) =>
@@ -117,7 +120,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
           description: `This deployment serves the dated variant: every event the user hosts in the window, most recently created first. ${dateWindow} ${unpaginatedBound}`,
           tag: 'Users',
           params: getUserEventsDatedParams,
-          success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserEventsDated' },
+          success: { description: 'The events.', mediaType: json, schema: successEnvelope(publicEventWindow), example: 'getUserEventsDated' },
           errors: { 400: ['validationError', 'windowTooLarge'], 404: ['userNotFound'] },
         },
   getUserProfileEvents: () => ({
@@ -125,7 +128,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     description: `Events the user hosts or has RSVPed yes/maybe to, most recently created first. ${dateWindow} ${unpaginatedBound}`,
     tag: 'Users',
     params: getUserProfileEventsParams,
-    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema)), example: 'getUserProfileEvents' },
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(publicEventWindow), example: 'getUserProfileEvents' },
     errors: { 400: ['validationError', 'windowTooLarge'], 404: ['userNotFound'] },
   }),
   getUserUpcomingEvents: () => ({
@@ -133,7 +136,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     description: 'Events the user hosts that start now or later, earliest first, paginated.',
     tag: 'Users',
     params: getUserTimelineParams,
-    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserUpcomingEvents' },
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(publicEventPage, true), example: 'getUserUpcomingEvents' },
     errors: { 400: ['validationError'], 404: ['userNotFound'] },
   }),
   getUserPastEvents: () => ({
@@ -141,7 +144,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     description: 'Events the user hosts that started before now, latest first, paginated.',
     tag: 'Users',
     params: getUserTimelineParams,
-    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(z.array(publicEventSchema), true), example: 'getUserPastEvents' },
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(publicEventPage, true), example: 'getUserPastEvents' },
     errors: { 400: ['validationError'], 404: ['userNotFound'] },
   }),
   publicOpenApi: () => openApiOperation('Public'),
@@ -163,7 +166,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     description: `The user's own public events, earliest start first (\`order=desc\`: latest first), at most \`limit\`. ${dateWindow}`,
     tag: 'Users',
     params: embedGetUserEventsParams,
-    success: { description: 'The events.', mediaType: json, schema: successEnvelope(z.array(embedEventSchema)), example: 'embedGetUserEvents' },
+    success: { description: 'The events.', mediaType: json, schema: successEnvelope(embedEventList), example: 'embedGetUserEvents' },
     errors: { 400: ['validationError'], 404: ['userNotFound'] },
     conditional: true,
   }),

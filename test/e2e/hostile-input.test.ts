@@ -112,6 +112,19 @@ describe('oversized requests: API Gateway’s limits, always with the envelope, 
     expect(answer.body).toBe('');
   });
 
+  it('a path parameter past its documented maxLength is the 400 envelope, however long, on both surfaces', async () => {
+    for (const length of [69, 1_000, 9_000]) {
+      const id = `evt_${'a'.repeat(length - 4)}`;
+      for (const target of [`/api/embed/v1/events/${id}`, `/api/embed/v1/users/${'a'.repeat(length)}/events`, `/api/embed/v1/events/${id}/event.ics`]) {
+        await expectEnvelope(await send(port, { method: 'GET', target, headers: [] }), target, 400);
+      }
+    }
+    // The Public API: within the method ARN's 1,600 bytes, the route's own validation answers.
+    for (const target of [`/api/public/v1/events/evt_${'a'.repeat(1_000)}`, `/api/public/v1/users/${'a'.repeat(1_000)}/past-events`]) {
+      await expectEnvelope(await send(port, { method: 'GET', target, headers: [key] }), target, 400);
+    }
+  });
+
   it('a method ARN over 1,600 bytes on the Public API is 414, before the authorizer runs', async () => {
     const target = `/api/public/v1/users/${'a'.repeat(1_600)}/events`;
     await expectEnvelope(await send(port, { method: 'GET', target, headers: [] }), target, 414);

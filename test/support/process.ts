@@ -10,10 +10,21 @@ export interface Finished {
   stderr: string;
 }
 
+/**
+ * The environment as a newcomer's shell has it: without the AWS SDK switch
+ * that jest.config.js sets for jest itself, so each CLI has to quiet the SDK's
+ * Node-version notice on its own (local/sdk-node-warning.ts).
+ */
+export function newcomerEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+  return env;
+}
+
 export function runTs(script: string, args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Finished>; output: () => string } {
   const child = spawn(process.execPath, [TSX, script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+    env: { ...newcomerEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

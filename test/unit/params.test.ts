@@ -78,6 +78,32 @@ describe('parseParams', () => {
     expect(failure(() => parseParams(guests, { eventId }, null)).errors[0]?.field).toBe('eventId');
   });
 
+  const pathParams: Array<[string, number, (n: number) => string, z.ZodObject]> = [
+    ['eventId', 68, (n) => `evt_${'a'.repeat(n - 4)}`, guests],
+    ['username', 64, (n) => 'a'.repeat(n), user],
+  ];
+  it.each(pathParams)('a %s of its maxLength (%i) passes; longer, of any length, is the 400 envelope, not a scan', (name, max, make, schema) => {
+    expect((parseParams(schema, { [name]: make(max) }, null) as Record<string, unknown>)[name]).toBe(make(max));
+    for (const length of [max + 1, 10_000, 1_000_000]) {
+      const error = failure(() => parseParams(schema, { [name]: make(length) }, null));
+      expect(error.statusCode).toBe(400);
+      expect(error.errors[0]?.field).toBe(name);
+    }
+  });
+
+  it('offset is an int32: 2147483647 passes, 2147483648 and 11 digits are 400s', () => {
+    expect(parseParams(guests, { eventId: 'evt_1' }, { offset: '2147483647' }).offset).toBe(2_147_483_647);
+    for (const offset of ['2147483648', '99999999999', '9007199254740991']) {
+      expect(failure(() => parseParams(guests, { eventId: 'evt_1' }, { offset })).errors[0]).toEqual({ field: 'offset', message: 'Offset must be an integer from 0 to 2147483647' });
+    }
+  });
+
+  it('a date bound of 35 characters (nanoseconds and an offset) passes; a longer one is a 400', () => {
+    expect(parseParams(user, { username: 'a' }, { since: '2026-05-01T10:00:00.123456789+02:00' }).since?.toISOString()).toBe('2026-05-01T08:00:00.123Z');
+    const error = failure(() => parseParams(user, { username: 'a' }, { since: `2026-05-01T10:00:00.123456789${'0'.repeat(10_000)}Z` }));
+    expect(error.errors[0]).toEqual({ field: 'since', message: 'Invalid date format. Use ISO 8601 format' });
+  });
+
   it('a missing event id is "Event id is required"', () => {
     expect(failure(() => parseParams(guests, { eventId: '' }, null)).message).toBe('Event id is required');
   });

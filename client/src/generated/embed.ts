@@ -242,7 +242,7 @@ export interface operations {
                     /** @description Where the resource lives, relative to the request URL. */
                     Location: string;
                     /** @description The redirect never changes: `public, max-age=86400`. */
-                    "Cache-Control": string;
+                    "Cache-Control": "public, max-age=86400";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -542,7 +542,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
                     ETag: string;
-                    /** @description `inline; filename="….ics"`: the name a browser saves it under. */
+                    /** @description `inline; filename="….ics"`: the name a browser saves it under (the event id, or `{username}-events`). */
                     "Content-Disposition": string;
                     [name: string]: unknown;
                 };
@@ -693,7 +693,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
                     ETag: string;
-                    /** @description `inline; filename="….ics"`: the name a browser saves it under. */
+                    /** @description `inline; filename="….ics"`: the name a browser saves it under (the event id, or `{username}-events`). */
                     "Content-Disposition": string;
                     [name: string]: unknown;
                 };

@@ -232,9 +232,14 @@ export interface components {
         };
         /** @description Offset pagination (PRODUCT P8). */
         Pagination: {
+            /** Format: int32 */
             limit: number;
+            /** Format: int32 */
             offset: number;
-            /** @description Items in the whole list; clients stop when offset + limit >= total. */
+            /**
+             * Format: int32
+             * @description Items in the whole list; clients stop when offset + limit >= total.
+             */
             total: number;
         };
         PagedEvents: {

@@ -1,0 +1,71 @@
+/**
+ * The commands and requests the README and docs/*.md show a reader: every
+ * line of their ```sh blocks, continuations joined, with the block's
+ * variables (`KEY=…`) substituted into the requests. test/unit/docs-commands
+ * and test/e2e/docs-requests hold each one to a test that runs it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export const DOC_PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+
+export interface ShownCommand {
+  page: string;
+  /** The command as shown, continuations joined, without its trailing comment. */
+  command: string;
+  /** The trailing `# …` comment, if any. */
+  comment: string;
+  /** The block's variables so far (`KEY=…` lines). */
+  vars: Readonly<Record<string, string>>;
+}
+
+export function shownCommands(): ShownCommand[] {
+  const shown: ShownCommand[] = [];
+  for (const page of DOC_PAGES) {
+    const text = readFileSync(join(ROOT, page), 'utf8');
+    for (const [, body] of text.matchAll(/^```sh\n([\s\S]*?)^```/gm)) {
+      const vars: Record<string, string> = {};
+      for (const line of (body as string).replace(/\\\n\s*/g, '').split('\n')) {
+        const comment = /\s#\s(.*)$/.exec(line)?.[1] ?? '';
+        const command = line.replace(/\s+#\s.*$/, '').trim();
+        if (command === '' || command.startsWith('#')) continue;
+        const assignment = /^([A-Z_]+)=(\S+)$/.exec(command);
+        if (assignment) {
+          vars[assignment[1] as string] = assignment[2] as string;
+          continue;
+        }
+        shown.push({ page, command, comment, vars: { ...vars } });
+      }
+    }
+  }
+  return shown;
+}
+
+export interface ShownRequest {
+  shown: ShownCommand;
+  url: string;
+  headers: Record<string, string>;
+  /** The status the page says it gets: the leading number of its comment, else 200. */
+  status: number;
+}
+
+/** A `curl` line as a request: its `-H` headers and its URL, the block's variables substituted. */
+export function asRequest(shown: ShownCommand): ShownRequest {
+  const expand = (s: string) => s.replace(/\$([A-Z_]+)/g, (_, name: string) => shown.vars[name] ?? `$${name}`);
+  const words = [...shown.command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => expand((m[1] ?? m[2] ?? m[3]) as string));
+  const headers: Record<string, string> = {};
+  let url = '';
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word === '-H') {
+      const [name, ...value] = (words[++i] as string).split(':');
+      headers[(name as string).toLowerCase()] = value.join(':').trim();
+    } else if (!word.startsWith('-')) {
+      url = word;
+    }
+  }
+  const status = /^(\d{3})\b/.exec(shown.comment)?.[1];
+  return { shown, url, headers, status: status ? Number(status) : 200 };
+}

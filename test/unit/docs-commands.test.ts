@@ -1,0 +1,98 @@
+/**
+ * Every command the README and docs/*.md show in a ```sh block is run by a
+ * test, or, where it needs an AWS account, checked as far as it can be
+ * offline. The `curl` requests are sent for real by test/e2e/docs-requests;
+ * the rest are listed below with the test that runs each. A command shown on
+ * a page that matches none of them fails here, so a new one comes with its
+ * test.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { parseChange } from '../../lambdas/core/changes.js';
+import { stackConfigFromContext } from '../../lib/stack-config.js';
+import { DOC_PAGES, shownCommands, type ShownCommand } from '../support/shown-commands.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+interface Exercised {
+  shown: RegExp;
+  /** The test (or CI script) that runs it, and what in that file shows it does. */
+  by: string;
+  proof: (match: RegExpExecArray) => string;
+}
+
+const EXERCISED: Exercised[] = [
+  { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/start.ts', ['--port', '0'])" },
+  // The suite itself, as CI runs it.
+  { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
+  { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
+  { shown: /^npm run data:load -- FILE \[--endpoint URL\]/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint'" },
+  { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
+  { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
+  { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
+  // `npm run mcp` runs mcp/main.ts; the test builds it into the bin (scripts/build-mcp.ts) and drives that over stdio.
+  { shown: /^npm run mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
+  { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
+  { shown: /^cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
+  { shown: /^cd \/your\/project && npm install \/path\/to\/public-events-client-1\.0\.0\.tgz$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['install'" },
+];
+
+/** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
+const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
+  { shown: /^npx cdk bootstrap$/, check: () => undefined },
+  {
+    // Every -c value is one the app's context parser accepts (placeholders filled), and a named stack is one the app defines.
+    shown: /^npx cdk deploy /,
+    check: (command) => {
+      const context = Object.fromEntries(
+        [...command.matchAll(/-c (\w+)=(\S+)/g)].map((m) => [m[1], (m[2] as string).replace(/ACCOUNT/g, '123456789012').replace(/REGION/g, 'us-east-1').replace(/…$/, 'name/0123')]),
+      );
+      const config = stackConfigFromContext((key) => context[key], String(context.stage));
+      expect(config.stage).toBe(context.stage);
+      const stack = /^npx cdk deploy (PublicEvents[\w-]*)/.exec(command)?.[1];
+      if (stack) expect([`PublicEvents-${config.stage}`, `PublicEventsEmbedWaf-${config.stage}`]).toContain(stack);
+    },
+  },
+  {
+    // The message body is a change record the ingest accepts.
+    shown: /^aws sqs send-message --queue-url "\$INGEST_QUEUE_URL" --message-body '(.*)'$/,
+    check: (command) => {
+      const body = /--message-body '(.*)'$/.exec(command)?.[1] as string;
+      expect(parseChange(JSON.parse(body))).toMatchObject({ ok: true });
+    },
+  },
+  { shown: /^aws sqs start-message-move-task --source-arn "\$DLQ_ARN"$/, check: () => undefined },
+  // The same CLI as the --endpoint form above, pointed at a deployed table; its argument handling is tested (--table required without --endpoint).
+  { shown: /^npm run data:apply -- FILE --table TABLE_NAME$/, check: () => expect(read('test/e2e/data-apply.test.ts')).toContain("toContain('--table is required')") },
+];
+
+const commands = shownCommands().filter((c) => !c.command.startsWith('curl '));
+const label = (c: ShownCommand) => `${c.page}: ${c.command}`;
+
+describe('the commands the docs show', () => {
+  it('include the two of the README', () => {
+    expect(commands.filter((c) => c.page === 'README.md').map((c) => c.command)).toEqual(['npm ci && npm start', 'npm test']);
+  });
+
+  it.each(commands.map((c) => [label(c), c] as const))('%s', (_, shown) => {
+    const exercised = EXERCISED.flatMap((e) => {
+      const match = e.shown.exec(shown.command);
+      return match ? [{ ...e, match }] : [];
+    });
+    const aws = NEEDS_AWS.filter((a) => a.shown.test(shown.command));
+    expect({ command: shown.command, covered: exercised.length + aws.length > 0 }).toEqual({ command: shown.command, covered: true });
+    for (const e of exercised) expect({ by: e.by, runs: read(e.by).includes(e.proof(e.match)) }).toEqual({ by: e.by, runs: true });
+    for (const a of aws) a.check(shown.command);
+  });
+
+  it('every npm script a page names in code exists', () => {
+    const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
+    for (const page of DOC_PAGES) {
+      for (const [, name] of read(page).matchAll(/npm run ([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
+    }
+  });
+});
