@@ -6,15 +6,18 @@
  * that revocation is immediate): the stage throttle bounds the rate of such a
  * flood, this bounds what one address can send.
  *
- * A blocked request is answered by WAF itself, not by API Gateway: 429 with
- * the spec's envelope (a custom response body), but none of the X-RateLimit-*
- * headers, since WAF prefixes every custom response header's name with
- * `x-amzn-waf-` (README, "Rate limits").
+ * A blocked request is answered by WAF itself, not by API Gateway, so the
+ * gateway responses do not apply: the block's custom response gives the 429,
+ * the spec's envelope and the key's daily quota (`X-RateLimit-Limit`, a
+ * literal), as every Public answer does. WAF allows any custom response
+ * header but content-type:
+ *   https://docs.aws.amazon.com/waf/latest/developerguide/customizing-the-response-for-blocked-requests.html
  */
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
 import { MESSAGES } from '../lambdas/core/errors.js';
+import { DAILY_QUOTA, RATE_LIMIT_HEADERS } from '../lambdas/core/rate-limit.js';
 
 export interface PublicWafProps {
   readonly stage: Stage;
@@ -41,7 +44,15 @@ export class PublicWaf extends Construct {
         {
           name: 'RatePerClientIp',
           priority: 0,
-          action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: WAF_BLOCK_BODY_KEY } } },
+          action: {
+            block: {
+              customResponse: {
+                responseCode: 429,
+                customResponseBodyKey: WAF_BLOCK_BODY_KEY,
+                responseHeaders: [{ name: RATE_LIMIT_HEADERS.limit, value: String(DAILY_QUOTA) }],
+              },
+            },
+          },
           statement: { rateBasedStatement: { limit: props.limit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
           visibilityConfig: visibility('PublicRatePerClientIp'),
         },

@@ -100,7 +100,9 @@ describe('the Public web ACL', () => {
       Rules: [
         Match.objectLike({
           Statement: { RateBasedStatement: { Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 } },
-          Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'TooManyRequests' } } },
+          Action: {
+            Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'TooManyRequests', ResponseHeaders: [{ Name: 'X-RateLimit-Limit', Value: '1000' }] } },
+          },
         }),
       ],
     });

@@ -265,6 +265,12 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -279,24 +285,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -306,6 +322,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -315,23 +337,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -341,15 +365,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -380,6 +412,12 @@ export interface operations {
             /** @description A page of guests. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -395,24 +433,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -422,6 +470,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -431,23 +485,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -457,15 +513,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -502,6 +566,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -516,24 +586,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -543,23 +623,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -569,15 +651,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -608,6 +698,12 @@ export interface operations {
             /** @description The events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -622,24 +718,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -649,6 +755,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -658,23 +770,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -684,15 +798,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -721,6 +843,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -736,24 +864,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -763,6 +901,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -772,23 +916,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -798,15 +944,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -835,6 +989,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -850,24 +1010,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -877,6 +1047,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -886,23 +1062,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -912,15 +1090,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -941,6 +1127,10 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -964,6 +1154,8 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -973,15 +1165,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
