@@ -7,6 +7,9 @@ import { USER_EVENTS_VARIANTS } from '../lambdas/core/config.js';
 import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
+
+/** The Public API's abuse limits unless context says otherwise (README, "Deploy"; priced in the README's flood table). */
+export const PUBLIC_LIMIT_DEFAULTS = { throttleRate: 100, throttleBurst: 200, wafRateLimit: 1_000 } as const;
 export type Stage = (typeof STAGES)[number];
 
 export const stackConfigSchema = z
@@ -36,12 +39,12 @@ export const stackConfigSchema = z
     embedWaf: z.stringbool().default(false),
     embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
     /** Stage-wide throttle of the Public API (every method, keyed or not): requests per second and burst. */
-    publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(100),
-    publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(200),
+    publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(PUBLIC_LIMIT_DEFAULTS.throttleRate),
+    publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(PUBLIC_LIMIT_DEFAULTS.throttleBurst),
     /** A regional web ACL with a rate-based rule per client IP on the Public stage. Default: on in production only. */
     publicWaf: z.stringbool().optional(),
     /** Requests per client IP per 5 minutes before the Public web ACL blocks it. */
-    publicWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
+    publicWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(PUBLIC_LIMIT_DEFAULTS.wafRateLimit),
     /** How many ingest Lambdas the queue may run at once (AWS: 2 to 1000), so a burst of changes leaves concurrency to the API. */
     ingestMaxConcurrency: z.coerce.number().int().min(2).max(1_000).default(2),
     /**

@@ -25,5 +25,8 @@ describe('npm run bench', () => {
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| ${route.surface} \\| [\\d.]+ \\| .* \\| \\$[\\d.]+ \\|`, 'm'));
     expect(stdout).toMatch(/^\| Public API \(keyed data routes\) \| \$[\d.]+–\$[\d.]+ \| n\/a \|/m);
     expect(stdout).toMatch(/^\| Embed API \(data routes\) \| \$[\d.]+–\$[\d.]+ \| \$[\d.]+–\$[\d.]+ \|/m);
+    // The keyless flood, with and without the abuse limits (issue 22).
+    expect(stdout).toMatch(/^\| no limits \(before issue 22\) \| 100 % \| 100 % \| \$3\.50 \|/m);
+    expect(stdout).toMatch(/^\| stage throttle \+ web ACL, one address \| 0\.2 % \| 0\.2 % \|/m);
   }, 90_000);
 });
