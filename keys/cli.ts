@@ -9,6 +9,8 @@
  * the environment. `create` prints the key once; nothing else ever prints a
  * key or its hash.
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../local/sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { createDocumentClient } from '../lambdas/store/client.js';

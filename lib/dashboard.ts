@@ -64,7 +64,7 @@ export class OperationsDashboard extends Construct {
     const rows: IWidget[][] = [
       [
         new TextWidget({
-          markdown: `# ${props.dashboardName}\nAlarms and what to do about each: the README's runbook ("Operations: metrics, dashboard and alarms"). Custom metrics: namespace \`${namespace}\`.`,
+          markdown: `# ${props.dashboardName}\nAlarms and what to do about each: the runbook in docs/operations.md. Custom metrics: namespace \`${namespace}\`.`,
           width: WIDTH,
           height: 2,
         }),

@@ -13,7 +13,7 @@
  * - min TTL 0, so `no-store`/`max-age=0` are honoured; default TTL 0, so an
  *   answer without Cache-Control is not cached; max TTL one day;
  * - an optional web ACL (WAF for CloudFront exists only in us-east-1: see
- *   EmbedWafStack and the README).
+ *   EmbedWafStack and docs/deploy.md).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {

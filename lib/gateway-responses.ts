@@ -62,7 +62,7 @@ export const publicResponses = (source: QuotaHeaderSource): EnvelopeResponse[] =
   { type: ResponseType.UNAUTHORIZED, statusCode: '401', body: envelope(MESSAGES.notAuthenticated) },
   { type: ResponseType.ACCESS_DENIED, statusCode: '403', body: envelope(MESSAGES.insufficientScope) },
   // Raised only when a key the authorizer accepted has no plan key: the key
-  // cannot be used, so it is answered as not authenticated (see README).
+  // cannot be used, so it is answered as not authenticated (see docs/design.md).
   { type: ResponseType.INVALID_API_KEY, statusCode: '401', body: envelope(MESSAGES.notAuthenticated) },
   { type: ResponseType.QUOTA_EXCEEDED, statusCode: '429', body: envelope(MESSAGES.tooManyRequests), headers: quotaHeaders(source) },
   // The per-key and the stage throttles are per second: retrying after a second is the honest hint.

@@ -1,6 +1,6 @@
 /**
- * Alarms an operator needs first, each mapped to an action in the README's
- * runbook: 5xx rate and p99 latency per API, errors and throttles per function
+ * Alarms an operator needs first, each mapped to an action in the runbook
+ * (docs/operations.md): 5xx rate and p99 latency per API, errors and throttles per function
  * (the authorizer's errors among them), dead letters and lag of the ingest,
  * and DynamoDB throttles. Every alarm notifies an SNS topic on ALARM and OK:
  * the one given by context, or one this stack creates (TLS-only publishing,
@@ -90,7 +90,7 @@ export class Monitoring extends Construct {
     if (props.ingest) {
       this.alarms.push(
         new Alarm(this, 'IngestDeadLetters', {
-          alarmDescription: 'Change records in the ingest dead-letter queue: they never applied (invalid, or a reference that never came). Inspect, fix, redrive (README runbook).',
+          alarmDescription: 'Change records in the ingest dead-letter queue: they never applied (invalid, or a reference that never came). Inspect, fix, redrive (runbook: docs/operations.md).',
           metric: props.ingest.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
           threshold: 0,
           evaluationPeriods: 1,
@@ -110,7 +110,7 @@ export class Monitoring extends Construct {
     }
     this.alarms.push(
       new Alarm(this, 'TableThrottles', {
-        alarmDescription: 'DynamoDB throttled requests on the table or an index: reads or writes are being refused (hot partition, or traffic past on-demand\'s instant capacity). See the README runbook.',
+        alarmDescription: 'DynamoDB throttled requests on the table or an index: reads or writes are being refused (hot partition, or traffic past on-demand\'s instant capacity). See the runbook in docs/operations.md.',
         metric: tableThrottles(props.table, period),
         threshold: 0,
         evaluationPeriods: 1,

@@ -16,7 +16,7 @@ export const NAG_REASONS = {
   ),
   waf: ack(
     'APIG3',
-    'No regional WAF web ACL on this stage: the Embed API is bounded by its stage throttle and CloudFront (whose own web ACL is the EmbedWaf stack); the Public API has one in production (publicWaf, on by default there) and elsewhere is bounded by its stage throttle and per-key usage plan unless -c publicWaf=true, since a web ACL has a fixed monthly cost (README, "Deploy").',
+    'No regional WAF web ACL on this stage: the Embed API is bounded by its stage throttle and CloudFront (whose own web ACL is the EmbedWaf stack); the Public API has one in production (publicWaf, on by default there) and elsewhere is bounded by its stage throttle and per-key usage plan unless -c publicWaf=true, since a web ACL has a fixed monthly cost (docs/deploy.md).',
   ),
   cognito: ack(
     'COG4',
@@ -42,7 +42,7 @@ export const NAG_REASONS = {
   cdnNoGeoRestriction: ack('CFR1', 'The widget is embedded on pages read worldwide and serves public event data: there is no country to exclude.'),
   cdnNoWaf: ack(
     'CFR2',
-    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, README "Deploy"); the edge cache and the stage throttle bound the origin load meanwhile.',
+    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, docs/deploy.md); the edge cache and the stage throttle bound the origin load meanwhile.',
   ),
 };
 

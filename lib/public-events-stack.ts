@@ -135,7 +135,7 @@ export class PublicEventsStack extends Stack {
     new CfnOutput(this, 'PublicApiUrl', { value: `${publicApi.url}${SURFACES.public.slice(1)}` });
     if (config.embedCdn) {
       this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn: config.embedWebAclArn });
-      // The address widgets should use: the edge. The execute-api URL stays reachable (README, "Deploy").
+      // The address widgets should use: the edge. The execute-api URL stays reachable (docs/deploy.md).
       new CfnOutput(this, 'EmbedApiUrl', { value: `https://${this.embedCdn.distribution.distributionDomainName}${SURFACES.embed}` });
       new CfnOutput(this, 'EmbedOriginUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
     } else {
@@ -143,6 +143,6 @@ export class PublicEventsStack extends Stack {
     }
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'UsagePlanId', { value: usagePlan.usagePlanId });
-    new CfnOutput(this, 'AlarmTopicArn', { description: 'Every alarm notifies this topic: subscribe on-call here (README runbook)', value: monitoring.topic.topicArn });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'Every alarm notifies this topic: subscribe on-call here (docs/operations.md)', value: monitoring.topic.topicArn });
   }
 }

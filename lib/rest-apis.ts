@@ -31,7 +31,7 @@ import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
 import { SURFACES, routes, type RouteDefinition, type Surface } from '../lambdas/routes.js';
 import { DAILY_QUOTA, EMBED_RESPONSES, addEnvelopeResponses, publicResponses, type QuotaHeaderSource } from './gateway-responses.js';
 
-/** Per-key throttle of the usage plan (documented in the README). */
+/** Per-key throttle of the usage plan (documented in docs/errors-and-rate-limits.md). */
 export const PER_KEY_THROTTLE = { rateLimit: 10, burstLimit: 20 };
 /** Stage-wide throttle of the unauthenticated Embed API: protects the table from abuse. */
 export const EMBED_STAGE_THROTTLE = { rateLimit: 200, burstLimit: 400 };

@@ -9,14 +9,14 @@
  * parameter, which made every deploy depend on a lookup CloudFormation does
  * at deploy time and that can be missing (commercial regions only, new
  * versions paused in some). The bundles grow by what the bench measures
- * (README, "Performance"); the code Lambda runs is exactly the version
+ * (docs/performance.md); the code Lambda runs is exactly the version
  * package-lock.json holds, the one the tests run.
  *
  * Sizing: 512 MB. Lambda's CPU share grows with memory; the handlers are
  * DynamoDB-bound (a few ms of CPU per request) but cold-start init (loading the
  * SDK, zod, middy) is CPU-bound and about halves from 256 to 512 MB, which
- * matters for p99 on a low-traffic API. Cost per million requests is in the
- * README. Timeout: 6 s, far above the ~10-50 ms a request takes and below API
+ * matters for p99 on a low-traffic API. Cost per million requests is in
+ * docs/performance.md. Timeout: 6 s, far above the ~10-50 ms a request takes and below API
  * Gateway's 29 s, so a stuck call fails fast as a 5xx instead of holding a slot.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';

@@ -8,7 +8,7 @@ import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
 
-/** The Public API's abuse limits unless context says otherwise (README, "Deploy"; priced in the README's flood table). */
+/** The Public API's abuse limits unless context says otherwise (docs/deploy.md; priced in the flood table of docs/performance.md). */
 export const PUBLIC_LIMIT_DEFAULTS = { throttleRate: 100, throttleBurst: 200, wafRateLimit: 1_000 } as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -30,7 +30,7 @@ export const stackConfigSchema = z
     /**
      * CloudFront in front of the Embed API. Default: on in production, off in
      * staging, so a first deploy on an account CloudFront has not verified yet
-     * is not rolled back (README, "Deploy"); on whenever embedWebAclArn is given.
+     * is not rolled back (docs/deploy.md); on whenever embedWebAclArn is given.
      */
     embedCdn: z.stringbool().optional(),
     /** An existing CloudFront-scope web ACL (us-east-1) for the Embed distribution, e.g. EmbedWaf's output. */

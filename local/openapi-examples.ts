@@ -1,5 +1,5 @@
 /**
- * The OpenAPI documents' and the README's example bodies, taken from real
+ * The OpenAPI documents' and the docs' example bodies, taken from real
  * answers: the local server over the demo data (clock pinned, the stack's
  * default siteUrl), one request per example. `npm run openapi:examples`
  * writes them to lambdas/openapi/examples.generated.ts;
@@ -15,7 +15,7 @@ import { startLocalServer } from './server.js';
 const DEMO_FILE = new URL('../data/demo.json', import.meta.url).pathname;
 export const EXAMPLE_CLOCK = '2026-11-21T12:00:00.000Z';
 export const EXAMPLE_SITE_URL = 'https://events.example.com';
-/** Demo keys from data/demo.json (test data, documented in the README). */
+/** Demo keys from data/demo.json (test data, documented in docs/local-server.md). */
 const BOTH = 'pk_demo_0123456789abcdefghijklmnopqrstuv';
 const EVENTS_ONLY = 'pk_events_only_0123456789abcdefghijklmnop';
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the performance figures the README reports, measured in
+ * `npm run bench`: the performance figures docs/performance.md reports, measured in
  * one run against dynalite with the demo data. Figures are counts and ratios,
  * which travel between machines better than milliseconds:
  *
@@ -16,7 +16,7 @@
  * With BENCH_TRACER_NODE_PATH set to a node_modules folder holding
  * @aws-lambda-powertools/tracer (installed outside this project, which does
  * not depend on it), it also bundles get-event with the Tracer added, to
- * weigh tracing against its bundle and init cost (README, Operations). The
+ * weigh tracing against its bundle and init cost (docs/operations.md). The
  * probe bundles the Tracer like the rest of Powertools, found through a
  * node_modules link beside the probe's entry file.
  *
@@ -24,6 +24,8 @@
  * priced from this run's read units, round trips, times and response bytes,
  * with the authorizer timed the same way for the keyed routes.
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../local/sdk-node-warning.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

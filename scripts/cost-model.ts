@@ -2,12 +2,12 @@
  * What a million requests cost on AWS, from what `npm run bench` measures per
  * request (read units, DynamoDB round trips, handler time, response and log
  * bytes) and the list prices below. Pure: no I/O, no clock; the bench feeds it
- * and the README quotes the table the bench prints.
+ * and docs/performance.md quotes the table the bench prints.
  *
  * Scope: the per-request (variable) cost only, on-demand list prices in
  * us-east-1, no free tier, first volume tier of every service. Fixed monthly
  * costs (WAF web ACL and rules, dashboard, alarms, custom metrics), storage
- * and the write side are not in it (README, "Cost per million requests").
+ * and the write side are not in it (docs/performance.md, "Cost per million requests").
  */
 
 /** When the prices below were looked up (from stored copies of the AWS pricing pages and summaries quoting them). */

@@ -11,7 +11,7 @@
  * rate itself (429, no Lambda); a web ACL blocks an address past its limit
  * before API Gateway sees the request.
  *
- * Assumed, and said so in the README: API Gateway bills every request it
+ * Assumed, and said so in docs/performance.md: API Gateway bills every request it
  * receives, throttled or refused included (an upper bound: AWS has said it
  * does not bill requests that fail authorization); every request it receives
  * writes an access-log line.
@@ -74,7 +74,7 @@ export interface FloodLimits {
   readonly wafLimit: number;
 }
 
-/** The scenarios the README's flood table shows, for the FLOOD above. */
+/** The scenarios the flood table of docs/performance.md shows, for the FLOOD above. */
 export function floodScenarios(limits: FloodLimits): { name: string; admitted: FloodAdmission }[] {
   const { requests, seconds } = FLOOD;
   // A token bucket: the burst at once, then the rate.

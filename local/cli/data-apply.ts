@@ -9,6 +9,8 @@
  * server's `Store:` URL) the local table is used; without it the AWS SDK's
  * region and credentials, and --table (the stack's TableName output).
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../sdk-node-warning.js';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ChangeApplier } from '../../lambdas/store/applier.js';

@@ -12,6 +12,8 @@
  * without it the AWS SDK's usual region and credentials are used and --table
  * is required.
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';

@@ -4,6 +4,8 @@
  * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL.
  * Other tools start the server exactly this way: keep this interface.
  */
+// First: silences the AWS SDK's Node-version notice before any client exists (see the module).
+import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';

@@ -45,6 +45,18 @@ describe('npm start', () => {
     for (const secret of [key!, KEYS.revoked, 'pk_unknown_0123456789abcdefghijklmnopqr']) expect(afterBanner).not.toContain(secret);
   });
 
+  it('prints its banner and nothing else on a first run: no AWS SDK Node-version notice, no warning', async () => {
+    // runTs passes the environment through untouched, as a newcomer's shell would (no switch set by the test).
+    expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
+    const run = runTs('local/cli/start.ts', ['--port', '0']);
+    await waitForOutput(run, /Data: npm run data:load/);
+    run.child.kill('SIGTERM');
+    const { code, stderr } = await run.done;
+    expect(code).toBe(0);
+    expect(stderr).not.toMatch(/NodeVersionSupportWarning|Warning/);
+    expect(stderr).toBe('');
+  });
+
   it('answers a request that arrives while it is still starting (the handler exists before the port opens)', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -130,8 +142,9 @@ describe('npm run data:load', () => {
   });
 
   it('loads a valid file and prints the counts', async () => {
-    const { code, stdout } = await runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint', store.endpoint]).done;
+    const { code, stdout, stderr } = await runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint', store.endpoint]).done;
     expect(code).toBe(0);
+    expect(stderr).toBe(''); // no AWS SDK Node-version notice on Node 20, nothing else either
     expect(stdout).toMatch(/events: 37 \(33 public, 4 hidden\)/);
     expect(stdout).toMatch(/items written: (\d+)/);
     const written = Number(/items written: (\d+)/.exec(stdout)![1]);

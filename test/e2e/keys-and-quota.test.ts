@@ -35,6 +35,7 @@ describe('npm run keys against a running local server', () => {
   it('create prints the key once; the server accepts it on the very next request', async () => {
     const created = await keysCli('create', '--user', 'frank', '--name', 'Integration', '--scopes', 'events:read');
     expect(created.code).toBe(0);
+    expect(created.stderr).toBe(''); // no AWS SDK Node-version notice on Node 20, nothing else either
     [, keyId] = /Created (key_\w+)/.exec(created.stdout)! as unknown as [string, string];
     [, key] = /\n(pk_[0-9A-Za-z]{40})\n/.exec(created.stdout)! as unknown as [string, string];
     expect((await api('/events/evt_jazz01', key)).status).toBe(200);
@@ -63,7 +64,7 @@ describe('npm run keys against a running local server', () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
     expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
-    // An empty name is given, not missing: the clear error and exit 1 the README promises, not a usage line.
+    // An empty name is given, not missing: the clear error and exit 1 docs/keys-and-quota.md promises, not a usage line.
     for (const name of ['', '   ']) {
       const empty = await keysCli('create', '--user', 'frank', '--name', name);
       expect(empty).toMatchObject({ code: 1, stdout: '' });

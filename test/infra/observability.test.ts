@@ -2,7 +2,7 @@
  * What an operator gets from the stack: Powertools settings on every function
  * (per stage, overridable from context), the dashboard with this service's
  * metrics beside API Gateway's, Lambda's, DynamoDB's and SQS's, and alarms
- * that each have a runbook entry in the README.
+ * that each have a runbook entry in docs/operations.md.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
@@ -139,10 +139,9 @@ describe('alarms', () => {
     expect(throttles.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
   });
 
-  it('each say what they mean, and each kind has a runbook entry in the README', () => {
+  it('each say what they mean, and each kind has a runbook entry in docs/operations.md', () => {
     for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const runbook = readme.slice(readme.indexOf('## Operations: metrics, dashboard and alarms'));
+    const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     expect(runbook.length).toBeGreaterThan(0);
     for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'TableThrottles']) {
       expect(runbook).toContain(`\`${kind}\``);

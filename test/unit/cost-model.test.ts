@@ -1,4 +1,4 @@
-/** The cost model `npm run bench` prints the README's cost table with (scripts/cost-model.ts). */
+/** The cost model `npm run bench` prints docs/performance.md's cost table with (scripts/cost-model.ts). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';

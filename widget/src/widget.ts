@@ -5,7 +5,7 @@
  *   <script src="https://…/embed/widget.js" async></script>
  *
  * or `data-events-event="evt_…"` for a single event. Optional attributes (see
- * the README's "Embed widget" section): `data-show` (upcoming | past | all),
+ * docs/embed.md, "Embed widget"): `data-show` (upcoming | past | all),
  * `data-limit`, `data-from`, `data-to`, `data-locale`, `data-heading-level`,
  * `data-api`.
  *
