@@ -31,13 +31,17 @@ export class CustomDomain extends Construct {
       securityPolicy: 'TLS_1_2',
       routingMode: 'ROUTING_RULE_ONLY',
     });
-    const rule = (name: string, priority: number, basePath: string, api: RestApi) =>
-      new CfnRoutingRule(this, name, {
+    const rule = (name: string, priority: number, basePath: string, api: RestApi) => {
+      const routing = new CfnRoutingRule(this, name, {
         domainNameArn: domain.attrDomainNameArn,
         priority,
         conditions: [{ matchBasePaths: { anyOf: [basePath] } }],
         actions: [{ invokeApi: { apiId: api.restApiId, stage: props.stageName, stripBasePath: false } }],
       });
+      // The rule names its stage by name only: without this, CloudFormation may create it before the stage exists.
+      routing.node.addDependency(api.deploymentStage);
+      return routing;
+    };
     rule('PublicRule', 100, SURFACES.public.slice(1), props.publicApi);
     rule('EmbedRule', 200, SURFACES.embed.slice(1), props.embedApi);
     // The old prefix goes to the Public API, which answers it with a 308 (PRODUCT P15).

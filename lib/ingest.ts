@@ -33,6 +33,12 @@ export interface IngestProps {
   readonly retainLogs: boolean;
   /** Powertools settings (lib/observability.ts). */
   readonly environment: Record<string, string>;
+  /**
+   * At most this many ingest functions at once (SQS event sources: 2 to 1000).
+   * Every function of the account shares its concurrency, which is low on a
+   * new account: a burst of changes must not take it from the API.
+   */
+  readonly maxConcurrency: number;
 }
 
 export class Ingest extends Construct {
@@ -66,11 +72,18 @@ export class Ingest extends Construct {
     // A fan-out cut short by the time limit queues its own continuation (lambdas/ingest/handler.ts).
     ingest.fn.addEnvironment('INGEST_QUEUE_URL', this.queue.queueUrl);
     this.queue.grantSendMessages(ingest.fn);
-    ingest.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: INGEST.batchSize, reportBatchItemFailures: true }));
+    const source = new SqsEventSource(this.queue, { batchSize: INGEST.batchSize, reportBatchItemFailures: true, maxConcurrency: props.maxConcurrency });
+    ingest.fn.addEventSource(source);
     this.fn = ingest.fn;
 
     new CfnOutput(scope, 'IngestQueueUrl', { description: 'Send change records here (one per message body)', value: this.queue.queueUrl });
     new CfnOutput(scope, 'IngestQueueArn', { value: this.queue.queueArn });
     new CfnOutput(scope, 'IngestDeadLetterQueueUrl', { description: 'Change records that never applied; redrive after fixing the cause', value: this.deadLetters.queueUrl });
+    // The runbook's redrive (start-message-move-task --source-arn) and resync (update-event-source-mapping --uuid) need these.
+    new CfnOutput(scope, 'IngestDeadLetterQueueArn', { description: 'The DLQ to redrive from (aws sqs start-message-move-task --source-arn)', value: this.deadLetters.queueArn });
+    new CfnOutput(scope, 'IngestEventSourceMappingUuid', {
+      description: 'Disable and enable the ingest around a resync (aws lambda update-event-source-mapping --uuid)',
+      value: source.eventSourceMappingId,
+    });
   }
 }

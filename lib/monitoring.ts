@@ -2,7 +2,9 @@
  * Alarms an operator needs first, each mapped to an action in the runbook
  * (docs/operations.md): 5xx rate and p99 latency per API, errors and throttles per function
  * (the authorizer's errors among them), dead letters and lag of the ingest,
- * and DynamoDB throttles; optionally sent to an SNS topic from context.
+ * and DynamoDB throttles. Every alarm notifies an SNS topic on ALARM and OK:
+ * the one given by context, or one this stack creates (TLS-only publishing,
+ * optionally with an e-mail subscription), so that no alarm notifies nobody.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -11,7 +13,8 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
@@ -20,6 +23,8 @@ export interface MonitoringProps {
   readonly functions: Record<string, IFunction>;
   readonly table: ITableV2;
   readonly alarmTopicArn?: string;
+  /** Subscribed to the topic the stack creates (not used with alarmTopicArn). */
+  readonly alarmEmail?: string;
   /** The change-stream ingest's queues. */
   readonly ingest?: { queue: IQueue; deadLetters: IQueue };
 }
@@ -35,6 +40,7 @@ export const ALARM_THRESHOLDS = {
 
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
+  readonly topic: ITopic;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -112,12 +118,18 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
-    if (props.alarmTopicArn) {
-      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
-      for (const alarm of this.alarms) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
+    if (props.alarmTopicArn) this.topic = Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
+    else {
+      // No KMS key: CloudWatch cannot publish to a topic under the AWS-managed SNS key, a customer key
+      // costs a monthly fee, and alarm notifications carry no data. TLS-only publishing (cdk-nag SNS3).
+      const topic = new Topic(this, 'AlarmTopic', { displayName: 'Public Events alarms', enforceSSL: true });
+      if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));
+      this.topic = topic;
+    }
+    const action = new SnsAction(this.topic);
+    for (const alarm of this.alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
     }
   }
 }

@@ -16,7 +16,7 @@ export const NAG_REASONS = {
   ),
   waf: ack(
     'APIG3',
-    'No WAF web ACL by default: abuse is bounded by the per-key usage plan and throttle (Public) and the stage throttle (Embed). Operators can attach a web ACL to the stages when traffic justifies its fixed monthly cost (see docs/deploy.md).',
+    'No regional WAF web ACL on this stage: the Embed API is bounded by its stage throttle and CloudFront (whose own web ACL is the EmbedWaf stack); the Public API has one in production (publicWaf, on by default there) and elsewhere is bounded by its stage throttle and per-key usage plan unless -c publicWaf=true, since a web ACL has a fixed monthly cost (docs/deploy.md).',
   ),
   cognito: ack(
     'COG4',
@@ -48,10 +48,9 @@ export const NAG_REASONS = {
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   const { publicApi, embedApi } = stack.apis;
-  for (const api of [publicApi, embedApi]) {
-    Validations.of(api).acknowledge(NAG_REASONS.requestValidation, NAG_REASONS.cognito);
-    Validations.of(api.deploymentStage).acknowledge(NAG_REASONS.waf);
-  }
+  for (const api of [publicApi, embedApi]) Validations.of(api).acknowledge(NAG_REASONS.requestValidation, NAG_REASONS.cognito);
+  Validations.of(embedApi.deploymentStage).acknowledge(NAG_REASONS.waf);
+  if (!stack.publicWaf) Validations.of(publicApi.deploymentStage).acknowledge(NAG_REASONS.waf);
   Validations.of(embedApi).acknowledge(NAG_REASONS.embedIsPublic);
   Validations.of(publicApi).acknowledge(NAG_REASONS.apiGatewayLogsRole);
   for (const method of stack.apis.openPublicMethods) Validations.of(method).acknowledge(NAG_REASONS.openPublicMethods);

@@ -15,6 +15,7 @@ import { EventsTable } from './events-table.js';
 import { Ingest } from './ingest.js';
 import { Monitoring } from './monitoring.js';
 import { OperationsDashboard } from './dashboard.js';
+import { PublicWaf } from './public-waf.js';
 import { metricsNamespace, powertoolsEnvironment } from './observability.js';
 import { RestApis } from './rest-apis.js';
 import { RouteFunction } from './route-function.js';
@@ -30,6 +31,7 @@ export class PublicEventsStack extends Stack {
   readonly apis: RestApis;
   readonly embedCdn?: EmbedCdn;
   readonly hasEmbedWebAcl: boolean;
+  readonly publicWaf?: PublicWaf;
 
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
@@ -86,10 +88,19 @@ export class PublicEventsStack extends Stack {
       legacyRedirect: legacyRedirect.fn,
       logRetention,
       retainLogs: production,
+      publicThrottle: { rateLimit: config.publicThrottleRate, burstLimit: config.publicThrottleBurst },
+      quotaHeaders: config.quotaHeaders,
     });
     const { publicApi, embedApi, usagePlan } = this.apis;
+    if (config.publicWaf) this.publicWaf = new PublicWaf(this, 'PublicWaf', { stage: publicApi.deploymentStage, limit: config.publicWafRateLimit });
 
-    const ingest = new Ingest(this, 'Ingest', { table, logRetention, retainLogs: production, environment: powertools });
+    const ingest = new Ingest(this, 'Ingest', {
+      table,
+      logRetention,
+      retainLogs: production,
+      environment: powertools,
+      maxConcurrency: config.ingestMaxConcurrency,
+    });
 
     const apis = { Public: publicApi, Embed: embedApi };
     const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn };
@@ -100,6 +111,7 @@ export class PublicEventsStack extends Stack {
       table,
       ingest: ingestQueues,
       alarmTopicArn: config.alarmTopicArn,
+      alarmEmail: config.alarmEmail,
     });
     new OperationsDashboard(this, 'Dashboard', {
       dashboardName: `PublicEvents-${config.stage}`,
@@ -131,5 +143,6 @@ export class PublicEventsStack extends Stack {
     }
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'UsagePlanId', { value: usagePlan.usagePlanId });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'Every alarm notifies this topic: subscribe on-call here (docs/operations.md)', value: monitoring.topic.topicArn });
   }
 }

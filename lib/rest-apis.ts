@@ -21,6 +21,7 @@ import {
   RestApi,
   type UsagePlan,
 } from 'aws-cdk-lib/aws-apigateway';
+import type { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { RemovalPolicy } from 'aws-cdk-lib';
@@ -28,12 +29,17 @@ import { Construct } from 'constructs';
 import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
 import { SURFACES, routes, type RouteDefinition, type Surface } from '../lambdas/routes.js';
-import { DAILY_QUOTA, EMBED_RESPONSES, PUBLIC_RESPONSES, addEnvelopeResponses } from './gateway-responses.js';
+import { DAILY_QUOTA, EMBED_RESPONSES, addEnvelopeResponses, publicResponses, type QuotaHeaderSource } from './gateway-responses.js';
 
 /** Per-key throttle of the usage plan (documented in docs/errors-and-rate-limits.md). */
 export const PER_KEY_THROTTLE = { rateLimit: 10, burstLimit: 20 };
 /** Stage-wide throttle of the unauthenticated Embed API: protects the table from abuse. */
 export const EMBED_STAGE_THROTTLE = { rateLimit: 200, burstLimit: 400 };
+
+export interface Throttle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
 
 export interface RestApisProps {
   readonly stageName: string;
@@ -43,6 +49,14 @@ export interface RestApisProps {
   readonly legacyRedirect: IFunction;
   readonly logRetention: RetentionDays;
   readonly retainLogs: boolean;
+  /**
+   * Stage-wide throttle of the Public API (method settings for every resource and method): bounds a
+   * flood of keyless or bad-key requests, each of which invokes the
+   * uncached authorizer; answered by the THROTTLED gateway response.
+   */
+  readonly publicThrottle: Throttle;
+  /** Sources of the quota 429's headers (context `quotaHeaders`). */
+  readonly quotaHeaders: QuotaHeaderSource;
 }
 
 // Fields API Gateway logs per request; the key itself is never among them
@@ -104,7 +118,12 @@ export class RestApis extends Construct {
       endpointTypes: [EndpointType.REGIONAL],
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       cloudWatchRole: true,
-      deployOptions: { ...stageOptions, accessLogDestination: accessLogs('Public') },
+      deployOptions: {
+        ...stageOptions,
+        accessLogDestination: accessLogs('Public'),
+        throttlingRateLimit: props.publicThrottle.rateLimit,
+        throttlingBurstLimit: props.publicThrottle.burstLimit,
+      },
       // No CORS on the Public API: keys stay server-side.
     });
     const openRoutes = this.addRoutes(this.publicApi, 'public', props.functions, {
@@ -124,7 +143,7 @@ export class RestApis extends Construct {
       throttle: PER_KEY_THROTTLE,
       apiStages: [{ api: this.publicApi, stage: this.publicApi.deploymentStage }],
     });
-    addEnvelopeResponses(this.publicApi, PUBLIC_RESPONSES);
+    addEnvelopeResponses(this.publicApi, publicResponses(props.quotaHeaders));
 
     // Embed API: no auth, CORS preflight on every path, a stage-wide throttle.
     this.embedApi = new RestApi(this, 'EmbedApi', {
@@ -149,6 +168,13 @@ export class RestApis extends Construct {
     // OPTIONS on any other path too (PRODUCT P11): a catch-all answered by a mock.
     this.embedApi.root.addProxy({ anyMethod: false });
     addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': `'${EMBED_CORS.allowOrigin}'` });
+
+    // Both stages log, and a stage with logging fails to create ("CloudWatch Logs role ARN must be set in
+    // account settings") before the account's CloudWatch role is set. CDK makes the Public stage wait for
+    // the account resource; the Embed stage must too, or it may be created first.
+    const account = this.publicApi.node.findChild('Account') as CfnAccount;
+    this.embedApi.deploymentStage.node.addDependency(account);
+    this.publicApi.deploymentStage.node.addDependency(account);
   }
 
   private addRoutes(

@@ -1,9 +1,16 @@
 /**
  * One Lambda function for one handler file of lambdas/handlers/: Node 24 on
  * arm64, bundled locally by esbuild (no Docker) as minified ESM with source
- * maps, the AWS SDK left to the runtime and Powertools to AWS's Powertools
- * layer (lib/powertools-layer.ts), its own log group, its own role with
+ * maps, the AWS SDK left to the runtime, its own log group, its own role with
  * nothing attached but what `bind*` grants.
+ *
+ * Powertools is bundled (tree-shaken by esbuild), not taken from AWS's
+ * Powertools layer: that layer's ARN is published per region as a public SSM
+ * parameter, which made every deploy depend on a lookup CloudFormation does
+ * at deploy time and that can be missing (commercial regions only, new
+ * versions paused in some). The bundles grow by what the bench measures
+ * (docs/performance.md); the code Lambda runs is exactly the version
+ * package-lock.json holds, the one the tests run.
  *
  * Sizing: 512 MB. Lambda's CPU share grows with memory; the handlers are
  * DynamoDB-bound (a few ms of CPU per request) but cold-start init (loading the
@@ -20,16 +27,16 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { INDEXES } from '../lambdas/store/table.js';
-import { POWERTOOLS_EXTERNALS, powertoolsLayer } from './powertools-layer.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
 /**
- * Left out of every bundle: the Lambda runtime provides the AWS SDK, the
- * Powertools layer Powertools (both resolve from ESM on Node 18+ runtimes).
- * scripts/bench.ts and test/infra/bundling.test.ts bundle with the same list.
+ * Left out of every bundle: the Lambda runtime provides the AWS SDK (it
+ * resolves from ESM on Node 18+ runtimes). Everything else, Powertools
+ * included, is in the bundle. scripts/bench.ts and
+ * test/infra/bundling.test.ts bundle with the same list.
  */
-export const BUNDLE_EXTERNALS = ['@aws-sdk/*', POWERTOOLS_EXTERNALS];
+export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 /** Some CommonJS dependencies call require(); give the ESM bundle one. */
 export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);";
 
@@ -79,7 +86,6 @@ export class RouteFunction extends Construct {
       // over its own setting: per-stage levels and sampled DEBUG lines would be lost.
       loggingFormat: LoggingFormat.TEXT,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      layers: [powertoolsLayer(this)],
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',

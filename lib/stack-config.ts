@@ -7,6 +7,9 @@ import { USER_EVENTS_VARIANTS } from '../lambdas/core/config.js';
 import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
+
+/** The Public API's abuse limits unless context says otherwise (docs/deploy.md; priced in the flood table of docs/performance.md). */
+export const PUBLIC_LIMIT_DEFAULTS = { throttleRate: 100, throttleBurst: 200, wafRateLimit: 1_000 } as const;
 export type Stage = (typeof STAGES)[number];
 
 export const stackConfigSchema = z
@@ -20,15 +23,37 @@ export const stackConfigSchema = z
     domainName: z.string().min(3).optional(),
     /** Regional ACM certificate for domainName, in the stack's region. */
     certificateArn: z.string().startsWith('arn:').optional(),
-    /** SNS topic the alarms notify (optional). */
+    /** An existing SNS topic the alarms notify; without it the stack creates one. */
     alarmTopicArn: z.string().startsWith('arn:').optional(),
-    /** CloudFront in front of the Embed API (on unless `-c embedCdn=false`). */
-    embedCdn: z.stringbool().default(true),
+    /** Subscribes this address to the topic the stack creates (AWS mails a confirmation link first). */
+    alarmEmail: z.email().optional(),
+    /**
+     * CloudFront in front of the Embed API. Default: on in production, off in
+     * staging, so a first deploy on an account CloudFront has not verified yet
+     * is not rolled back (docs/deploy.md); on whenever embedWebAclArn is given.
+     */
+    embedCdn: z.stringbool().optional(),
     /** An existing CloudFront-scope web ACL (us-east-1) for the Embed distribution, e.g. EmbedWaf's output. */
     embedWebAclArn: z.string().regex(/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\//).optional(),
     /** Also synthesize the us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5 minutes). */
     embedWaf: z.stringbool().default(false),
     embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
+    /** Stage-wide throttle of the Public API (every method, keyed or not): requests per second and burst. */
+    publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(PUBLIC_LIMIT_DEFAULTS.throttleRate),
+    publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(PUBLIC_LIMIT_DEFAULTS.throttleBurst),
+    /** A regional web ACL with a rate-based rule per client IP on the Public stage. Default: on in production only. */
+    publicWaf: z.stringbool().optional(),
+    /** Requests per client IP per 5 minutes before the Public web ACL blocks it. */
+    publicWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(PUBLIC_LIMIT_DEFAULTS.wafRateLimit),
+    /** How many ingest Lambdas the queue may run at once (AWS: 2 to 1000), so a burst of changes leaves concurrency to the API. */
+    ingestMaxConcurrency: z.coerce.number().int().min(2).max(1_000).default(2),
+    /**
+     * Where the quota 429's X-RateLimit-Reset and Retry-After come from.
+     * `static` (default): only literal header values, the sources AWS documents
+     * for gateway responses, so those two headers are left out. `context`:
+     * mapped from the authorizer's context (lib/gateway-responses.ts).
+     */
+    quotaHeaders: z.enum(['static', 'context']).default('static'),
     /** Powertools log level of every function (POWERTOOLS_LOG_LEVEL). */
     logLevel: z.enum(LOG_LEVELS).default('INFO'),
     /** Share of invocations logged at DEBUG whatever the level (POWERTOOLS_LOGGER_SAMPLE_RATE); default 0.1 in staging, 0.01 in production. */
@@ -38,12 +63,17 @@ export const stackConfigSchema = z
     error: 'domainName and certificateArn go together',
     path: ['domainName'],
   })
-  .refine((c) => c.embedCdn || c.embedWebAclArn === undefined, {
+  .refine((c) => c.alarmEmail === undefined || c.alarmTopicArn === undefined, {
+    error: 'alarmEmail subscribes to the topic the stack creates; with alarmTopicArn, subscribe to that topic where it is managed',
+    path: ['alarmEmail'],
+  })
+  .refine((c) => c.embedCdn !== false || c.embedWebAclArn === undefined, {
     error: 'embedWebAclArn needs the CloudFront distribution (embedCdn=true)',
     path: ['embedWebAclArn'],
   });
 
-export type StackConfig = Omit<z.infer<typeof stackConfigSchema>, 'logSampleRate'> & { logSampleRate: number };
+type Parsed = z.infer<typeof stackConfigSchema>;
+export type StackConfig = Omit<Parsed, 'logSampleRate' | 'embedCdn' | 'publicWaf'> & { logSampleRate: number; embedCdn: boolean; publicWaf: boolean };
 
 const DEFAULT_SAMPLE_RATE: Record<Stage, number> = { staging: 0.1, production: 0.01 };
 
@@ -56,10 +86,17 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'domainName',
     'certificateArn',
     'alarmTopicArn',
+    'alarmEmail',
     'embedCdn',
     'embedWebAclArn',
     'embedWaf',
     'embedWafRateLimit',
+    'publicThrottleRate',
+    'publicThrottleBurst',
+    'publicWaf',
+    'publicWafRateLimit',
+    'ingestMaxConcurrency',
+    'quotaHeaders',
     'logLevel',
     'logSampleRate',
   ];
@@ -71,5 +108,12 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
   }
   const parsed = stackConfigSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`Invalid CDK context:\n${z.prettifyError(parsed.error)}`);
-  return { ...parsed.data, logSampleRate: parsed.data.logSampleRate ?? DEFAULT_SAMPLE_RATE[parsed.data.stage] };
+  const c = parsed.data;
+  const production = c.stage === 'production';
+  return {
+    ...c,
+    logSampleRate: c.logSampleRate ?? DEFAULT_SAMPLE_RATE[c.stage],
+    embedCdn: c.embedCdn ?? (production || c.embedWebAclArn !== undefined),
+    publicWaf: c.publicWaf ?? production,
+  };
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { QUOTA_EXCEEDED_HEADERS } from '../lambdas/core/authorize.js';
+import { DAILY_QUOTA, RATE_LIMIT_HEADERS } from '../lambdas/core/rate-limit.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 import { LEGACY_PREFIX, legacyRedirectTarget, searchOf } from '../lambdas/core/legacy-prefix.js';
 import { legacyRedirectResponse } from '../lambdas/handlers/legacy-redirect.js';
@@ -25,8 +26,8 @@ export interface GatewayOptions {
   handlers: ReadonlyMap<string, HttpHandler>;
   authorizer: AuthorizerHandler;
   logger: Logger;
-  /** The daily quota (PRODUCT P4): counts a request the authorizer allowed; false = over quota. */
-  quota?: (keyId: string) => Promise<boolean>;
+  /** The daily quota (PRODUCT P4): counts a request the authorizer allowed; refused = over quota. */
+  quota?: (keyId: string) => Promise<{ allowed: boolean; remaining: number }>;
   /** Called once per answered request (access log, tests). */
   onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
 }
@@ -159,9 +160,13 @@ export function createGateway(opts: GatewayOptions) {
     const url = parseRequestTarget(target);
     const method = req.method ?? 'GET';
     const embed = isEmbedPath(url.pathname);
-    // The Embed API's gateway responses carry CORS too, so a browser can read its errors.
+    // The Embed API's gateway responses carry CORS too, so a browser can read its errors; the Public
+    // API's say the key's daily quota, a literal in AWS's gateway responses too (lib/gateway-responses.ts).
     const gatewayError = (status: number, message: string) =>
-      jsonResponse(status, errorBody(message), { 'x-amzn-requestid': requestId, ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : {}) });
+      jsonResponse(status, errorBody(message), {
+        'x-amzn-requestid': requestId,
+        ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : { [RATE_LIMIT_HEADERS.limit]: String(DAILY_QUOTA) }),
+      });
 
     // API Gateway refuses oversized requests before anything else.
     const breach = sizeLimitBreach(target, req.rawHeaders);
@@ -193,6 +198,8 @@ export function createGateway(opts: GatewayOptions) {
     };
 
     let authorizerContext: Record<string, unknown> | undefined;
+    /** What the local count says is left today; unknown (and not sent) unless the quota ran. */
+    let remaining: number | undefined;
     // Only `auth: 'key'` routes meet the authorizer and the quota; the documents are open (PRODUCT P15).
     if (match.route.auth === 'key') {
       // The method ARN limit applies to methods with authorization only.
@@ -227,7 +234,9 @@ export function createGateway(opts: GatewayOptions) {
       }
       if (!allows(result, methodArn)) return gatewayError(403, MESSAGES.insufficientScope);
       authorizerContext = { ...result.context, principalId: result.principalId };
-      if (opts.quota && !(await opts.quota(result.principalId))) {
+      const counted = opts.quota ? await opts.quota(result.principalId) : undefined;
+      remaining = counted?.remaining;
+      if (counted && !counted.allowed) {
         // The same headers the deployed QUOTA_EXCEEDED gateway response maps from this context.
         const quotaHeaders = Object.entries(QUOTA_EXCEEDED_HEADERS).map(([name, source]) => [
           name,
@@ -255,7 +264,8 @@ export function createGateway(opts: GatewayOptions) {
     if (!handler) throw new Error(`no handler loaded for route ${match.route.id}`);
     try {
       const result = await handler(event, lambdaContext(requestId, match.route.id));
-      return { ...result, headers: { ...result.headers, 'x-amzn-requestid': requestId } };
+      const counted: Record<string, string> = remaining === undefined ? {} : { [RATE_LIMIT_HEADERS.remaining]: String(remaining) };
+      return { ...result, headers: { ...result.headers, ...counted, 'x-amzn-requestid': requestId } };
     } catch (error) {
       // A handler that throws past its middleware is a Lambda error (502 in AWS,
       // mapped to the generic 500 envelope by the DEFAULT_5XX gateway response).

@@ -4,7 +4,10 @@
  * handler and raw DynamoDB time, response bytes) plus the log bytes measured
  * here, priced by scripts/cost-model.ts.
  */
+import { PUBLIC_LIMIT_DEFAULTS } from '../lib/stack-config.js';
 import { powertoolsEnvironment } from '../lib/observability.js';
+import { MESSAGES } from '../lambdas/core/errors.js';
+import { FLOOD, floodCostPerMillion, floodScenarios } from './flood-cost.js';
 import { lambdaMetrics } from '../lambdas/http/powertools.js';
 import { DIMENSIONS, METRICS } from '../lambdas/http/metrics.js';
 import type { Surface } from '../lambdas/routes.js';
@@ -149,5 +152,39 @@ export function costFigures(measured: MeasuredRoute[], authorizer: MeasuredInvoc
         .map((p) => (p.unit === 'GB' || p.unit === 'GB-second' ? `${p.source} $${p.usd} per ${p.unit}` : `${p.source} $${+(p.usd * 1e6).toPrecision(6)} per million ${p.unit}s`))
         .join('; ') +
       '.',
+    '',
+    ...floodTable(authorizer, emf.authorizer + platform),
+  ];
+}
+
+/**
+ * A flood of Public API requests without a valid key (scripts/flood-cost.ts):
+ * keyless ones cost the authorizer no read; made-up keys one strongly
+ * consistent GetItem (the measured authorizer profile).
+ */
+function floodTable(authorizer: MeasuredInvocation, authorizerLogBytes: number): string[] {
+  const refusal = `{"success":false,"message":"${MESSAGES.notAuthenticated}"}`;
+  const answerBytes = bytes(refusal) + bytes('content-type: application/json\r\nX-RateLimit-Limit: 1000\r\n') + GATEWAY_HEADER_BYTES;
+  const keyless = { readUnits: 0, billedMs: billedDurationMs({ ...authorizer, roundTrips: 0 }), logBytes: authorizerLogBytes };
+  const madeUp = { readUnits: authorizer.readUnits, billedMs: billedDurationMs(authorizer), logBytes: authorizerLogBytes };
+  const accessLogBytes = bytes(accessLogSample(false));
+  const limits = { throttle: { rateLimit: PUBLIC_LIMIT_DEFAULTS.throttleRate, burstLimit: PUBLIC_LIMIT_DEFAULTS.throttleBurst }, wafLimit: PUBLIC_LIMIT_DEFAULTS.wafRateLimit };
+  const pct = (x: number) => `${+(x * 100).toPrecision(3)} %`;
+  const rows = floodScenarios(limits).map(({ name, admitted }) => {
+    const cost = (inv: typeof keyless) => floodCostPerMillion({ authorizer: inv, accessLogBytes, answerBytes }, admitted);
+    const k = cost(keyless);
+    return (
+      `| ${name} | ${pct(admitted.gateway)} | ${pct(admitted.authorizer)} | ${usd(k.apiGateway)} | ${usd(k.lambda)} | ${usd(k.logs)} | ${usd(k.dataTransfer)} | ${usd(k.waf)} | ` +
+      `${usd(k.total)} | ${usd(cost(madeUp).total)} |`
+    );
+  });
+  return [
+    `A flood of ${FLOOD.requests.toLocaleString('en-US')} Public API requests without a valid key in ${FLOOD.seconds / 60} minutes, USD (same prices). Limits at their defaults:`,
+    `stage throttle ${limits.throttle.rateLimit}/s (burst ${limits.throttle.burstLimit}), web ACL ${limits.wafLimit} per address per 5 minutes. Authorizer: ${keyless.billedMs} ms keyless, ${madeUp.billedMs} ms`,
+    `and ${madeUp.readUnits} RRU with a made-up key. API Gateway assumed to bill every request it receives (an upper bound). Fixed web ACL fees not included.`,
+    '',
+    '| Flood | Reaches API Gateway | Reaches the authorizer | API Gateway | Lambda | Logs | Transfer | WAF | Total, keyless | Total, made-up keys |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
   ];
 }

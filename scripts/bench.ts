@@ -8,19 +8,17 @@
  *   DynamoDB calls it made are replayed with the bare client and timed; the
  *   ratio is what validation, mapping, middy and the envelope cost on top;
  * - bundle size (minified, and gzipped) of each Lambda, bundled with esbuild
- *   as CDK will (lib/route-function.ts: the AWS SDK and Powertools external,
- *   the runtime provides the one and AWS's Powertools layer the other);
+ *   as CDK will (lib/route-function.ts: the AWS SDK external, the runtime
+ *   provides it; Powertools inside the bundle);
  * - cold-start init: time to import each bundle in a fresh Node process,
- *   relative to importing the DynamoDB client alone. The bundles import
- *   Powertools from this project's node_modules, as they will from the layer
- *   on Lambda, so its load time is counted even though its bytes are not.
+ *   relative to importing the DynamoDB client alone.
  *
  * With BENCH_TRACER_NODE_PATH set to a node_modules folder holding
  * @aws-lambda-powertools/tracer (installed outside this project, which does
  * not depend on it), it also bundles get-event with the Tracer added, to
  * weigh tracing against its bundle and init cost (docs/operations.md). The
- * layer holds the Tracer too, so the probe leaves it external like the rest
- * of Powertools and imports it through a node_modules link beside the bundle.
+ * probe bundles the Tracer like the rest of Powertools, found through a
+ * node_modules link beside the probe's entry file.
  *
  * Last, the cost per million requests of every route (scripts/bench-cost.ts),
  * priced from this run's read units, round trips, times and response bytes,
@@ -284,7 +282,13 @@ async function bundleFigures() {
   ];
   const tracerPath = process.env.BENCH_TRACER_NODE_PATH;
   if (tracerPath) {
-    const probe = join(outDir, 'get-event-with-tracer.ts');
+    // The Tracer resolves through a link beside the probe (its own dependencies from
+    // its real folder), everything else from this project's node_modules further up.
+    const dir = join(outDir, 'tracer-probe');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'node_modules', '@aws-lambda-powertools'), { recursive: true });
+    symlinkSync(join(tracerPath, '@aws-lambda-powertools', 'tracer'), join(dir, 'node_modules', '@aws-lambda-powertools', 'tracer'));
+    const probe = join(dir, 'get-event-with-tracer.ts');
     // What adopting the Tracer would add: the library, one Tracer, and the DynamoDB client instrumented.
     writeFileSync(
       probe,
@@ -297,12 +301,6 @@ async function bundleFigures() {
         '',
       ].join('\n'),
     );
-    // The Tracer resolves through a link beside the bundle (its own dependencies from
-    // its real folder), everything else from this project's node_modules further up.
-    const dir = join(outDir, 'tracer-probe');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(join(dir, 'node_modules', '@aws-lambda-powertools'), { recursive: true });
-    symlinkSync(join(tracerPath, '@aws-lambda-powertools', 'tracer'), join(dir, 'node_modules', '@aws-lambda-powertools', 'tracer'));
     entries.push({ name: 'get-event + Powertools Tracer (probe)', entry: probe, dir });
   }
 
@@ -343,9 +341,9 @@ process.stdout.write(
     '|---|---|---|---|---|---|',
     ...runtime.rows,
     '',
-    'Lambda bundles (esbuild, minified, as CDK bundles them): the AWS SDK and Powertools are external, the Lambda runtime provides the SDK and',
-    "AWS's Powertools layer (added to every function) provides Powertools, so neither counts in the sizes below.",
-    `Init = import time of the bundle, with Powertools imported from node_modules as it is from the layer on Lambda, / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
+    'Lambda bundles (esbuild, minified, as CDK bundles them): the AWS SDK is external (the Lambda runtime provides it, so it does not count in',
+    'the sizes below); Powertools is bundled into every function (no layer), so its bytes are counted.',
+    `Init = import time of the bundle / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
     '',
     '| Handler | Bundle KiB | Gzipped KiB | Init ratio |',
     '|---|---|---|---|',

@@ -39,6 +39,8 @@ export const PRICES = {
   cloudFrontTransferOutGb: { usd: 0.085, unit: 'GB', source: 'Amazon CloudFront pricing (regional data transfer out)', seenIn: 'AWS pricing page' },
   /** API Gateway answers to the internet are billed at the EC2 data transfer out rate, first 10 TB a month (after 100 GB free across the account). */
   internetTransferOutGb: { usd: 0.09, unit: 'GB', source: 'Amazon EC2 on-demand pricing (data transfer out to the internet)', seenIn: 'an AWS re:Post billing answer and summaries' },
+  /** Requests a regional web ACL inspects (the web ACL's and each rule's monthly fee are fixed costs, outside this model). */
+  wafRequest: { usd: 0.6 / 1e6, unit: 'request', source: 'AWS WAF pricing (requests)', seenIn: 'third-party summaries' },
   /** Standard log class, first tier (Lambda's own logs are tiered from this rate down). */
   logsIngestionGb: { usd: 0.5, unit: 'GB', source: 'Amazon CloudWatch pricing (Logs, data ingestion)', seenIn: 'third-party summaries' },
 } as const satisfies Record<string, UnitPrice>;

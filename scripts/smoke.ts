@@ -1,6 +1,7 @@
 /**
  * `npm run smoke -- --public-url URL --embed-url URL --key KEY
- *                   [--username NAME] [--event-id ID] [--service-name NAME]`
+ *                   [--username NAME] [--event-id ID] [--service-name NAME]
+ *                   [--quota-key KEY [--quota-pace-ms MS]]`
  *
  * Exercises every route of a deployment (or the local server) and reports
  * pass/fail per check; exits 1 if any failed. With --username and --event-id
@@ -13,8 +14,18 @@
  * `EmbedApiUrl` output: the CloudFront address widgets use (the execute-api
  * URL when deployed with embedCdn=false). `EmbedOriginUrl`, the Embed API's
  * own execute-api URL behind the distribution, checks the origin directly.
+ *
+ * With --quota-key (a key whose day may be used up: make one for it), it also
+ * spends that key's daily quota until API Gateway answers the quota's 429, and
+ * reports which rate-limit headers that 429 carries: which ones a deployment
+ * sends depends on `-c quotaHeaders` (lib/gateway-responses.ts). Requests are
+ * paced (--quota-pace-ms, default 350: under the per-key throttle and the
+ * production web ACL's 1000 per address per 5 minutes), so it takes about
+ * six minutes in AWS; a per-second throttle's 429 on the way is waited out.
  */
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DAILY_QUOTA, RATE_LIMIT_HEADERS } from '../lambdas/core/rate-limit.js';
 import { OPENAPI_HANDLER, routes, type RouteDefinition } from '../lambdas/routes.js';
 
 export interface SmokeOptions {
@@ -24,13 +35,24 @@ export interface SmokeOptions {
   username?: string;
   eventId?: string;
   serviceName?: string;
+  /** A key whose daily quota the run may use up, to see the quota's 429. */
+  quotaKey?: string;
+  /** Pause between the quota run's requests (default 350 ms). */
+  quotaPaceMs?: number;
 }
 
 export interface SmokeResult {
   name: string;
   ok: boolean;
   detail: string;
+  /** The quota check: each rate-limit header of the 429, null where it was not sent. */
+  headers?: Record<string, string | null>;
 }
+
+/** The headers a 429 of the daily quota may carry (PRODUCT P4), in the order reported. */
+export const QUOTA_429_HEADERS = [RATE_LIMIT_HEADERS.limit, RATE_LIMIT_HEADERS.remaining, RATE_LIMIT_HEADERS.reset, 'Retry-After'] as const;
+/** API Gateway's quotas are not exact to the request; past this many beyond the quota the run gives up. */
+const QUOTA_SLACK = 100;
 
 const MISSING_USER = 'smoke-check-no-such-user';
 const MISSING_EVENT = 'evt_smoke_check_no_such_event';
@@ -87,7 +109,12 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
             : [400, 404].includes(res.status) && res.body?.success === false;
       expect(fine, `status ${res.status}: ${res.text.slice(0, 160)}`);
       if (route.surface === 'embed') expect(res.headers.get('access-control-allow-origin') === '*', 'no Access-Control-Allow-Origin: *');
-      else expect(res.headers.get('access-control-allow-origin') === null, 'Public API sent CORS headers');
+      else {
+        expect(res.headers.get('access-control-allow-origin') === null, 'Public API sent CORS headers');
+        // Every answer of a Public route says the daily quota and when it resets (issue 19).
+        expect(res.headers.get(RATE_LIMIT_HEADERS.limit) === String(DAILY_QUOTA), `${RATE_LIMIT_HEADERS.limit} ${res.headers.get(RATE_LIMIT_HEADERS.limit)}`);
+        expect(/^\d+$/.test(res.headers.get(RATE_LIMIT_HEADERS.reset) ?? ''), `${RATE_LIMIT_HEADERS.reset} ${res.headers.get(RATE_LIMIT_HEADERS.reset)}`);
+      }
       return `${res.status}`;
     });
   }
@@ -97,6 +124,7 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
   await check('Public API without a key answers 401', async () => {
     const res = await request(`${publicBase}/events/${event}`);
     expect(res.status === 401 && res.body?.message === 'Not authenticated.', `status ${res.status}`);
+    expect(res.headers.get(RATE_LIMIT_HEADERS.limit) === String(DAILY_QUOTA), `${RATE_LIMIT_HEADERS.limit} ${res.headers.get(RATE_LIMIT_HEADERS.limit)}`);
     return '401';
   });
   await check('Public API unknown route answers the 404 envelope', async () => {
@@ -132,7 +160,40 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
       return '304';
     });
   }
+  if (o.quotaKey !== undefined) results.push(await quotaCheck(`${publicBase}/events/${event}`, { [`x-${o.serviceName ?? 'events'}-api-key`]: o.quotaKey }, o.quotaPaceMs ?? 350));
   return results;
+}
+
+/**
+ * Spends a key's day until the quota's 429 and reports its rate-limit headers.
+ * Told apart from the other 429s by X-RateLimit-Remaining, which only the
+ * quota's carries (0): a throttle's says Retry-After: 1 and is waited out; a
+ * 429 with neither is the web ACL's block, which this run must not provoke.
+ */
+export async function quotaCheck(url: string, headers: Record<string, string>, paceMs: number): Promise<SmokeResult> {
+  const name = "Daily quota's 429: the rate-limit headers it carries";
+  for (let sent = 1; sent <= DAILY_QUOTA + QUOTA_SLACK; sent++) {
+    const res = await request(url, { headers });
+    if (res.status === 429) {
+      const report = Object.fromEntries(QUOTA_429_HEADERS.map((h) => [h, res.headers.get(h)]));
+      if (report[RATE_LIMIT_HEADERS.remaining] === null) {
+        if (report['Retry-After'] === '1') {
+          await sleep(1000);
+          continue;
+        }
+        return { name, ok: false, detail: `request ${sent}: a 429 without X-RateLimit-Remaining or a throttle's Retry-After (the web ACL's block?): slow down with --quota-pace-ms`, headers: report };
+      }
+      const sentList = QUOTA_429_HEADERS.filter((h) => report[h] !== null).map((h) => `${h}: ${report[h]}`);
+      const missing = QUOTA_429_HEADERS.filter((h) => report[h] === null);
+      const envelope = res.body?.success === false && res.body.message === 'Too many requests. Please try again later.';
+      const limit = report[RATE_LIMIT_HEADERS.limit] === String(DAILY_QUOTA) && report[RATE_LIMIT_HEADERS.remaining] === '0';
+      const detail = `429 after ${sent} requests; sent ${sentList.join(', ')}; not sent: ${missing.join(', ') || 'none'}`;
+      return { name, ok: envelope && limit, detail: envelope && limit ? detail : `${detail} (expected the envelope, ${RATE_LIMIT_HEADERS.limit}: ${DAILY_QUOTA} and ${RATE_LIMIT_HEADERS.remaining}: 0)`, headers: report };
+    }
+    if (res.status >= 500 || res.status === 401 || res.status === 403) return { name, ok: false, detail: `request ${sent}: status ${res.status} before any 429` };
+    if (paceMs > 0) await sleep(paceMs);
+  }
+  return { name, ok: false, detail: `no 429 after ${DAILY_QUOTA + QUOTA_SLACK} requests` };
 }
 
 async function main(): Promise<void> {
@@ -144,11 +205,15 @@ async function main(): Promise<void> {
       username: { type: 'string' },
       'event-id': { type: 'string' },
       'service-name': { type: 'string' },
+      'quota-key': { type: 'string' },
+      'quota-pace-ms': { type: 'string' },
     },
     strict: true,
   });
   if (!values['public-url'] || !values['embed-url'] || !values.key) {
-    process.stderr.write('Usage: npm run smoke -- --public-url URL --embed-url URL --key KEY [--username NAME] [--event-id ID] [--service-name NAME]\n');
+    process.stderr.write(
+      'Usage: npm run smoke -- --public-url URL --embed-url URL --key KEY [--username NAME] [--event-id ID] [--service-name NAME] [--quota-key KEY [--quota-pace-ms MS]]\n',
+    );
     process.exit(2);
   }
   const results = await runSmoke({
@@ -158,6 +223,8 @@ async function main(): Promise<void> {
     username: values.username,
     eventId: values['event-id'],
     serviceName: values['service-name'],
+    quotaKey: values['quota-key'],
+    quotaPaceMs: values['quota-pace-ms'] === undefined ? undefined : Number(values['quota-pace-ms']),
   });
   for (const r of results) process.stdout.write(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}  (${r.detail})\n`);
   const failed = results.filter((r) => !r.ok).length;

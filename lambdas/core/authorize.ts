@@ -6,6 +6,7 @@
 import { extractApiKey, hashApiKey } from './api-key.js';
 import type { Scope } from './dataset.js';
 import { NotAuthenticatedError } from './errors.js';
+import { DAILY_QUOTA, quotaReset } from './rate-limit.js';
 import type { ApiKeyReader } from './ports.js';
 
 export interface AuthDecision {
@@ -22,8 +23,7 @@ export interface AuthDecision {
   context: { keyId: string; userId: string; scopes: string; rateLimitReset: number; retryAfter: number };
 }
 
-/** Requests per key per UTC day on the Public API (PRODUCT P4). */
-export const DAILY_QUOTA = 1000;
+export { DAILY_QUOTA, quotaReset };
 
 /**
  * The headers of the daily-quota 429 (PRODUCT P4): fixed values, or the
@@ -36,12 +36,6 @@ export const QUOTA_EXCEEDED_HEADERS = {
   'X-RateLimit-Reset': { context: 'rateLimitReset' },
   'Retry-After': { context: 'retryAfter' },
 } as const satisfies Record<string, { value: string } | { context: keyof AuthDecision['context'] }>;
-
-/** The daily quota window's end (PRODUCT P4): the next UTC midnight after `now`. */
-export function quotaReset(now: Date): { resetEpochSeconds: number; retryAfterSeconds: number } {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return { resetEpochSeconds: next / 1000, retryAfterSeconds: Math.ceil((next - now.getTime()) / 1000) };
-}
 
 export async function authorize(
   keys: ApiKeyReader,

@@ -4,6 +4,7 @@
  * generated once per container, at the first request, for this deployment's
  * key header name and `/users/{username}/events` variant.
  */
+import { rateLimitHeaders } from '../core/rate-limit.js';
 import { JSON_HEADERS } from '../http/envelope.js';
 import { EMBED_CORS } from '../http/embed-cors.js';
 import type { Deps, HttpHandler } from '../http/deps.js';
@@ -11,7 +12,7 @@ import { lambdaEntry } from '../http/lambda-entry.js';
 import { buildDocument } from '../openapi/document.js';
 import { SURFACES, type Surface } from '../routes.js';
 
-export const build = ({ config }: Deps): HttpHandler => {
+export const build = ({ config, clock }: Deps): HttpHandler => {
   const documents = new Map<Surface, string>();
   return async (event) => {
     // By the resource alone: whatever method the event names, an Embed answer carries CORS.
@@ -26,7 +27,8 @@ export const build = ({ config }: Deps): HttpHandler => {
       headers: {
         ...JSON_HEADERS,
         'cache-control': 'public, max-age=300',
-        ...(surface === 'embed' ? { 'access-control-allow-origin': EMBED_CORS.allowOrigin } : {}),
+        // Not metered, but it is a Public API answer: it tells the key's quota like every other (issue 19).
+        ...(surface === 'embed' ? { 'access-control-allow-origin': EMBED_CORS.allowOrigin } : rateLimitHeaders(clock())),
       },
       body,
     };

@@ -48,17 +48,43 @@ const CORS_HEADERS: Record<string, Header> = {
   'Access-Control-Allow-Origin': { description: 'CORS: every origin may read Embed responses.', required: true, schema: { type: 'string', enum: [EMBED_CORS.allowOrigin] } },
 };
 
-const RATE_LIMIT_HEADERS: Record<keyof typeof QUOTA_EXCEEDED_HEADERS, Header> = {
-  'X-RateLimit-Limit': { description: 'Requests per key per UTC day.', required: true, schema: { type: 'integer', format: 'int32', minimum: 1, maximum: DAILY_QUOTA } },
-  'X-RateLimit-Remaining': { description: 'Requests left today (0). Absent on the per-second throttle.', required: false, schema: { type: 'integer', format: 'int32', minimum: 0, maximum: DAILY_QUOTA } },
+/**
+ * The Public API's rate-limit headers, per answer, as the deployed API and the
+ * local server send them (lambdas/core/rate-limit.ts, lib/gateway-responses.ts).
+ * API Gateway's own answers (401, 403, 429, its 5xx) are gateway responses,
+ * whose header values AWS documents as literals or request parameters only,
+ * so they say the limit (a literal) but not the reset time:
+ */
+export const GATEWAY_RESPONSE_DOCS = 'https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html';
+
+/** Bounds and formats as the OWASP API Security rules ask (.spectral.yaml): a count fits int32, an instant int64. */
+const count = { type: 'integer', format: 'int32', minimum: 0, maximum: DAILY_QUOTA } as const;
+const instant = { type: 'integer', format: 'int64', minimum: 0, maximum: UNIX_SECONDS_MAX } as const;
+const LIMIT: Header = { description: 'Requests per key per UTC day (the daily quota).', required: true, schema: { type: 'integer', format: 'int32', minimum: 1, maximum: DAILY_QUOTA } };
+const RESET: Header = { description: 'Unix seconds of the next UTC midnight, when the daily count starts again.', required: true, schema: instant };
+const REMAINING: Header = {
+  description:
+    "Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count.",
+  required: false,
+  schema: count,
+};
+/** Answers a Lambda gives: it knows the time, not the count. */
+const LAMBDA_RATE_HEADERS: Record<string, Header> = { 'X-RateLimit-Limit': LIMIT, 'X-RateLimit-Reset': RESET, 'X-RateLimit-Remaining': REMAINING };
+/** Answers API Gateway gives itself: the limit only (see GATEWAY_RESPONSE_DOCS). */
+const GATEWAY_RATE_HEADERS: Record<string, Header> = { 'X-RateLimit-Limit': LIMIT };
+const GATEWAY_NO_RESET = `No \`X-RateLimit-Reset\`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (${GATEWAY_RESPONSE_DOCS}).`;
+
+const QUOTA_429_HEADERS: Record<keyof typeof QUOTA_EXCEEDED_HEADERS, Header> = {
+  'X-RateLimit-Limit': LIMIT,
+  'X-RateLimit-Remaining': { description: '0 over the daily quota. Absent on the per-second throttles and on the web ACL\'s block.', required: false, schema: count },
   'X-RateLimit-Reset': {
-    description: 'Unix seconds of the next UTC midnight. Absent on the per-second throttle.',
+    description: `Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with \`-c quotaHeaders=context\` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (${GATEWAY_RESPONSE_DOCS}).`,
     required: false,
-    schema: { type: 'integer', format: 'int64', minimum: 0, maximum: UNIX_SECONDS_MAX },
+    schema: instant,
   },
   'Retry-After': {
-    description: 'Seconds until the quota resets (rounded up); 1 for the per-second throttle.',
-    required: true,
+    description: 'Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL\'s block.',
+    required: false,
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: SECONDS_PER_DAY },
   },
 };
@@ -91,9 +117,12 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   const embed = route.surface === 'embed';
   const cacheable = embed && op.conditional === true;
   const cors = embed ? CORS_HEADERS : {};
-  const errorHeaders = embed
+  const errorHeaders: Record<string, Header> = embed
     ? { ...cors, 'Cache-Control': { description: 'Errors are not cached.', required: true, schema: { type: 'string', enum: ['no-store'] } } satisfies Header }
-    : {};
+    : LAMBDA_RATE_HEADERS;
+  // The Public API's answers API Gateway gives itself; the Embed API's carry CORS.
+  const gatewayHeaders = embed ? errorHeaders : GATEWAY_RATE_HEADERS;
+  const gatewayNote = embed ? '' : ` ${GATEWAY_NO_RESET}`;
   const successHeaders: Record<string, Header> = cacheable
     ? {
         ...cors,
@@ -105,7 +134,11 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
           schema: { type: 'string', maxLength: 29, pattern: '^"[A-Za-z0-9_-]{27}"$' },
         },
       }
-    : cors;
+    : embed
+      ? cors
+      : route.auth === 'key'
+        ? LAMBDA_RATE_HEADERS
+        : { 'X-RateLimit-Limit': LIMIT, 'X-RateLimit-Reset': RESET };
   const { success } = op;
   const responses: Record<string, ResponseConfig> = {
     200: {
@@ -144,26 +177,36 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
     );
   }
   if (route.auth === 'key') {
-    responses[401] = errorResponse('No key, or an unknown or revoked key.', errorHeaders, ['notAuthenticated']);
-    responses[403] = errorResponse("The key lacks this route's scope.", errorHeaders, ['insufficientScope']);
+    responses[401] = errorResponse(`No key, or an unknown or revoked key.${gatewayNote}`, gatewayHeaders, ['notAuthenticated']);
+    responses[403] = errorResponse(`The key lacks this route's scope.${gatewayNote}`, gatewayHeaders, ['insufficientScope']);
   }
   const notFound = op.errors[404];
   if (notFound) responses[404] = errorResponse('Not found, or not published and public.', errorHeaders, notFound);
   // API Gateway's size quotas, checked before anything else (the key included).
   const count = (n: number) => n.toLocaleString('en-US');
+  // Whether API Gateway's front door answers these through the gateway responses is not documented: the limit may be absent.
+  const sizeHeaders = embed ? errorHeaders : { 'X-RateLimit-Limit': { ...LIMIT, required: false } };
   responses[414] = errorResponse(
     `The gateway's limit: the URL (path and query) over ${count(API_GATEWAY_LIMITS.urlLength)} characters` +
       (route.auth === 'key' ? `, or the method ARN (\`…/{stage}/GET{path}\`) over ${count(API_GATEWAY_LIMITS.methodArnBytes)} bytes.` : '.'),
-    errorHeaders,
+    sizeHeaders,
     ['uriTooLong'],
   );
-  responses[431] = errorResponse(`The gateway's limit: all request header lines together over ${count(API_GATEWAY_LIMITS.headerBytes)} bytes.`, errorHeaders, ['headersTooLarge']);
+  responses[431] = errorResponse(`The gateway's limit: all request header lines together over ${count(API_GATEWAY_LIMITS.headerBytes)} bytes.`, sizeHeaders, ['headersTooLarge']);
   if (route.auth === 'key') {
-    responses[429] = errorResponse('Over the daily quota (1000 per key per UTC day) or the per-key throttle.', RATE_LIMIT_HEADERS, ['tooManyRequests']);
+    responses[429] = errorResponse(
+      'Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule.',
+      QUOTA_429_HEADERS,
+      ['tooManyRequests'],
+    );
   } else if (embed) {
-    responses[429] = errorResponse('The stage throttle: retry after a second.', { ...errorHeaders, 'Retry-After': RATE_LIMIT_HEADERS['Retry-After'] }, ['tooManyRequests']);
+    responses[429] = errorResponse('The stage throttle: retry after a second.', { ...errorHeaders, 'Retry-After': { ...QUOTA_429_HEADERS['Retry-After'], description: 'Always 1.', required: true } }, ['tooManyRequests']);
   }
-  responses[500] = errorResponse('Unexpected failure; nothing about it is disclosed.', errorHeaders, ['internalError']);
+  responses[500] = errorResponse(
+    embed ? 'Unexpected failure; nothing about it is disclosed.' : 'Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright).',
+    embed ? errorHeaders : { ...LAMBDA_RATE_HEADERS, 'X-RateLimit-Reset': { ...RESET, required: false } },
+    ['internalError'],
+  );
   return responses;
 }
 
@@ -192,7 +235,7 @@ function info(surface: Surface, opts: DocumentOptions) {
           '',
           `**Authentication:** an API key in \`x-${opts.serviceName}-api-key\` or \`Authorization: Bearer <key>\`; each route needs one scope (\`events:read\` or \`guests:read\`).`,
           '',
-          '**Rate limits:** 1000 requests per key per UTC day and 10 per second (burst 20); over either: `429` with `Retry-After`.',
+          '**Rate limits:** 1000 requests per key per UTC day and 10 per second (burst 20), and a throttle on the whole API; over any: `429`. Every answer says the daily quota in `X-RateLimit-Limit`; the answers of the routes themselves also say when it resets (`X-RateLimit-Reset`, Unix seconds of the next UTC midnight). `X-RateLimit-Remaining` is sent only where the count is known (see each response).',
           '',
           'Every body is the envelope `{success, message, data}` (errors: `{success: false, message}`, plus `errors` for bad parameters), except this document. No CORS.',
         ].join('\n'),

@@ -10,8 +10,8 @@ describe('npm run bench', () => {
     expect(code).toBe(0);
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| \\d+ \\|`, 'm'));
     for (const handler of [...routes.map((r) => r.handler), 'authorizer', 'legacy-redirect', 'ingest']) expect(stdout).toMatch(new RegExp(`^\\| ${handler} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
-    // The sizes mean "without Powertools", and the bench says so.
-    expect(stdout).toMatch(/Powertools layer \(added to every function\) provides Powertools/);
+    // The sizes include Powertools (bundled, no layer), and the bench says so.
+    expect(stdout).toMatch(/Powertools is bundled into every function \(no layer\)/);
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
     // Write capacity as billed: the GSI share is shown, and each event size has its RSVP and edit rows.
@@ -26,5 +26,8 @@ describe('npm run bench', () => {
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| ${route.surface} \\| [\\d.]+ \\| .* \\| \\$[\\d.]+ \\|`, 'm'));
     expect(stdout).toMatch(/^\| Public API \(keyed data routes\) \| \$[\d.]+–\$[\d.]+ \| n\/a \|/m);
     expect(stdout).toMatch(/^\| Embed API \(data routes\) \| \$[\d.]+–\$[\d.]+ \| \$[\d.]+–\$[\d.]+ \|/m);
+    // The keyless flood, with and without the abuse limits (issue 22).
+    expect(stdout).toMatch(/^\| no limits \(before issue 22\) \| 100 % \| 100 % \| \$3\.50 \|/m);
+    expect(stdout).toMatch(/^\| stage throttle \+ web ACL, one address \| 0\.2 % \| 0\.2 % \|/m);
   }, 90_000);
 });

@@ -1,6 +1,10 @@
 /** The deployment smoke script, run against the local server. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runSmoke } from '../../scripts/smoke.js';
+import { KeyManager } from '../../keys/key-manager.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { quotaCheck, runSmoke } from '../../scripts/smoke.js';
 import { KEYS } from '../support/fixtures.js';
 import { runTs } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -26,6 +30,43 @@ describe('npm run smoke', () => {
   it('fails, per route, with a key that lacks a scope', async () => {
     const results = await runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.eventsOnly, username: 'alice', eventId: 'evt_jazz01' });
     expect(results.filter((r) => !r.ok).map((r) => r.name)).toEqual(['GET public /events/{eventId}/guests']);
+  });
+
+  it("with --quota-key, spends that key's day and reports the headers of the quota's 429", async () => {
+    // A key of its own, so the other checks' keys keep their day.
+    const client = createDocumentClient({ endpoint: server.storeEndpoint });
+    const { key } = await new KeyManager(client, server.tableName).create({ username: 'alice', name: 'smoke quota' });
+    client.destroy();
+    const results = await runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.both, quotaKey: key, quotaPaceMs: 0 });
+    const quota = results.find((r) => r.name.startsWith("Daily quota's 429"))!;
+    expect(quota).toMatchObject({ ok: true });
+    // The local server knows everything the context mapping gives in AWS, and its own count.
+    expect(quota.headers).toEqual({ 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Date.parse('2026-11-22T00:00:00Z') / 1000), 'Retry-After': '43200' });
+    expect(quota.detail).toBe('429 after 1001 requests; sent X-RateLimit-Limit: 1000, X-RateLimit-Remaining: 0, X-RateLimit-Reset: 1795305600, Retry-After: 43200; not sent: none');
+    expect(quota.detail).not.toContain(key);
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+  }, 120_000);
+
+  it("reports what a default deployment's 429 lacks: the literal gateway response has no Reset and no Retry-After", async () => {
+    // What lib/gateway-responses.ts deploys by default (quotaHeaders=static), served on loopback after two 404s.
+    let n = 0;
+    const fake = createServer((_req, res) => {
+      n += 1;
+      if (n <= 2) res.writeHead(404, { 'content-type': 'application/json', 'X-RateLimit-Limit': '1000' }).end('{"success":false,"message":"Resource not found."}');
+      else res.writeHead(429, { 'content-type': 'application/json', 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '0' }).end('{"success":false,"message":"Too many requests. Please try again later."}');
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await quotaCheck(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/api/public/v1/events/x`, {}, 0);
+      expect(result).toMatchObject({
+        ok: true,
+        detail: '429 after 3 requests; sent X-RateLimit-Limit: 1000, X-RateLimit-Remaining: 0; not sent: X-RateLimit-Reset, Retry-After',
+        headers: { 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': null, 'Retry-After': null },
+      });
+    } finally {
+      fake.closeAllConnections();
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
   });
 
   it('runs as a CLI, never printing the key, and exits 1 on failure', async () => {

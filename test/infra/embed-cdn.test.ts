@@ -1,5 +1,5 @@
 /**
- * CloudFront in front of the Embed API (on by default), the optional
+ * CloudFront in front of the Embed API (on by default in production), the optional
  * us-east-1 web ACL stack, and cfn-lint over every synthesized template.
  */
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { resources, synthApp, validationReport } from './support.js';
 
 const ACL = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/embed/0f3c1a2b-1111-2222-3333-444455556666';
 
-describe('Embed API behind CloudFront (default)', () => {
+describe('Embed API behind CloudFront (default in production)', () => {
   const { template } = synthApp({ stage: 'production' });
 
   it('keys the cache on path and query string only, honours the origin Cache-Control, compresses', () => {
@@ -103,9 +103,16 @@ describe('cfn-lint on the synthesized templates', () => {
       expect(probe.error !== undefined || probe.status !== 0).toBe(true);
       return;
     }
-    const { outdir } = synthApp({ stage: 'production', embedWaf: 'true' });
-    const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json')).map((f) => join(outdir, f));
-    expect(templates).toHaveLength(2);
+    // Production with both web ACLs, and staging with the other switches (its defaults: no distribution, no web ACL).
+    const production = synthApp({ stage: 'production', embedWaf: 'true' }).outdir;
+    const staging = synthApp({
+      quotaHeaders: 'context',
+      alarmEmail: 'ops@example.com',
+      domainName: 'api.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+    }).outdir;
+    const templates = [production, staging].flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.template.json')).map((f) => join(dir, f)));
+    expect(templates).toHaveLength(3);
     const run = spawnSync('cfn-lint', ['--format', 'json', ...templates], { encoding: 'utf8' });
     const matches = JSON.parse(run.stdout || '[]') as { Rule: { Id: string }; Message: string }[];
     // W3005: route-function.ts makes each function depend on its role's policy explicitly, which cfn-lint calls redundant.

@@ -260,13 +260,27 @@ describe('gateway responses', () => {
     expect(JSON.parse(r!.body)).toEqual({ success: false, message });
   });
 
-  it('maps the quota headers of PRODUCT P4 from the authorizer context', () => {
-    expect(on(publicApiId, 'QUOTA_EXCEEDED')!.headers).toMatchObject({
+  it('sends the quota headers of PRODUCT P4 that are literals by default, and maps the rest from the authorizer context only with quotaHeaders=context', () => {
+    expect(on(publicApiId, 'QUOTA_EXCEEDED')!.headers).toEqual({
+      'gatewayresponse.header.Content-Type': "'application/json'",
+      'gatewayresponse.header.X-RateLimit-Limit': "'1000'",
+      'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
+    });
+    const withContext = resources(synthApp({ quotaHeaders: 'context' }).template, 'AWS::ApiGateway::GatewayResponse').find(
+      ([, r]) => r.Properties.ResponseType === 'QUOTA_EXCEEDED',
+    )!;
+    expect(withContext[1].Properties.ResponseParameters).toMatchObject({
       'gatewayresponse.header.X-RateLimit-Limit': "'1000'",
       'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
       'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.rateLimitReset',
       'gatewayresponse.header.Retry-After': 'context.authorizer.retryAfter',
     });
+    expect(() => synthApp({ quotaHeaders: 'dynamic' })).toThrow(/quotaHeaders/);
+  });
+
+  it("says the key's daily quota on every Public gateway response, and never on the Embed API's", () => {
+    for (const r of responses.filter((x) => x.api === publicApiId)) expect(r.headers['gatewayresponse.header.X-RateLimit-Limit']).toBe("'1000'");
+    for (const r of responses.filter((x) => x.api === embedApiId)) expect(r.headers['gatewayresponse.header.X-RateLimit-Limit']).toBeUndefined();
   });
 
   it('keeps API Gateway messages for other 4xx inside the envelope', () => {
@@ -300,7 +314,6 @@ describe('operations', () => {
     const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
     expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
     expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);
-    expect(alarms.some(([, a]) => a.Properties.AlarmActions)).toBe(false);
   });
 
   it('sends alarms to the SNS topic given by context', () => {

@@ -39,6 +39,20 @@ describe('HTTP handlers', () => {
     expect(JSON.parse(res.body)).toMatchObject({ success: true, data: { id: 'evt_jazz01' } });
   });
 
+  it('say the daily quota and its reset on every Public answer, errors included, and never a Remaining they cannot know (issue 19)', async () => {
+    const reset = String(Date.parse('2026-11-22T00:00:00Z') / 1000);
+    const answers = [
+      await buildGetEvent(deps)(proxyEvent('/api/public/v1/events/{eventId}', { eventId: 'evt_jazz01' }), context),
+      await buildGetEvent(deps)(proxyEvent('/api/public/v1/events/{eventId}', { eventId: 'evt_nope' }), context),
+      await buildUpcoming(deps)(proxyEvent('/api/public/v1/users/{username}/upcoming-events', { username: 'alice' }, { limit: 'many' }), context),
+    ];
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 404, 400]);
+    for (const res of answers) {
+      expect(res.headers).toMatchObject({ 'X-RateLimit-Limit': '1000', 'X-RateLimit-Reset': reset });
+      expect(Object.keys(res.headers ?? {}).map((h) => h.toLowerCase())).not.toContain('x-ratelimit-remaining');
+    }
+  });
+
   it('turn an unexpected failure into a generic 500 with nothing internal in the body, and log it', async () => {
     const broken: EventReader = {
       ...store.repository,

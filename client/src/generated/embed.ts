@@ -293,7 +293,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
+                    /** @description Always 1. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -458,7 +458,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
+                    /** @description Always 1. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -609,7 +609,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
+                    /** @description Always 1. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -760,7 +760,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
+                    /** @description Always 1. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -877,7 +877,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
+                    /** @description Always 1. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };

@@ -270,6 +270,12 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -284,24 +290,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -311,6 +327,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -320,23 +342,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -346,15 +370,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -385,6 +417,12 @@ export interface operations {
             /** @description A page of guests. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -400,24 +438,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -427,6 +475,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -436,23 +490,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -462,15 +518,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -507,6 +571,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -521,24 +591,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -548,23 +628,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -574,15 +656,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -613,6 +703,12 @@ export interface operations {
             /** @description The events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -627,24 +723,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -654,6 +760,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -663,23 +775,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -689,15 +803,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -726,6 +848,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -741,24 +869,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -768,6 +906,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -777,23 +921,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -803,15 +949,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -840,6 +994,12 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -855,24 +1015,34 @@ export interface operations {
             /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
             400: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                 };
             };
-            /** @description No key, or an unknown or revoked key. */
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             401: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks this route's scope. */
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
             403: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -882,6 +1052,12 @@ export interface operations {
             /** @description Not found, or not published and public. */
             404: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -891,23 +1067,25 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the daily quota (1000 per key per UTC day) or the per-key throttle. */
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
             429: {
                 headers: {
-                    /** @description Requests per key per UTC day. */
+                    /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
-                    /** @description Requests left today (0). Absent on the per-second throttle. */
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds of the next UTC midnight. Absent on the per-second throttle. */
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Seconds until the quota resets (rounded up); 1 for the per-second throttle. */
-                    "Retry-After": number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -917,15 +1095,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -946,6 +1132,10 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -969,6 +1159,8 @@ export interface operations {
             /** @description The gateway's limit: the URL (path and query) over 10,240 characters. */
             414: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -978,15 +1170,23 @@ export interface operations {
             /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
             431: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected failure; nothing about it is disclosed. */
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
             500: {
                 headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
                 };
                 content: {
