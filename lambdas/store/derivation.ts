@@ -153,7 +153,11 @@ export class Deriver {
           if (have) marked.push({ want: w.want, have });
         });
         // Only the newest derivation reveals; a newer one has seen (or will see) the marks and decides.
-        if (marked.length && Number((await this.io.get(seqKey))?.seq) === gen) await this.each(marked, (w) => this.write(w.want, gen, w.have));
+        const newest = Number((await this.io.get(seqKey))?.seq) === gen;
+        if (marked.length && newest) await this.each(marked, (w) => this.write(w.want, gen, w.have));
+        // A round that only marked changed no content: a newer derivation reveals what is due, so this one may stop.
+        // (Deriving again here is how derivations racing to reveal once chased each other's numbers without end.)
+        if (!newest && !plan.hide.length && !plan.plain.length) return;
       }
       if (Number((await this.io.get(seqKey))?.seq) === gen) return;
     }

@@ -29,6 +29,8 @@ import { startLoopbackStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
+/** Replays a failure fast-check reported: CHANGE_STREAM_SEED and CHANGE_STREAM_PATH, as it prints them. */
+const REPLAY = process.env.CHANGE_STREAM_SEED ? { seed: Number(process.env.CHANGE_STREAM_SEED), ...(process.env.CHANGE_STREAM_PATH ? { path: process.env.CHANGE_STREAM_PATH } : {}) } : {};
 /** Time for one property: about 150 ms a run here, with room for a slower machine. */
 const TIMEOUT = 30_000 + RUNS * 1_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
@@ -223,7 +225,7 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
         const candidates = await Promise.all(orders.map((order, i) => freshLoadReadModel(client, `${table}-order${i}`, fold(h.d0, order).dataset)));
         expect(candidates.some((c) => JSON.stringify(c) === JSON.stringify(actual))).toBe(true);
       }),
-      { numRuns: RUNS },
+      { numRuns: RUNS, ...REPLAY },
     );
   }, TIMEOUT);
 
