@@ -16,6 +16,7 @@ import { API_GATEWAY_LIMITS } from '../lambdas/core/gateway-limits.js';
 import { EMBED_CORS } from '../lambdas/http/embed-cors.js';
 import { JSON_HEADERS, errorBody } from '../lambdas/http/envelope.js';
 import { isEmbedPath, parseRequestTarget } from './request-target.js';
+import { DAILY_QUOTA, RATE_LIMIT_HEADERS } from '../lambdas/core/rate-limit.js';
 
 export { API_GATEWAY_LIMITS };
 
@@ -57,7 +58,8 @@ export function rawEnvelopeResponse(status: number, message: string, embed: bool
   const body = JSON.stringify(errorBody(message));
   const headers: Record<string, string | number> = {
     ...JSON_HEADERS,
-    ...(embed ? { 'access-control-allow-origin': EMBED_CORS.allowOrigin, 'cache-control': 'no-store' } : {}),
+    // Elsewhere the Public API's: its daily quota, as every answer API Gateway gives itself says it.
+    ...(embed ? { 'access-control-allow-origin': EMBED_CORS.allowOrigin, 'cache-control': 'no-store' } : { [RATE_LIMIT_HEADERS.limit]: String(DAILY_QUOTA) }),
     'content-length': Buffer.byteLength(body),
     connection: 'close',
   };

@@ -170,8 +170,10 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   const invalid = op.errors[400];
   if (invalid) {
     responses[400] = errorResponse(
-      'Invalid parameters (`errors` names each), or a request the route cannot answer.',
-      errorHeaders,
+      embed
+        ? 'Invalid parameters (`errors` names each), or a request the route cannot answer.'
+        : 'Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP).',
+      embed ? errorHeaders : { ...errorHeaders, 'X-RateLimit-Reset': { ...RESET, required: false } },
       invalid,
       z.union([validationErrorSchema, errorEnvelopeSchema]),
     );

@@ -287,13 +287,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
@@ -435,13 +435,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
@@ -588,13 +588,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
@@ -720,13 +720,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
@@ -866,13 +866,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
@@ -1012,13 +1012,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
             400: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;
                     /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
                     [name: string]: unknown;
