@@ -32,6 +32,9 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
+  // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
+  { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
+  { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
   // `npm run mcp` runs mcp/main.ts; the test builds it into the bin (scripts/build-mcp.ts) and drives that over stdio.
   { shown: /^npm run mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
@@ -43,7 +46,7 @@ const EXERCISED: Exercised[] = [
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
 const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
-  { shown: /^npx cdk bootstrap$/, check: () => undefined },
+  { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
   {
     // Every -c value is one the app's context parser accepts (placeholders filled), and a named stack is one the app defines.
     shown: /^npx cdk deploy /,
@@ -65,7 +68,13 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
       expect(parseChange(JSON.parse(body))).toMatchObject({ ok: true });
     },
   },
-  { shown: /^aws sqs start-message-move-task --source-arn "\$DLQ_ARN"$/, check: () => undefined },
+  // The ARN is a stack output.
+  { shown: /^aws sqs start-message-move-task --source-arn "?\$?DLQ_ARN"?$/, check: () => expect(read('lib/ingest.ts')).toContain("'IngestDeadLetterQueueArn'") },
+  // The topic is a stack output.
+  { shown: /^aws sns (subscribe|list-subscriptions-by-topic) --topic-arn ALARM_TOPIC_ARN/, check: () => expect(read('lib/public-events-stack.ts')).toContain("'AlarmTopicArn'") },
+  // The CLIs pointed at a deployed table: their options for it exist.
+  { shown: /^npm run data:load -- \S+ --table TABLE_NAME$/, check: () => expect(read('local/cli/data-load.ts')).toContain("table: { type: 'string' }") },
+  { shown: /^npm run keys -- create .*--table TABLE_NAME --usage-plan-id USAGE_PLAN_ID$/, check: () => expect(read('keys/cli.ts')).toContain('--table NAME --usage-plan-id ID') },
   // The same CLI as the --endpoint form above, pointed at a deployed table; its argument handling is tested (--table required without --endpoint).
   { shown: /^npm run data:apply -- FILE --table TABLE_NAME$/, check: () => expect(read('test/e2e/data-apply.test.ts')).toContain("toContain('--table is required')") },
 ];
