@@ -16,10 +16,11 @@ export function retryAfterMs(header: string | null, now: number): number | null 
 }
 
 /**
- * X-RateLimit-Reset as milliseconds from now, or null. The API sends whole
- * seconds until the quota period resets (delta-seconds, like Retry-After).
- * Older deployments sent Unix seconds instead; a value no delta could be
- * (over a billion seconds, ~31 years) is read as such a timestamp.
+ * X-RateLimit-Reset as milliseconds from now, or null. The API sends the Unix
+ * seconds of the next UTC midnight (docs/errors-and-rate-limits.md); other
+ * APIs send seconds until the reset (delta-seconds, like Retry-After). A value
+ * no delta could be (over a billion seconds, ~31 years) is read as a Unix
+ * timestamp, anything smaller as a delta.
  */
 export function rateLimitResetMs(header: string | null, now: number): number | null {
   if (!header || !/^\d+$/.test(header.trim())) return null;
