@@ -30,17 +30,6 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const RULESET = join(ROOT, '.spectral.yaml');
 const ERROR = 0; // DiagnosticSeverity.Error
 
-/**
- * Pending issue 19 point 3, worked on in issue 22 (rate limits visible before
- * the 429): the Public API's answers other than the 429 do not document
- * X-RateLimit-Limit and X-RateLimit-Reset yet. That work adds the headers to
- * every Public answer and to the document; when it lands, these results
- * disappear and the last test below fails until this allowance is deleted.
- * Nothing else is allowed.
- */
-const PENDING_RATE_LIMIT_HEADERS = (surface: Surface, result: { code: string | number; path: readonly (string | number)[] }) =>
-  surface === 'public' && result.code === 'owasp:api4:2023-rate-limit' && result.path[0] === 'paths';
-
 interface Finding {
   rule: string;
   at: string;
@@ -48,13 +37,12 @@ interface Finding {
 
 let spectral: InstanceType<typeof Spectral>;
 
-async function lint(surface: Surface, source: string, text: string): Promise<{ errors: Finding[]; pending: Finding[] }> {
+async function lint(source: string, text: string): Promise<{ errors: Finding[] }> {
   const results = await spectral.run(new Document(text, Parsers.Json, source));
   const errors = results.filter((r) => r.severity === ERROR);
   const finding = (r: (typeof results)[number]): Finding => ({ rule: String(r.code), at: r.path.join('.') });
   return {
-    errors: errors.filter((r) => !PENDING_RATE_LIMIT_HEADERS(surface, r)).map(finding),
-    pending: errors.filter((r) => PENDING_RATE_LIMIT_HEADERS(surface, r)).map(finding),
+    errors: errors.map(finding),
   };
 }
 
@@ -71,7 +59,7 @@ describe('Spectral with the OWASP API Security rules', () => {
 
   it.each(['public', 'embed'] as const)('docs/openapi/%s.json (the committed copy): 0 errors', async (surface) => {
     const file = join(ROOT, `docs/openapi/${surface}.json`);
-    const { errors } = await lint(surface, file, fs.readFileSync(file, 'utf8'));
+    const { errors } = await lint(file, fs.readFileSync(file, 'utf8'));
     expect(errors).toEqual([]);
   });
 
@@ -84,7 +72,7 @@ describe('Spectral with the OWASP API Security rules', () => {
   ];
   it.each(deployments)('the %s document as served (%j): 0 errors', async (surface, opts) => {
     const { source, text } = served(surface, opts);
-    const { errors } = await lint(surface, source, text);
+    const { errors } = await lint(source, text);
     expect(errors).toEqual([]);
   });
 
@@ -92,7 +80,7 @@ describe('Spectral with the OWASP API Security rules', () => {
     expect(Object.keys(spectral.ruleset?.rules ?? {}).filter((rule) => rule.startsWith('owasp:api')).length).toBeGreaterThan(30);
     // The Public document under a name that says neither surface keeps its CORS errors: nothing else is overridden document-wide.
     const { text } = served('public', DEFAULT_DOCUMENT_OPTIONS);
-    const { errors } = await lint('public', join(ROOT, 'unnamed.json'), text);
+    const { errors } = await lint(join(ROOT, 'unnamed.json'), text);
     expect(new Set(errors.map((e) => e.rule))).toEqual(new Set(['owasp:api8:2023-define-cors-origin']));
   });
 
@@ -101,13 +89,5 @@ describe('Spectral with the OWASP API Security rules', () => {
     const overrides = lines.flatMap((line, i) => (line === '  - files:' ? [i] : []));
     expect(overrides.length).toBeGreaterThan(0);
     for (const i of overrides) expect({ line: i + 1, reason: /^ {2}# Why: .{20,}$/.test(lines[i - 1] ?? '') }).toEqual({ line: i + 1, reason: true });
-  });
-
-  it('the only allowance, rate-limit headers on Public answers (issue 22), is still needed', async () => {
-    const { pending } = await lint('public', join(ROOT, 'docs/openapi/public.json'), fs.readFileSync(join(ROOT, 'docs/openapi/public.json'), 'utf8'));
-    expect({ stillNeeded: pending.length > 0, fix: 'X-RateLimit headers documented: delete PENDING_RATE_LIMIT_HEADERS' }).toEqual({
-      stillNeeded: true,
-      fix: 'X-RateLimit headers documented: delete PENDING_RATE_LIMIT_HEADERS',
-    });
   });
 });
