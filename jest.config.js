@@ -30,7 +30,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/change-cost.test.ts',
   // The pairs exploration is left out: its quick share alone takes about 6 min
   // on DynamoDB Local on 2 cores (it passes; to run it there:
-  // `TEST_STORE=dynamodb-local SCHEDULES_DEPTH=quick npm test -- test/integration/schedules-pairs.exhaustive.test.ts --selectProjects dynalite`,
+  // `TEST_STORE=dynamodb-local SCHEDULES_DEPTH=quick npm test -- test/integration/schedules-pairs --selectProjects dynalite`,
   // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
@@ -52,6 +52,8 @@ export default {
   testTimeout: 30000,
   // Jest's default on 2 cores is 1 worker; the parent mostly waits, so 2 workers use both cores (CI is 2 cores).
   maxWorkers: 2,
+  // Longest files first, also in a fresh clone with no timings yet (why: the file's comment).
+  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
   projects: [
     {
       ...common,

@@ -1,0 +1,44 @@
+/**
+ * Jest's own order runs the longest files first when it has their times from
+ * an earlier run, and by file size when it has none, as in CI's fresh clone,
+ * where the schedule explorations (a few lines each, minutes to run) then
+ * start last and keep one worker busy long after the other is idle. This keeps
+ * Jest's order where it knows the times, and otherwise uses the seconds below,
+ * measured on a 2-core machine (update them when a file's time changes much;
+ * unlisted files count as short).
+ */
+import TestSequencerModule from '@jest/test-sequencer';
+
+// @jest/test-sequencer is CommonJS with its class on `default`.
+const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
+
+/** Seconds per file (both projects), from `test-output/jest-main.json` of a CI run. */
+export const ESTIMATED_SECONDS = {
+  'test/integration/schedules-pairs-users.exhaustive.test.ts': 190,
+  'test/integration/schedules-pairs-events.exhaustive.test.ts': 180,
+  'test/integration/change-stream.property.test.ts': 105,
+  'test/integration/schedules-triples.exhaustive.test.ts': 70,
+  'test/e2e/bench.test.ts': 36,
+  'test/integration/big-host.test.ts': 28,
+  'test/infra/synth.test.ts': 27,
+};
+
+export default class SlowFirstSequencer extends TestSequencer {
+  sort(tests) {
+    const seconds = (test) => {
+      const known = this.time(test);
+      if (known !== undefined && known !== null) return known / 1000;
+      const relative = test.path.slice(test.context.config.rootDir.length + 1).split('\\').join('/');
+      return ESTIMATED_SECONDS[relative] ?? 0;
+    };
+    // Jest reads `duration` later too (whether a small run goes in band): known or estimated, like its own sort sets it.
+    for (const t of tests) {
+      const s = seconds(t);
+      t.duration = s > 0 ? s * 1000 : undefined;
+    }
+    const failed = new Map(tests.map((t) => [t, this.hasFailed(t)]));
+    const time = new Map(tests.map((t) => [t, seconds(t)]));
+    // Earlier failures first (quick feedback, as Jest does), then the longest first.
+    return [...tests].sort((a, b) => Number(failed.get(b)) - Number(failed.get(a)) || time.get(b) - time.get(a));
+  }
+}
