@@ -121,8 +121,8 @@ export interface CostBreakdown {
   readonly total: number;
 }
 
-const GB = 1e9;
-const MILLION = 1e6;
+export const GB = 1e9;
+export const MILLION = 1e6;
 
 function invocationCost(inv: InvocationProfile, prices: Prices) {
   const gbSeconds = (inv.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024);

@@ -16,7 +16,7 @@
  * does not bill requests that fail authorization); every request it receives
  * writes an access-log line.
  */
-import { LAMBDA_MEMORY_MB, PRICES, type InvocationProfile, type Prices } from './cost-model.js';
+import { GB, LAMBDA_MEMORY_MB, MILLION, PRICES, type CostBreakdown, type InvocationProfile, type Prices } from './cost-model.js';
 
 /** The flood the table prices: a million requests in ten minutes (about 1,667 a second). */
 export const FLOOD = { requests: 1e6, seconds: 600 } as const;
@@ -38,18 +38,8 @@ export interface FloodProfile {
   readonly answerBytes: number;
 }
 
-export interface FloodCost {
-  readonly apiGateway: number;
-  readonly lambda: number;
-  readonly dynamodb: number;
-  readonly logs: number;
-  readonly dataTransfer: number;
-  readonly waf: number;
-  readonly total: number;
-}
-
-const GB = 1e9;
-const MILLION = 1e6;
+/** The services a flood reaches: a CloudFront distribution is not in front of the Public API, a web ACL may be. */
+export type FloodCost = Omit<CostBreakdown, 'cloudFront'> & { readonly waf: number };
 
 /** USD per million flood requests. */
 export function floodCostPerMillion(profile: FloodProfile, admitted: FloodAdmission, prices: Prices = PRICES): FloodCost {
