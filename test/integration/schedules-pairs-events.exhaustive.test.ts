@@ -1,13 +1,12 @@
 /**
- * Exhaustive, not sampled (issue 18): every schedule of the shapes below, for
- * every pair of test/support/schedule-catalog.ts of an event's changes, or an event's and an RSVP's, run on the real table
- * and checked by test/support/schedules.ts: privacy at every observation
- * point (after each change that completes or dies, and after every write
- * that puts index keys once another change has completed), and at the end
- * the read model of a fresh load of the fold of one order, with nothing owed.
- * The shapes, and the depth (SCHEDULES_DEPTH), are in the catalog's comment;
- * the other pairs are in schedules-pairs-users.exhaustive.test.ts.
- * Prints how many schedules ran.
+ * Exhaustive, not sampled (issue 18): every schedule of the pairs of
+ * test/support/schedule-catalog.ts of an event's changes
+ * (with each other or with an RSVP's), run on the real table and checked
+ * by test/support/schedules.ts (privacy at every observation point; at the
+ * end, a fresh load of the fold of one order, with nothing owed). The shapes
+ * and the depth (SCHEDULES_DEPTH) are in the catalog's comment; the other
+ * pairs are in schedules-pairs-users.exhaustive.test.ts (two files, so CI's two workers share them). Prints how
+ * many schedules ran.
  */
 import { exploreSuite, eventPairs } from '../support/schedule-catalog.js';
 

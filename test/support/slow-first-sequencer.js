@@ -25,20 +25,18 @@ export const ESTIMATED_SECONDS = {
 
 export default class SlowFirstSequencer extends TestSequencer {
   sort(tests) {
-    const seconds = (test) => {
-      const known = this.time(test);
-      if (known !== undefined && known !== null) return known / 1000;
-      const relative = test.path.slice(test.context.config.rootDir.length + 1).split('\\').join('/');
-      return ESTIMATED_SECONDS[relative] ?? 0;
-    };
-    // Jest reads `duration` later too (whether a small run goes in band): known or estimated, like its own sort sets it.
     for (const t of tests) {
-      const s = seconds(t);
-      t.duration = s > 0 ? s * 1000 : undefined;
+      // Jest reads `duration` later too (whether a small run goes in band), so it is set as Jest's own sort sets it.
+      const relative = t.path.slice(t.context.config.rootDir.length + 1).split('\\').join('/');
+      const estimate = ESTIMATED_SECONDS[relative];
+      t.duration = this.time(t) ?? (estimate === undefined ? undefined : estimate * 1000);
     }
-    const failed = new Map(tests.map((t) => [t, this.hasFailed(t)]));
-    const time = new Map(tests.map((t) => [t, seconds(t)]));
     // Earlier failures first (quick feedback, as Jest does), then the longest first.
-    return [...tests].sort((a, b) => Number(failed.get(b)) - Number(failed.get(a)) || time.get(b) - time.get(a));
+    const rank = (t) => [this.hasFailed(t) ? 1 : 0, t.duration ?? 0];
+    return [...tests].sort((a, b) => {
+      const [fa, da] = rank(a);
+      const [fb, db] = rank(b);
+      return fb - fa || db - da;
+    });
   }
 }
