@@ -24,7 +24,7 @@ interface Exercised {
 }
 
 const EXERCISED: Exercised[] = [
-  { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/start.ts', ['--port', '0'])" },
+  { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runNpm(['start', '--'" },
   // The suite itself, as CI runs it.
   { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
