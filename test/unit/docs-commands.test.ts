@@ -40,7 +40,7 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
-  { shown: /^cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
+  { shown: /^npm ci && cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
   { shown: /^cd \/your\/project && npm install \/path\/to\/public-events-client-1\.0\.0\.tgz$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['install'" },
 ];
 
