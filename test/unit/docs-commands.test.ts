@@ -35,8 +35,8 @@ const EXERCISED: Exercised[] = [
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
-  // `npm run mcp` runs mcp/main.ts; the test builds it into the bin (scripts/build-mcp.ts) and drives that over stdio.
-  { shown: /^npm run mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
+  { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
@@ -101,7 +101,7 @@ describe('the commands the docs show', () => {
   it('every npm script a page names in code exists', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
     for (const page of DOC_PAGES) {
-      for (const [, name] of read(page).matchAll(/npm run ([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
+      for (const [, name] of read(page).matchAll(/npm run (?:-s )?([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
     }
   });
 });
