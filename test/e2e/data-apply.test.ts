@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { runTs, waitForOutput } from '../support/process.js';
+import { blockAfter } from '../support/shown-commands.js';
 import { DEMO_FILE } from '../support/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pe-apply-'));
@@ -33,18 +34,10 @@ afterAll(async () => {
 describe('npm run data:apply', () => {
   it('applies the contract example: hides a private event everywhere, follows a rename and an RSVP flip', async () => {
     expect(ids(await get(`${publicUrl}/users/bob.builder/profile-events`, auth))).toContain('evt_jazz01');
-    const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store]).done;
-    expect(stdout).toBe(
-      [
-        'line 6: stale, version 2 is not newer than 4 (event evt_jazz01); nothing changed',
-        `Applied 8 of the 9 change records in ${EXAMPLE} to public-events-local`,
-        'applied: 8',
-        'stale: 1',
-        'waiting: 0',
-        'invalid: 0',
-        '',
-      ].join('\n'),
-    );
+    // As the page shows it: the file named from the checkout's root, the output it prints.
+    const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', ['test/fixtures/changes-example.jsonl', '--endpoint', store]).done;
+    expect(stdout).toBe(blockAfter('docs/data-and-changes.md', 'test/fixtures/changes-example.jsonl --endpoint URL` prints'));
+    expect(stdout).toContain('line 6: stale, version 2 is not newer than 4 (event evt_jazz01); nothing changed\nApplied 8 of the 9 change records in test/fixtures/changes-example.jsonl to public-events-local\napplied: 8\nstale: 1\nwaiting: 0\ninvalid: 0\n');
     expect(stderr).toBe(''); // no AWS SDK Node-version notice on Node 20, nothing else either
     expect(code).toBe(0);
     expect((await get(`${publicUrl}/events/evt_jazz01`, auth)).status).toBe(404);

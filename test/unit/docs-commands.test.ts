@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parseChange } from '../../lambdas/core/changes.js';
 import { stackConfigFromContext } from '../../lib/stack-config.js';
-import { DOC_PAGES, shownCommands, type ShownCommand } from '../support/shown-commands.js';
+import { DOC_PAGES, blocksFromFiles, shownCommands, type ShownCommand } from '../support/shown-commands.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -102,6 +102,24 @@ describe('the commands the docs show', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
     for (const page of DOC_PAGES) {
       for (const [, name] of read(page).matchAll(/npm run (?:-s )?([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
+    }
+  });
+});
+
+describe('the blocks the docs say come from a file', () => {
+  const blocks = blocksFromFiles();
+
+  it('are found (the change-record example among them)', () => {
+    expect(blocks.map((b) => `${b.page} ← ${b.file}`)).toContain('docs/data-and-changes.md ← test/fixtures/changes-example.jsonl');
+  });
+
+  it.each(blocks.map((b) => [`${b.page} ← ${b.file}`, b] as const))('%s: every line is a line of the file, in the file\'s order', (_, block) => {
+    const fileLines = read(block.file).split('\n');
+    let from = 0;
+    for (const line of block.body.trimEnd().split('\n')) {
+      const at = fileLines.indexOf(line, from);
+      expect({ line, inFile: at >= 0 }).toEqual({ line, inFile: true });
+      from = at + 1;
     }
   });
 });
