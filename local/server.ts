@@ -33,7 +33,7 @@ import { parseRequestTarget } from './request-target.js';
 export interface LocalServerOptions {
   dataFile: string;
   port?: number;
-  /** The store's loopback port (default 0: any free port, so a new one each start). */
+  /** The store's loopback port (default 0: a free port the system picks, new at each start). */
   storePort?: number;
   /** Requests per key per UTC day the local quota allows (default: AWS's, DAILY_QUOTA). */
   dailyQuota?: number;

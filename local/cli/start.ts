@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   const env = process.env;
   const parsed = optionsSchema.safeParse({
     port: values.port ?? env.PORT ?? 3000,
-    // 0: any free port, a new one each start; fix it to keep the Store: URL the same across restarts.
+    // 0: a free port the system picks, new at each start; fix it to keep the Store: URL across restarts.
     storePort: values['store-port'] ?? env.STORE_PORT ?? 0,
     data: values.data ?? env.DATA_FILE ?? 'data/demo.json',
     userEventsVariant: values['user-events-variant'] ?? env.USER_EVENTS_VARIANT ?? 'typed',
