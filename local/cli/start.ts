@@ -31,7 +31,11 @@ const optionsSchema = z
     siteUrl: z.url().optional(),
     embedCacheMaxAge: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400),
     // At most AWS's quota: the OpenAPI documents cap X-RateLimit-Limit there, and lowering it is what trying the 429 needs.
-    dailyQuota: z.coerce.number({ error: 'must be a number' }).int().min(1).max(DAILY_QUOTA),
+    dailyQuota: z.coerce
+      .number({ error: 'must be a number' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1' })
+      .max(DAILY_QUOTA, { error: `must be at most ${DAILY_QUOTA}, the quota in AWS` }),
   })
   .refine((o) => o.port === 0 || o.port !== o.storePort, { path: ['storePort'], error: 'must differ from the port' });
 

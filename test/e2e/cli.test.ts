@@ -160,8 +160,8 @@ describe('npm start', () => {
 
   it('exits 2 for a bad port, store port or quota, naming the option', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['--daily-quota', '0'], /dailyQuota/],
-      [['--daily-quota', '1001'], /dailyQuota/], // at most AWS's 1000, the most X-RateLimit-Limit may say
+      [['--daily-quota', '0'], /must be at least 1\n.*at dailyQuota/],
+      [['--daily-quota', '1001'], /must be at most 1000, the quota in AWS\n.*at dailyQuota/], // the most X-RateLimit-Limit may say
       [['--port', '4000', '--store-port', '4000'], /must differ from the port\n.*at storePort/],
       [['--store-port', 'x'], /must be a number\n.*at storePort/],
     ];
