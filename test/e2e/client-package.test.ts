@@ -130,15 +130,17 @@ describe('the packed client', () => {
     const tsconfig = (module: string) =>
       JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module, moduleResolution: module, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [], outDir: 'out' }, files: ['use.ts', 'env.d.ts'] });
 
-    await writeFile(join(dir, 'tsconfig.json'), tsconfig('node16'));
-    const refused = await run(process.execPath, [TSC, '-p', dir]).then(
-      () => 'compiled',
-      (e: { stdout?: string }) => e.stdout ?? String(e),
-    );
-    expect(refused).toContain('error TS1479');
-
+    // Both compilations at once (two configs side by side): the slow part of this test.
+    await writeFile(join(dir, 'tsconfig.node16.json'), tsconfig('node16'));
     await writeFile(join(dir, 'tsconfig.json'), tsconfig('nodenext'));
-    await run(process.execPath, [TSC, '-p', dir]);
+    const [refused] = await Promise.all([
+      run(process.execPath, [TSC, '-p', join(dir, 'tsconfig.node16.json'), '--noEmit']).then(
+        () => 'compiled',
+        (e: { stdout?: string }) => e.stdout ?? String(e),
+      ),
+      run(process.execPath, [TSC, '-p', dir]),
+    ]);
+    expect(refused).toContain('error TS1479');
     const emitted = await readFile(join(dir, 'out/use.js'), 'utf8');
     expect(emitted).toContain('require("public-events-client")');
     expect(emitted).toContain('require("public-events-client/embed")');
