@@ -28,6 +28,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** The daily quota (PRODUCT P4): counts a request the authorizer allowed; refused = over quota. */
   quota?: (keyId: string) => Promise<{ allowed: boolean; remaining: number }>;
+  /** The daily limit that quota enforces (default DAILY_QUOTA): what `X-RateLimit-Limit` then says. */
+  dailyQuota?: number;
   /** Called once per answered request (access log, tests). */
   onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
 }
@@ -155,6 +157,10 @@ export function legacyRedirect(url: RequestTarget): APIGatewayProxyResult | unde
 }
 
 export function createGateway(opts: GatewayOptions) {
+  const limit = String(opts.dailyQuota ?? DAILY_QUOTA);
+  // The handlers and the shared 429 headers say AWS's quota; a lowered local one (npm start --daily-quota) is what this server counts.
+  const sayLimit = <H extends APIGatewayProxyResult['headers']>(headers: H): H =>
+    headers && RATE_LIMIT_HEADERS.limit in headers ? { ...headers, [RATE_LIMIT_HEADERS.limit]: limit } : headers;
   async function answer(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyResult> {
     const target = req.url ?? '/';
     const url = parseRequestTarget(target);
@@ -165,7 +171,7 @@ export function createGateway(opts: GatewayOptions) {
     const gatewayError = (status: number, message: string) =>
       jsonResponse(status, errorBody(message), {
         'x-amzn-requestid': requestId,
-        ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : { [RATE_LIMIT_HEADERS.limit]: String(DAILY_QUOTA) }),
+        ...(embed ? { ...EMBED_ORIGIN_HEADER, 'cache-control': 'no-store' } : { [RATE_LIMIT_HEADERS.limit]: limit }),
       });
 
     // API Gateway refuses oversized requests before anything else.
@@ -242,7 +248,7 @@ export function createGateway(opts: GatewayOptions) {
           name,
           'value' in source ? source.value : String(result.context?.[source.context]),
         ]);
-        return jsonResponse(429, errorBody(MESSAGES.tooManyRequests), { 'x-amzn-requestid': requestId, ...Object.fromEntries(quotaHeaders) });
+        return jsonResponse(429, errorBody(MESSAGES.tooManyRequests), sayLimit({ 'x-amzn-requestid': requestId, ...Object.fromEntries(quotaHeaders) }));
       }
     }
 
@@ -265,7 +271,7 @@ export function createGateway(opts: GatewayOptions) {
     try {
       const result = await handler(event, lambdaContext(requestId, match.route.id));
       const counted: Record<string, string> = remaining === undefined ? {} : { [RATE_LIMIT_HEADERS.remaining]: String(remaining) };
-      return { ...result, headers: { ...result.headers, ...counted, 'x-amzn-requestid': requestId } };
+      return { ...result, headers: sayLimit({ ...result.headers, ...counted, 'x-amzn-requestid': requestId }) };
     } catch (error) {
       // A handler that throws past its middleware is a Lambda error (502 in AWS,
       // mapped to the generic 500 envelope by the DEFAULT_5XX gateway response).

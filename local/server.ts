@@ -22,6 +22,7 @@ import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
 import { readDataset, writeDataset } from './loader.js';
 import { LocalDailyQuota } from './quota.js';
+import { DAILY_QUOTA } from '../lambdas/core/rate-limit.js';
 import { serveAsset, widgetAssets } from './widget.js';
 import { DOCS_PATH, docsAssets } from './docs-page.js';
 import { DEFAULT_IMAGES, serveImage } from './default-images.js';
@@ -32,6 +33,10 @@ import { parseRequestTarget } from './request-target.js';
 export interface LocalServerOptions {
   dataFile: string;
   port?: number;
+  /** The store's loopback port (default 0: a free port the system picks, new at each start). */
+  storePort?: number;
+  /** Requests per key per UTC day the local quota allows (default: AWS's, DAILY_QUOTA). */
+  dailyQuota?: number;
   userEventsVariant?: UserEventsVariant;
   serviceName?: string;
   /** Default: http://localhost:{port} */
@@ -97,7 +102,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const { dataset, demoKey } = withDemoKey(loaded.dataset);
   const warnings = loaded.warnings;
 
-  const store = await startDynalite();
+  const store = await startDynalite(opts.storePort ?? 0);
   const client = createDocumentClient({ endpoint: store.endpoint });
   let http: Server | undefined;
   try {
@@ -134,9 +139,10 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
     // The quota is API Gateway's in AWS, not a Lambda's read: its own client, outside onDynamoCall.
     const quotaClient = createDocumentClient({ endpoint: store.endpoint });
-    const quota = new LocalDailyQuota(quotaClient, LOCAL_TABLE);
+    const dailyQuota = opts.dailyQuota ?? DAILY_QUOTA;
+    const quota = new LocalDailyQuota(quotaClient, LOCAL_TABLE, dailyQuota);
     const clock = deps.clock;
-    const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()) });
+    const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()), dailyQuota });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
     // The one request listener (see http-server.ts): static assets (widget,
     // /docs pages, default images) here, everything else, the /api/ext/v1

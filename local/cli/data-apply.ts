@@ -2,10 +2,12 @@
  * `npm run data:apply -- FILE [--endpoint URL] [--table NAME]`
  *
  * Applies a JSON Lines file of change records (one record per line, blank
- * lines ignored) in file order, and prints the counts: applied, stale,
- * waiting for a reference, invalid. Each invalid or waiting line is reported
- * with its line number (and field path). Exit status: 0 when every line was
- * applied or stale, 1 otherwise, 2 for bad usage. With --endpoint (the local
+ * lines ignored) in file order, and prints how many it applied and the
+ * counts: applied, stale, waiting for a reference, invalid. Each stale line
+ * is named on stdout with its line number, each invalid or waiting one on
+ * stderr (with its field path or reference). Exit status: 0 when every line
+ * was applied or stale, 1 otherwise, 2 for bad usage (a file that cannot be
+ * read included). With --endpoint (the local
  * server's `Store:` URL) the local table is used; without it the AWS SDK's
  * region and credentials, and --table (the stack's TableName output).
  */
@@ -15,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { applyChangeFile, exitStatus, formatReport } from '../change-file.js';
+import { applyChangeFile, exitStatus, formatReport, headline } from '../change-file.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    fail(`data:apply: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, 1);
+    fail(`data:apply: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n${USAGE}`, 2);
   }
   const tableName = values.table ?? LOCAL_TABLE;
   const client = createDocumentClient({ endpoint: values.endpoint });
@@ -49,7 +51,8 @@ async function main(): Promise<void> {
     if (values.endpoint) await ensureTable(client, tableName);
     const report = await applyChangeFile(new ChangeApplier(client, tableName), text);
     for (const p of report.problems) process.stderr.write(`${p}\n`);
-    process.stdout.write(`Applied ${file} to ${tableName}\n${formatReport(report)}\n`);
+    for (const line of report.staleLines) process.stdout.write(`${line}\n`);
+    process.stdout.write(`${headline(report, file, tableName)}\n${formatReport(report)}\n`);
     process.exitCode = exitStatus(report);
   } finally {
     client.destroy();

@@ -9,9 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
-import { createServer } from 'node:net';
+import { MESSAGES } from '../../lambdas/core/errors.js';
+import { errorBody } from '../../lambdas/http/envelope.js';
 import { send } from '../support/hostile.js';
-import { newcomerEnv, runTs, waitForOutput } from '../support/process.js';
+import { blockAfter } from '../support/shown-commands.js';
+import { freePorts, killGroup, newcomerEnv, portIsFree, processGroupGone, runNpm, runTs, waitForOutput, within } from '../support/process.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pe-cli-'));
@@ -22,6 +24,37 @@ bad.rsvps[0].user_id = 'usr_ghost';
 writeFileSync(badFile, JSON.stringify(bad));
 
 describe('npm start', () => {
+  // The command the README gives, npm and its shell included: a signal to the process it runs must stop all it started.
+  it.each(['SIGTERM', 'SIGINT'] as const)('as typed, with fixed ports and a lowered quota: %s to npm stops everything it started', async (signal) => {
+    const [port, storePort] = (await freePorts(2)) as [number, number];
+    const run = runNpm(['start', '--', '--port', String(port), '--store-port', String(storePort), '--daily-quota', '1']);
+    const group = run.child.pid!;
+    let stopped;
+    try {
+      const [, publicUrl] = await waitForOutput(run, /Public API: (\S+)\n/);
+      const [, store] = await waitForOutput(run, /Store: +(\S+)/);
+      await waitForOutput(run, /Stop: /);
+      expect(publicUrl).toBe(`http://127.0.0.1:${port}/api/public/v1`);
+      expect(store).toBe(`http://127.0.0.1:${storePort}`);
+      // The one request the day allows, then the quota's 429; both say the lowered limit.
+      const first = await get(`${publicUrl}/events/evt_jazz01`, { 'x-events-api-key': KEYS.both });
+      expect([first.status, first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining')]).toEqual([200, '1', '0']);
+      const second = await get(`${publicUrl}/events/evt_jazz01`, { 'x-events-api-key': KEYS.both });
+      expect([second.status, second.headers.get('x-ratelimit-limit'), second.body]).toEqual([429, '1', errorBody(MESSAGES.tooManyRequests)]);
+
+      process.kill(group, signal);
+      // A shell between npm and the server may swallow the signal and leave npm waiting: bounded, so that fails rather than hangs.
+      const exited = await within(run.exited, 10_000);
+      // npm waits for the server, which holds both ports itself (the store runs in-process).
+      const portsFree = [await portIsFree(port), await portIsFree(storePort)];
+      stopped = { exited, portsFree, gone: await processGroupGone(group) };
+    } finally {
+      killGroup(group); // leaves no stray server behind a failure
+    }
+    expect(stopped).toEqual({ exited: { code: 0, signal: null }, portsFree: [true, true], gone: true });
+    expect((await run.done).stderr).toBe('');
+  }, 60_000);
+
   it('serves the demo, printing both base URLs and a working demo key, and stops on SIGTERM', async () => {
     const run = runTs('local/cli/start.ts', ['--port', '0']);
     const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
@@ -49,21 +82,19 @@ describe('npm start', () => {
     // runTs starts it in the environment a newcomer's shell has: without the SDK switch jest sets for itself.
     expect(newcomerEnv().AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
     const run = runTs('local/cli/start.ts', ['--port', '0']);
-    await waitForOutput(run, /Data: npm run data:load/);
+    const [banner, port, storePort] = await waitForOutput(run, /^Public Events API[\s\S]*?127\.0\.0\.1:(\d+)[\s\S]*?Store: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?\nStop: .*\n/);
     run.child.kill('SIGTERM');
     const { code, stderr } = await run.done;
     expect(code).toBe(0);
+    // The banner the local-server page shows, on its ports (3000, and 41234 for the store's free one).
+    const shown = blockAfter('docs/local-server.md', 'the widget on one port:');
+    expect(banner).toBe(shown.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:41234', `127.0.0.1:${storePort}`));
     expect(stderr).not.toMatch(/NodeVersionSupportWarning|Warning/);
     expect(stderr).toBe('');
   });
 
   it('answers a request that arrives while it is still starting (the handler exists before the port opens)', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port: free } = probe.address() as { port: number };
-        probe.close(() => resolve(free));
-      });
-    });
+    const [port] = (await freePorts(1)) as [number];
     // Node's own net debug log says when the server opens its port: connect right then, long before the banner.
     const run = runTs('local/cli/start.ts', ['--port', String(port)], { NODE_DEBUG: 'net' });
     try {
@@ -100,12 +131,16 @@ describe('npm start', () => {
   });
 
   it('takes its settings from the environment when no flag is given', async () => {
-    const run = runTs('local/cli/start.ts', [], { PORT: '0', DATA_FILE: CONTRACT_EXAMPLE, USER_EVENTS_VARIANT: 'dated', SERVICE_NAME: 'gatherly' });
+    const [storePort] = (await freePorts(1)) as [number];
+    const env = { PORT: '0', STORE_PORT: String(storePort), DAILY_QUOTA: '7', DATA_FILE: CONTRACT_EXAMPLE, USER_EVENTS_VARIANT: 'dated', SERVICE_NAME: 'gatherly' };
+    const run = runTs('local/cli/start.ts', [], env);
     const [, publicUrl] = await waitForOutput(run, /Public API: (\S+)\n/);
     const [, key] = await waitForOutput(run, /Demo key: +(\S+)/);
+    expect((await waitForOutput(run, /Store: +(\S+)/))[1]).toBe(`http://127.0.0.1:${storePort}`);
     const reply = await get<{ data: unknown }>(`${publicUrl}/users/alice/events`, { 'x-gatherly-api-key': key! });
     expect(reply.status).toBe(200);
     expect(Array.isArray(reply.body.data)).toBe(true); // Variant A answers an array
+    expect([reply.headers.get('x-ratelimit-limit'), reply.headers.get('x-ratelimit-remaining')]).toEqual(['7', '6']);
     run.child.kill('SIGTERM');
     await run.done;
   });
@@ -121,6 +156,30 @@ describe('npm start', () => {
     const { code, stderr } = await runTs('local/cli/start.ts', ['--user-events-variant', 'fancy']).done;
     expect(code).toBe(2);
     expect(stderr).toMatch(/userEventsVariant/);
+  });
+
+  it('exits 2 for a bad port, store port or quota, naming the option', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--daily-quota', '0'], /must be at least 1\n.*at dailyQuota/],
+      [['--daily-quota', '1001'], /must be at most 1000, the quota in AWS\n.*at dailyQuota/], // the most X-RateLimit-Limit may say
+      [['--port', '4000', '--store-port', '4000'], /must differ from the port\n.*at storePort/],
+      [['--store-port', 'x'], /must be a number\n.*at storePort/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => runTs('local/cli/start.ts', args).done));
+    for (const [i, { code, stderr }] of runs.entries()) expect({ code, stderr }).toEqual({ code: 2, stderr: expect.stringMatching(cases[i]![1]) });
+  });
+
+  it('names the store port when that is the one in use', async () => {
+    const [storePort] = (await freePorts(1)) as [number];
+    const holder = runTs('local/cli/start.ts', ['--port', '0', '--store-port', String(storePort)]);
+    try {
+      await waitForOutput(holder, /Stop: /);
+      const { code, stderr } = await runTs('local/cli/start.ts', ['--port', '0', '--store-port', String(storePort)]).done;
+      expect({ code, stderr }).toEqual({ code: 1, stderr: `npm start: port ${storePort} is already in use (try --store-port)\n` });
+    } finally {
+      holder.child.kill('SIGTERM');
+      await holder.done;
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { runTs, waitForOutput } from '../support/process.js';
+import { blockAfter } from '../support/shown-commands.js';
 import { DEMO_FILE } from '../support/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pe-apply-'));
@@ -33,8 +34,10 @@ afterAll(async () => {
 describe('npm run data:apply', () => {
   it('applies the contract example: hides a private event everywhere, follows a rename and an RSVP flip', async () => {
     expect(ids(await get(`${publicUrl}/users/bob.builder/profile-events`, auth))).toContain('evt_jazz01');
-    const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store]).done;
-    expect(stdout).toMatch(/applied: 8\nstale: 1\nwaiting: 0\ninvalid: 0/);
+    // As the page shows it: the file named from the checkout's root, the output it prints.
+    const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', ['test/fixtures/changes-example.jsonl', '--endpoint', store]).done;
+    expect(stdout).toBe(blockAfter('docs/data-and-changes.md', 'test/fixtures/changes-example.jsonl --endpoint URL` prints'));
+    expect(stdout).toContain('line 6: stale, version 2 is not newer than 4 (event evt_jazz01); nothing changed\nApplied 8 of the 9 change records in test/fixtures/changes-example.jsonl to public-events-local\napplied: 8\nstale: 1\nwaiting: 0\ninvalid: 0\n');
     expect(stderr).toBe(''); // no AWS SDK Node-version notice on Node 20, nothing else either
     expect(code).toBe(0);
     expect((await get(`${publicUrl}/events/evt_jazz01`, auth)).status).toBe(404);
@@ -48,6 +51,9 @@ describe('npm run data:apply', () => {
     // The same file again: every line stale, nothing changes.
     const again = await runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store]).done;
     expect(again.stdout).toMatch(/applied: 0\nstale: 9\nwaiting: 0\ninvalid: 0/);
+    // Each stale line named by its number; the summary says nothing was applied.
+    expect(again.stdout.match(/^line (\d+): stale, /gm)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => `line ${n}: stale, `));
+    expect(again.stdout).toContain(`Applied none of the 9 change records in ${EXAMPLE} to public-events-local\n`);
     expect(again.code).toBe(0);
   });
 
@@ -65,7 +71,7 @@ describe('npm run data:apply', () => {
     );
     const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', [file, '--endpoint', store]).done;
     expect(code).toBe(1);
-    expect(stdout).toMatch(/applied: 1\nstale: 0\nwaiting: 1\ninvalid: 2/);
+    expect(stdout).toBe(`Applied 1 of the 4 change records in ${file} to public-events-local\napplied: 1\nstale: 0\nwaiting: 1\ninvalid: 2\n`);
     expect(stderr).toContain('line 3: event.start_date: invalid date-time');
     expect(stderr).toMatch(/line 4: invalid JSON/);
     expect(stderr).toContain('line 5: not applied, waiting for event evt_jazz99');
@@ -73,9 +79,27 @@ describe('npm run data:apply', () => {
     expect((await get(`${publicUrl}/users/zed/events`, auth)).status).toBe(200);
   });
 
-  it('exits 2 on bad usage', async () => {
-    expect((await runTs('local/cli/data-apply.ts', []).done).code).toBe(2);
-    expect((await runTs('local/cli/data-apply.ts', [EXAMPLE]).done).stderr).toContain('--table is required');
+  it('says so when nothing was applied, and exits 1', async () => {
+    const file = join(dir, 'invalid-only.jsonl');
+    writeFileSync(file, '{"type":"event.deleted","version":0,"event_id":"evt_jazz01"}\n\n');
+    const { code, stdout, stderr } = await runTs('local/cli/data-apply.ts', [file, '--endpoint', store]).done;
+    expect({ code, stdout }).toEqual({ code: 1, stdout: `Applied none of the 1 change record in ${file} to public-events-local\napplied: 0\nstale: 0\nwaiting: 0\ninvalid: 1\n` });
+    expect(stderr).toMatch(/^line 1: version: /);
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '\n');
+    const none = await runTs('local/cli/data-apply.ts', [empty, '--endpoint', store]).done;
+    expect({ code: none.code, first: none.stdout.split('\n')[0] }).toEqual({ code: 0, first: `No change records in ${empty}: nothing to apply to public-events-local` });
+  });
+
+  it('exits 2 on bad usage: no file, a file that cannot be read, no table', async () => {
+    const [none, missing, noTable] = await Promise.all([
+      runTs('local/cli/data-apply.ts', []).done,
+      runTs('local/cli/data-apply.ts', [join(dir, 'nope.jsonl'), '--endpoint', store]).done,
+      runTs('local/cli/data-apply.ts', [EXAMPLE]).done,
+    ]);
+    expect([none.code, missing.code, noTable.code]).toEqual([2, 2, 2]);
+    expect(missing.stderr).toContain(`data:apply: cannot read ${join(dir, 'nope.jsonl')}: ENOENT`);
+    expect(noTable.stderr).toContain('--table is required');
   });
 });
 

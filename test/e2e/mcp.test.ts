@@ -1,12 +1,16 @@
 /**
  * The MCP adapter end to end: an SDK client talks to the server over the SDK's
  * in-memory transport; the server calls the real local server over HTTP. Then
- * the real MCP Inspector CLI drives the built bin over stdio.
+ * the real MCP Inspector CLI drives the built bin over stdio, and the command
+ * docs/mcp.md gives a client (`npm run -s mcp`) is held to a stdout that is
+ * JSON-RPC and nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { buildMcp } from '../../scripts/build-mcp.js';
@@ -123,6 +127,59 @@ describe('MCP tools over the SDK transport, against the local server', () => {
     expect(JSON.stringify(result) + logs.join('')).not.toContain(KEYS.revoked);
     await client.close();
   });
+});
+
+describe('the example conversation of docs/mcp.md', () => {
+  it('is what list-events answers for the arguments it shows', async () => {
+    const page = readFileSync(`${ROOT}docs/mcp.md`, 'utf8');
+    const shown = /calls `list-events` with `(\{[^`]*\})` and gets([\s\S]*?)\*\n/.exec(page);
+    expect(shown).not.toBeNull();
+    const [, args, answer] = shown as unknown as [string, string, string];
+    const said = answer.replace(/\n> /g, ' ');
+    const client = await connect(typed);
+    const result = (await client.callTool({ name: 'list-events', arguments: JSON.parse(args) as Record<string, unknown> })).structuredContent as {
+      data: Array<{ title: string; start_date: string; timezone: string; location: string | null; cost: number | null }>;
+      pagination: { total: number };
+    };
+    await client.close();
+    for (const e of result.data) expect(said).toContain(`\`${e.title}\` (${e.start_date}, ${e.timezone}, ${e.location}, ${e.cost})`);
+    expect(said).toContain(`\`pagination.total\` ${result.pagination.total}`);
+    // The assistant's reply names only places the answer holds.
+    const reply = /\*\*Assistant:\*\*([\s\S]*)$/.exec(page)![1]!;
+    for (const [, place] of reply.matchAll(/ at ([A-Z][\w .,]*?)(?= \(| on )/g)) expect(said).toContain(place as string);
+  });
+});
+
+describe('the command docs/mcp.md gives an MCP client', () => {
+  // JSON-RPC over stdio: one message a line. A line that is not one (npm's banner, a log) breaks the client.
+  const messages = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1.0.0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-event', arguments: { eventId: 'evt_jazz01' } } },
+  ];
+
+  it.each([
+    ['npm run -s mcp', ['run', '-s', 'mcp'], ROOT],
+    ['npm run -s --prefix CHECKOUT mcp', ['run', '-s', '--prefix', ROOT, 'mcp'], tmpdir()],
+  ])('%s prints JSON-RPC on stdout and nothing else', async (_, args, cwd) => {
+    expect(readFileSync(`${ROOT}docs/mcp.md`, 'utf8')).toContain(_ === 'npm run -s mcp' ? '\nnpm run -s mcp ' : '"args": ["run", "-s", "--prefix", "/path/to/public-events-api", "mcp"]');
+    const child = spawn('npm', args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, PUBLIC_API_KEY: KEYS.both, PUBLIC_API_BASE_URL: typed.publicBaseUrl }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    const answered = new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (/"id":2\b/.test(stdout)) resolve();
+      }),
+    );
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    await answered;
+    child.stdin.end(); // the server ends with its input, as a client closing the stream ends it
+    expect(await closed).toBe(0);
+    const lines = stdout.split('\n').filter((l) => l !== '');
+    expect(lines.map((l) => (JSON.parse(l) as { jsonrpc: string; id: number }).jsonrpc)).toEqual(['2.0', '2.0']);
+    expect((JSON.parse(lines[1]!) as { result: { structuredContent: { data: { id: string } } } }).result.structuredContent.data.id).toBe('evt_jazz01');
+  }, 30_000);
 });
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {

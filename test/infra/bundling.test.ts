@@ -16,6 +16,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { build } from 'esbuild';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, routes } from '../../lambdas/routes.js';
 import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER, RouteFunction } from '../../lib/route-function.js';
+import { CDK_FEATURE_FLAGS } from './support.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const POWERTOOLS_SOURCE = /node_modules\/@aws-lambda-powertools\//;
@@ -24,7 +25,7 @@ const NODE_BUILTINS = new Set(builtinModules);
 describe('Lambda bundling', () => {
   it('bundles a route handler into a small ESM file with a source map and no AWS SDK inside', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'pe-bundle-'));
-    const app = new App({ outdir });
+    const app = new App({ outdir, context: CDK_FEATURE_FLAGS });
     const stack = new Stack(app, 'Bundle');
     new RouteFunction(stack, 'GetEvent', { handlerFile: 'get-event', description: 'test', environment: {}, logRetention: RetentionDays.ONE_DAY, retainLogs: false });
     const assembly = app.synth();

@@ -4,7 +4,7 @@
  * variables (`KEY=…`) substituted into the requests. test/unit/docs-commands
  * and test/e2e/docs-requests hold each one to a test that runs it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -68,4 +68,44 @@ export function asRequest(shown: ShownCommand): ShownRequest {
   }
   const status = /^(\d{3})\b/.exec(shown.comment)?.[1];
   return { shown, url, headers, status: status ? Number(status) : 200 };
+}
+
+export interface FencedBlock {
+  page: string;
+  /** The text between the previous block (or the page's start) and this one. */
+  intro: string;
+  lang: string;
+  body: string;
+}
+
+/** Every fenced block of the README and docs/*.md, with the prose that introduces it. */
+export function fencedBlocks(): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  for (const page of DOC_PAGES) {
+    const text = readFileSync(join(ROOT, page), 'utf8');
+    let last = 0;
+    for (const m of text.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
+      blocks.push({ page, intro: text.slice(last, m.index), lang: m[1] as string, body: m[2] as string });
+      last = (m.index as number) + m[0].length;
+    }
+  }
+  return blocks;
+}
+
+/**
+ * The blocks a page says come from a file of the repository: the sentence
+ * just before the block ends by naming the file, "… (`path`):" or "… from `path`:".
+ */
+export function blocksFromFiles(): Array<FencedBlock & { file: string }> {
+  return fencedBlocks().flatMap((block) => {
+    const file = /(?:\(|\bfrom )`([\w./-]+\.\w+)`\)?:$/.exec(block.intro.trimEnd())?.[1];
+    return file && existsSync(join(ROOT, file)) ? [{ ...block, file }] : [];
+  });
+}
+
+/** The block that follows the prose containing `intro` on `page` (one, or the test fails naming it). */
+export function blockAfter(page: string, intro: string): string {
+  const found = fencedBlocks().filter((b) => b.page === page && b.intro.includes(intro));
+  if (found.length !== 1) throw new Error(`${page}: expected one block after "${intro}", found ${found.length}`);
+  return (found[0] as FencedBlock).body;
 }

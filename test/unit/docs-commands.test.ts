@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parseChange } from '../../lambdas/core/changes.js';
 import { stackConfigFromContext } from '../../lib/stack-config.js';
-import { DOC_PAGES, shownCommands, type ShownCommand } from '../support/shown-commands.js';
+import { DOC_PAGES, blocksFromFiles, shownCommands, type ShownCommand } from '../support/shown-commands.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -24,7 +24,7 @@ interface Exercised {
 }
 
 const EXERCISED: Exercised[] = [
-  { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/start.ts', ['--port', '0'])" },
+  { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runNpm(['start', '--'" },
   // The suite itself, as CI runs it.
   { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
@@ -35,12 +35,12 @@ const EXERCISED: Exercised[] = [
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
-  // `npm run mcp` runs mcp/main.ts; the test builds it into the bin (scripts/build-mcp.ts) and drives that over stdio.
-  { shown: /^npm run mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
+  { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
-  { shown: /^cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
+  { shown: /^npm ci && cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
   { shown: /^cd \/your\/project && npm install \/path\/to\/public-events-client-1\.0\.0\.tgz$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['install'" },
 ];
 
@@ -101,7 +101,25 @@ describe('the commands the docs show', () => {
   it('every npm script a page names in code exists', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
     for (const page of DOC_PAGES) {
-      for (const [, name] of read(page).matchAll(/npm run ([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
+      for (const [, name] of read(page).matchAll(/npm run (?:-s )?([\w:-]+)/g)) expect({ page, script: name, exists: scripts.includes(name as string) }).toEqual({ page, script: name, exists: true });
+    }
+  });
+});
+
+describe('the blocks the docs say come from a file', () => {
+  const blocks = blocksFromFiles();
+
+  it('are found (the change-record example among them)', () => {
+    expect(blocks.map((b) => `${b.page} ← ${b.file}`)).toContain('docs/data-and-changes.md ← test/fixtures/changes-example.jsonl');
+  });
+
+  it.each(blocks.map((b) => [`${b.page} ← ${b.file}`, b] as const))('%s: every line is a line of the file, in the file\'s order', (_, block) => {
+    const fileLines = read(block.file).split('\n');
+    let from = 0;
+    for (const line of block.body.trimEnd().split('\n')) {
+      const at = fileLines.indexOf(line, from);
+      expect({ line, inFile: at >= 0 }).toEqual({ line, inFile: true });
+      from = at + 1;
     }
   });
 });
