@@ -1,7 +1,9 @@
 /**
  * `npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated]
- *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S]`
- * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL.
+ *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S]
+ *                [--key-admin-port N]`
+ * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL,
+ * KEY_ADMIN_PORT (the key-management API's own port; default any free one, printed in the banner).
  * Other tools start the server exactly this way: keep this interface.
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
@@ -22,6 +24,7 @@ const optionsSchema = z.object({
   serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-"' }),
   siteUrl: z.url().optional(),
   embedCacheMaxAge: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400),
+  keyAdminPort: z.coerce.number({ error: 'must be a number' }).int().min(0).max(65535).optional(),
 });
 
 async function main(): Promise<void> {
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
         'service-name': { type: 'string' },
         'site-url': { type: 'string' },
         'embed-cache-max-age': { type: 'string' },
+        'key-admin-port': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--key-admin-port N]\n');
     return;
   }
   const env = process.env;
@@ -54,6 +58,7 @@ async function main(): Promise<void> {
     serviceName: values['service-name'] ?? env.SERVICE_NAME ?? 'events',
     siteUrl: values['site-url'] ?? (env.SITE_URL || undefined),
     embedCacheMaxAge: values['embed-cache-max-age'] ?? env.EMBED_CACHE_MAX_AGE ?? 60,
+    keyAdminPort: values['key-admin-port'] ?? (env.KEY_ADMIN_PORT || undefined),
   });
   if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
   const o = parsed.data;
@@ -65,12 +70,14 @@ async function main(): Promise<void> {
     serviceName: o.serviceName,
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
+    keyAdminPort: o.keyAdminPort ?? 0,
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
   }).catch((error: unknown) => {
     if (error instanceof DatasetError) fail(`${error.message}\n${error.problems.map((p) => `  ${p}`).join('\n')}`, 1);
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`npm start: port ${o.port} is already in use (try --port)`, 1);
+    const inUse = error as NodeJS.ErrnoException & { port?: number };
+    if (inUse.code === 'EADDRINUSE') fail(inUse.port !== undefined && inUse.port === o.keyAdminPort && o.keyAdminPort !== o.port ? `npm start: port ${o.keyAdminPort} is already in use (try --key-admin-port)` : `npm start: port ${o.port} is already in use (try --port)`, 1);
     throw error;
   });
 
@@ -86,6 +93,7 @@ async function main(): Promise<void> {
       `  API docs:   ${server.docsUrl} (OpenAPI: ${server.publicBaseUrl}/openapi.json, ${server.embedBaseUrl}/openapi.json)`,
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
+      `  Key admin:  ${server.keyAdminUrl} (SigV4-signed requests only: docs/managing-keys.md)`,
       '',
       'Try:',
       `  curl -H '${header}: ${server.demoKey.key}' ${server.publicBaseUrl}/users/${server.sample?.username ?? '<username>'}/events`,
