@@ -38,7 +38,7 @@ import { startKeyAdminServer } from './key-admin-server.js';
 export interface LocalServerOptions {
   dataFile: string;
   port?: number;
-  /** The key-management API's own port (default: any free one). */
+  /** The key-management API's own port (default: a free one). */
   keyAdminPort?: number;
   userEventsVariant?: UserEventsVariant;
   serviceName?: string;

@@ -47,7 +47,7 @@ export type AuthorizerOutcome = (typeof AUTHORIZER_OUTCOMES)[number];
 export const CHANGE_RESULTS = ['applied', 'stale', 'waiting', 'invalid', 'incomplete', 'failed'] as const;
 export type ChangeResult = (typeof CHANGE_RESULTS)[number];
 
-/** `replayed`: a retried create answered with the key id it made before; `refused`: any 4xx. */
+/** `replayed`: a retried create answered with the key id it made before; `refused`: every 4xx. */
 export const KEY_OPERATIONS = ['created', 'replayed', 'revoked', 'refused'] as const;
 export type KeyOperation = (typeof KEY_OPERATIONS)[number];
 

@@ -122,7 +122,7 @@ describe('the key-management API', () => {
   });
 
   it('throttles its stage and logs the IAM caller of every request', () => {
-    const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [[string, { Properties: Record<string, any> }]];
+    const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [ReturnType<typeof resources>[number]];
     expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]);
     expect(JSON.parse(stage.Properties.AccessLogSetting.Format)).toMatchObject({ caller: '$context.identity.caller', userArn: '$context.identity.userArn' });
   });
