@@ -155,7 +155,7 @@ describe('alarms', () => {
     for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
     const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     expect(runbook.length).toBeGreaterThan(0);
-    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'TableThrottles']) {
+    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'KeyCreatesBurst', 'TableThrottles']) {
       expect(runbook).toContain(`\`${kind}\``);
     }
   });
