@@ -5,6 +5,8 @@
  * 500 (logged), never a stack or a half-made key.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
@@ -14,6 +16,7 @@ import type { LogFields } from '../../lambdas/http/logger.js';
 import { KEY_OPERATIONS, type MetricValue } from '../../lambdas/http/metrics.js';
 import { KeyManager } from '../../keys/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
+import { fuzzParameters } from '../support/hostile.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 const CALLER = 'arn:aws:sts::123456789012:assumed-role/web-product/i-0abc';
@@ -96,5 +99,58 @@ describe('audit', () => {
   it('answers a method or resource it does not serve with 404', async () => {
     const res = await handler({ ...event('GET', '/keys'), httpMethod: 'PUT' });
     expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('any create body (fast-check)', () => {
+  const keyItems = async () =>
+    JSON.stringify(((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items ?? []).filter((i) => /^(APIKEY|USERKEYS|KEYID|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
+  const text = fc.string({ unit: 'grapheme', maxLength: 110 });
+  // Mostly valid values, so that creates, replays and the 11th-key refusal all happen, and hostile ones among them.
+  const often = <T>(valid: fc.Arbitrary<T>, hostile: fc.Arbitrary<unknown>) => fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostile });
+  const body = fc.record(
+    {
+      idempotencyKey: often(fc.oneof({ weight: 4, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constant('fixed-key-0001') }), fc.oneof(fc.constantFrom('short', ''), text, fc.integer())),
+      username: often(fc.constantFrom('frank', 'FRANK', 'alice', 'dave'), fc.oneof(fc.constantFrom('nobody', '', '../frank', 'a'.repeat(65)), text)),
+      name: often(fc.string({ minLength: 1, maxLength: 100 }).filter((n) => n.trim() !== ''), fc.oneof(text, fc.constantFrom('x'.repeat(101), '   '), fc.integer(), fc.constant(null))),
+      scopes: often(fc.subarray(['events:read', 'guests:read'] as const, { minLength: 1 }), fc.array(fc.oneof(fc.constantFrom('events:write', ''), text), { maxLength: 3 })),
+      owner: text,
+    },
+    { requiredKeys: ['idempotencyKey', 'username', 'name'] },
+  ).map(({ owner, ...rest }) => (owner !== undefined && owner.length % 7 === 0 ? { ...rest, owner } : rest));
+  // The same request again and again: its first run creates, the others replay.
+  const retried = fc.constant({ idempotencyKey: 'fixed-key-0001', username: 'alice', name: 'Retried', scopes: ['events:read'] });
+  const anyBody = fc.oneof({ weight: 4, arbitrary: body }, { weight: 1, arbitrary: retried });
+
+  it('is made exactly as asked (201 or a replay) or refused with a 4xx naming a field it sent, with nothing written', async () => {
+    const seen = new Set<string>();
+    const statuses: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(anyBody, async (b: Record<string, unknown>) => {
+        const before = await keyItems();
+        const res = await handler(event('POST', '/keys', { body: b }));
+        statuses.push(res.statusCode);
+        const answer = JSON.parse(res.body) as { success: boolean; data?: { key?: string; name: string; scopes: string[]; replayed: boolean }; errors?: { field: string }[] };
+        expect(res.statusCode).toBeLessThan(500);
+        if (res.statusCode === 201) {
+          const name = typeof b.name === 'string' ? b.name.trim() : null;
+          expect(name !== null && answer.data!.name === name && name.length >= 1 && name.length <= 100).toBe(true);
+          expect(answer.data!.scopes.every((s) => ((b.scopes as string[] | undefined) ?? ['events:read', 'guests:read']).includes(s))).toBe(true);
+          expect(answer.data!.key).toMatch(/^pk_/);
+          expect(seen.has(String(b.idempotencyKey))).toBe(false);
+          seen.add(String(b.idempotencyKey));
+        } else if (res.statusCode === 200) {
+          expect({ replayed: answer.data!.replayed, key: answer.data!.key, seenBefore: seen.has(String(b.idempotencyKey)) }).toEqual({ replayed: true, key: undefined, seenBefore: true });
+        } else {
+          expect(res.statusCode).toBeGreaterThanOrEqual(400);
+          const field = answer.errors?.[0]?.field ?? '';
+          expect(field === 'body' || Object.keys(b).includes(field.split('.')[0]!) || ['idempotencyKey', 'username', 'name'].includes(field)).toBe(true);
+          expect(await keyItems()).toBe(before);
+        }
+      }),
+      fuzzParameters(60),
+    );
+    // The run really made keys, replayed one and refused others.
+    expect([201, 200, 400].map((status) => statuses.includes(status))).toEqual([true, true, true]);
   });
 });
