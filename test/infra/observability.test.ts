@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, METRICS } from '../../lambdas/http/metrics.js';
+import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, KEY_OPERATIONS, METRICS } from '../../lambdas/http/metrics.js';
 import { routes } from '../../lambdas/routes.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { resources, synthApp } from './support.js';
@@ -110,6 +110,7 @@ describe('dashboard', () => {
     expect(rendered).toContain(`SEARCH('{${ns},route,statusClass} MetricName=\\"${METRICS.errors}\\"'`);
     for (const outcome of AUTHORIZER_OUTCOMES) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.authorizerDecisions, 'outcome', outcome]));
     for (const result of CHANGE_RESULTS) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.changes, 'result', result]));
+    for (const operation of KEY_OPERATIONS) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.keyOperations, 'operation', operation]));
     for (const name of [METRICS.changeWrites, METRICS.changeDerivations, METRICS.changeLag]) expect(has(ns, name)).toBe(true);
     expect(rendered).not.toContain('PublicEvents/production');
   });
