@@ -6,12 +6,15 @@
  * every bad input is a 4xx naming its field with nothing written.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
+import { KEYS } from '../support/fixtures.js';
+import { fuzzParameters } from '../support/hostile.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 
@@ -64,6 +67,7 @@ describe('the IAM stand-in refuses what API Gateway would, before anything runs'
 
   it.each([
     ['no signature', () => fetch(`${server.keyAdminUrl}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }), 'Missing Authentication Token'],
+    ['a Public API key instead of a signature', () => fetch(`${server.keyAdminUrl}/keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.both}`, 'x-events-api-key': KEYS.both }, body }), 'valid AWS4-HMAC-SHA256'],
     ['an unknown access key', () => signed({ accessKeyId: 'AKIAUNKNOWN000000000', secretAccessKey: LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey }), 'security token'],
     ['the wrong secret', () => signed({ accessKeyId: LOCAL_KEY_ADMIN_PRINCIPAL.accessKeyId, secretAccessKey: 'not-the-secret' }), 'signature we calculated does not match'],
     ['a signature for another service', () => signed(LOCAL_KEY_ADMIN_PRINCIPAL, { service: 'lambda' }), "scoped to correct service: 'execute-api'"],
@@ -229,5 +233,44 @@ describe('bad input: a 4xx naming the field, nothing written', () => {
     expect([status, body.errors?.[0]?.field, body.code]).toEqual([409, 'username', 'LIMIT_REACHED']);
     expect(body.message).toMatch(/already has 10 active keys/);
     expect(await keyItems()).toBe(before);
+  });
+});
+
+describe('hostile requests to the key-management port', () => {
+  const signedFetch = async (method: string, target: string, body?: string) => {
+    const url = new URL(`${new URL(server.keyAdminUrl).origin}${target}`);
+    const signer = new SignatureV4({ service: 'execute-api', region: 'eu-west-1', sha256: Sha256, credentials: LOCAL_KEY_ADMIN_PRINCIPAL });
+    const query = Object.fromEntries(url.searchParams);
+    const request = await signer.sign({ method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query, headers: { host: url.host }, ...(body !== undefined ? { body } : {}) });
+    const { host: _host, ...headers } = request.headers;
+    void _host;
+    return fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+  };
+
+  it('a body over its limit: 413, nothing written', async () => {
+    const before = await keyItems();
+    const res = await signedFetch('POST', '/admin/v1/keys', JSON.stringify({ idempotencyKey: 'big-body-0001', username: 'frank', name: 'x'.repeat(20_000) }));
+    expect(res.status).toBe(413);
+    expect(await keyItems()).toBe(before);
+  });
+
+  it('signed requests of any method, path and body (fast-check): never a 5xx, always JSON, the server still answering', async () => {
+    const segment = fc.oneof(fc.constantFrom('admin', 'v1', 'keys', 'users', 'frank', 'key_doesnotexist', '..', '%2F', '%zz', '', '__proto__', 'é'), fc.stringMatching(/^[A-Za-z0-9_.~-]{0,12}$/));
+    const target = fc.oneof(
+      fc.array(segment, { maxLength: 5 }).map((parts) => `/admin/v1/${parts.join('/')}`),
+      fc.array(segment, { maxLength: 5 }).map((parts) => `/${parts.join('/')}`),
+    );
+    const method = fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS');
+    const body = fc.option(fc.oneof(fc.json(), fc.string()), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(method, target, body, async (m, t, b) => {
+        const res = await signedFetch(m, t, m === 'GET' || m === 'OPTIONS' ? undefined : b);
+        expect(res.status).toBeLessThan(500);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        await res.json();
+      }),
+      fuzzParameters(60),
+    );
+    expect((await admin.list('alice')).length).toBeGreaterThan(0);
   });
 });
