@@ -17,7 +17,8 @@
  *   Query on the one index that finds a user by username;
  * - API Gateway (ARN formats: docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html):
  *   create API keys only when tagged with this stack's usage plan
- *   (aws:RequestTag), attach keys to this usage plan only, delete only API keys
+ *   (aws:RequestTag; the same for the tagging call a tag-on-create may also
+ *   be authorized as), attach keys to this usage plan only, delete only API keys
  *   carrying that tag (aws:ResourceTag): an API key's id is unknown until it
  *   exists, so the tag is what scopes deletion to this stack's keys.
  */
@@ -143,6 +144,14 @@ export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: s
       sid: 'CreateTaggedApiKeys',
       actions: ['apigateway:POST'],
       resources: [apigateway('/apikeys')],
+      conditions: { StringEquals: { [`aws:RequestTag/${USAGE_PLAN_TAG}`]: usagePlanId }, 'ForAllValues:StringEquals': { 'aws:TagKeys': [USAGE_PLAN_TAG] } },
+    }),
+    // Tagging on creation may also be authorized as the tagging call (apigateway:PUT on /tags/{arn}), as CloudFormation's
+    // and other services' tag-on-create are: allowed only with this plan's tag, so it cannot tag anything else usefully.
+    new PolicyStatement({
+      sid: 'TagOnCreate',
+      actions: ['apigateway:PUT'],
+      resources: [apigateway('/tags/*')],
       conditions: { StringEquals: { [`aws:RequestTag/${USAGE_PLAN_TAG}`]: usagePlanId }, 'ForAllValues:StringEquals': { 'aws:TagKeys': [USAGE_PLAN_TAG] } },
     }),
     new PolicyStatement({ sid: 'AttachToThisUsagePlan', actions: ['apigateway:POST'], resources: [apigateway(`/usageplans/${usagePlanId}/keys`)] }),

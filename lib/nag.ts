@@ -57,6 +57,10 @@ export const NAG_REASONS = {
     'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
     "An API key's id exists only once API Gateway creates it, so deletion cannot name it in advance: the statement allows DELETE only of API keys tagged with this stack's usage plan id (aws:ResourceTag), which creation requires (aws:RequestTag).",
   ),
+  keyAdminTagOnCreate: ack(
+    'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/*]',
+    "Tag-on-create of an API key may be authorized as the tagging call on the new key's ARN, unknown in advance; the statement allows only this stack's usage-plan tag (aws:RequestTag, aws:TagKeys).",
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -70,7 +74,7 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   const { api: keyAdminApi, role: keyAdminRole } = stack.keyAdmin;
   Validations.of(keyAdminApi).acknowledge(NAG_REASONS.keyAdminValidation, NAG_REASONS.keyAdminIam);
   Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
-  Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion);
+  Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
   const cdn = stack.embedCdn;
   if (cdn) {
     Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);

@@ -153,6 +153,8 @@ describe("the key-management function's role: exactly what key management does",
       const id = `apikey${++n}`;
       tags.set(id, input.tags ?? {});
       calls.push({ action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: input.tags ?? {} });
+      // A tag-on-create may also be authorized as the tagging call on the new key.
+      if (input.tags) calls.push({ action: 'apigateway:PUT', resource: `arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/${id}`, requestTags: input.tags });
       return { id };
     });
     let failAttach = true;
@@ -226,6 +228,8 @@ describe("the key-management function's role: exactly what key management does",
       { action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: {} },
       { action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
       { action: 'apigateway:DELETE', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${planId}` },
+      { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
+      { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { owner: 'x' } },
       { action: 'apigateway:PATCH', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${planId}` },
     ];
     expect(refusals.filter((c) => allowing(c))).toEqual([]);
