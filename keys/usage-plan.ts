@@ -3,6 +3,9 @@
  * random, non-secret usage identifier (never the customer's key), attached to
  * the stage's usage plan. The authorizer returns that identifier as
  * `usageIdentifierKey`, so API Gateway meters the 1000/day quota per key.
+ * Each API key is tagged with the usage plan's id: the key-management
+ * function's role may delete only API keys carrying its plan's tag
+ * (lib/key-admin.ts), since an API key's id is unknown until it exists.
  */
 import {
   APIGatewayClient,
@@ -11,6 +14,9 @@ import {
   DeleteApiKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { randomBase62 } from './random.js';
+
+/** Tag on every API key made for a usage plan; its value is the plan's id. */
+export const USAGE_PLAN_TAG = 'public-events:usage-plan';
 
 export interface UsagePlanPort {
   /** Creates the plan key for a key; returns its id and value (the usage identifier). */
@@ -33,6 +39,7 @@ export class ApiGatewayUsagePlan implements UsagePlanPort {
         description: `Usage identifier of Public Events key ${keyId} (not the customer's key)`,
         enabled: true,
         value: usageIdentifier,
+        tags: { [USAGE_PLAN_TAG]: this.usagePlanId },
       }),
     );
     const planKeyId = created.id;
@@ -48,6 +55,11 @@ export class ApiGatewayUsagePlan implements UsagePlanPort {
   }
 
   async remove(planKeyId: string): Promise<void> {
-    await this.client.send(new DeleteApiKeyCommand({ apiKey: planKeyId }));
+    try {
+      await this.client.send(new DeleteApiKeyCommand({ apiKey: planKeyId }));
+    } catch (error) {
+      // Already gone (an earlier revoke deleted it but could not record that): the goal is met.
+      if ((error as Error).name !== 'NotFoundException') throw error;
+    }
   }
 }

@@ -22,7 +22,7 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, DIMENSIONS, METRICS } from '../lambdas/http/metrics.js';
+import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, DIMENSIONS, KEY_OPERATIONS, METRICS } from '../lambdas/http/metrics.js';
 import { tableThrottles } from './monitoring.js';
 
 export interface OperationsDashboardProps {
@@ -126,6 +126,8 @@ export class OperationsDashboard extends Construct {
           props.ingest.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'dead letters' }),
         ], 6, [props.ingest.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum', label: 'oldest (s)' })]),
       ],
+      // The web product's key management (its alarm: KeyCreatesBurst).
+      [graph('Key management by operation', KEY_OPERATIONS.map((operation) => own(METRICS.keyOperations, { [DIMENSIONS.operation]: operation }, 'Sum', operation)), 12)],
     ];
 
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, widgets: rows });

@@ -2,13 +2,13 @@
  * Alarms an operator needs first, each mapped to an action in the runbook
  * (docs/operations.md): 5xx rate and p99 latency per API, errors and throttles per function
  * (the authorizer's errors among them), dead letters and lag of the ingest,
- * and DynamoDB throttles. Every alarm notifies an SNS topic on ALARM and OK:
+ * DynamoDB throttles, and a burst of key creates through the key-management API. Every alarm notifies an SNS topic on ALARM and OK:
  * the one given by context, or one this stack creates (TLS-only publishing,
  * optionally with an e-mail subscription), so that no alarm notifies nobody.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Operation } from 'aws-cdk-lib/aws-dynamodb';
@@ -17,6 +17,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DIMENSIONS, METRICS } from '../lambdas/http/metrics.js';
 
 export interface MonitoringProps {
   readonly apis: Record<string, RestApi>;
@@ -27,6 +28,8 @@ export interface MonitoringProps {
   readonly alarmEmail?: string;
   /** The change-stream ingest's queues. */
   readonly ingest?: { queue: IQueue; deadLetters: IQueue };
+  /** The stage's custom-metrics namespace (lib/observability.ts): where the key-management API counts its operations. */
+  readonly metricsNamespace?: string;
 }
 
 export const ALARM_THRESHOLDS = {
@@ -36,7 +39,18 @@ export const ALARM_THRESHOLDS = {
   p99LatencyMs: 1000,
   /** Age of the oldest change waiting in the ingest queue, seconds: how far the read model is behind. */
   ingestLagSeconds: 300,
+  /**
+   * Keys created through the key-management API in 5 minutes: far above users
+   * creating keys by hand in the web product's settings, reached by a loop or
+   * a script creating keys (a bug, or stolen web-product credentials).
+   */
+  keyCreatesPer5Minutes: 50,
 };
+
+/** The metric the key-creates alarm watches: KeyOperations with operation=created. */
+export function keyCreatesMetric(namespace: string, period: Duration): Metric {
+  return new Metric({ namespace, metricName: METRICS.keyOperations, dimensionsMap: { [DIMENSIONS.operation]: 'created' }, statistic: 'Sum', period });
+}
 
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
@@ -108,6 +122,18 @@ export class Monitoring extends Construct {
         }),
       );
     }
+    if (props.metricsNamespace) {
+      this.alarms.push(
+        new Alarm(this, 'KeyCreatesBurst', {
+          alarmDescription: `More than ${ALARM_THRESHOLDS.keyCreatesPer5Minutes} keys created through the key-management API in 5 minutes: check who called (its access logs and the function's "Key created" lines name the IAM caller); see docs/operations.md.`,
+          metric: keyCreatesMetric(props.metricsNamespace, period),
+          threshold: ALARM_THRESHOLDS.keyCreatesPer5Minutes,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
     this.alarms.push(
       new Alarm(this, 'TableThrottles', {
         alarmDescription: 'DynamoDB throttled requests on the table or an index: reads or writes are being refused (hot partition, or traffic past on-demand\'s instant capacity). See the runbook in docs/operations.md.',
@@ -134,8 +160,8 @@ export class Monitoring extends Construct {
   }
 }
 
-/** Every operation this service sends (reads by the handlers and the authorizer, writes by the ingest and the loader); a throttle on an index counts on the request. */
-export const TABLE_OPERATIONS = [Operation.GET_ITEM, Operation.QUERY, Operation.BATCH_GET_ITEM, Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.BATCH_WRITE_ITEM];
+/** Every operation this service sends (reads by the handlers and the authorizer, writes by the ingest, the loader and key management); a throttle on an index counts on the request. */
+export const TABLE_OPERATIONS = [Operation.GET_ITEM, Operation.QUERY, Operation.BATCH_GET_ITEM, Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.DELETE_ITEM, Operation.BATCH_WRITE_ITEM];
 
 export function tableThrottles(table: ITableV2, period: Duration) {
   return table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period, statistic: 'Sum', label: 'Throttled requests' });

@@ -44,6 +44,23 @@ export const NAG_REASONS = {
     'CFR2',
     'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, docs/deploy.md); the edge cache and the stage throttle bound the origin load meanwhile.',
   ),
+  keyAdminValidation: ack(
+    'APIG2',
+    "The key-management API's one body (a create) is validated by the handler's zod schema, which names the failing field in a 400 envelope; API Gateway's request validator could only answer a generic message.",
+  ),
+  keyAdminIam: ack('COG4', 'The key-management API is for one AWS workload (the web product), authenticated by AWS_IAM (SigV4); there are no Cognito users.'),
+  keyAdminWaf: ack(
+    'APIG3',
+    'No web ACL on the key-management stage: only SigV4-signed requests of an IAM principal granted execute-api:Invoke get past API Gateway, and its stage throttle (10/s) bounds the rest; a web ACL has a fixed monthly cost.',
+  ),
+  keyAdminApiKeyDeletion: ack(
+    'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+    "An API key's id exists only once API Gateway creates it, so deletion cannot name it in advance: the statement allows DELETE only of API keys tagged with this stack's usage plan id (aws:ResourceTag), which creation requires (aws:RequestTag).",
+  ),
+  keyAdminTagOnCreate: ack(
+    'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/*]',
+    "Tag-on-create of an API key may be authorized as the tagging call on the new key's ARN, unknown in advance; the statement allows only this stack's usage-plan tag (aws:RequestTag, aws:TagKeys).",
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -54,6 +71,10 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(embedApi).acknowledge(NAG_REASONS.embedIsPublic);
   Validations.of(publicApi).acknowledge(NAG_REASONS.apiGatewayLogsRole);
   for (const method of stack.apis.openPublicMethods) Validations.of(method).acknowledge(NAG_REASONS.openPublicMethods);
+  const { api: keyAdminApi, role: keyAdminRole } = stack.keyAdmin;
+  Validations.of(keyAdminApi).acknowledge(NAG_REASONS.keyAdminValidation, NAG_REASONS.keyAdminIam);
+  Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
+  Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
   const cdn = stack.embedCdn;
   if (cdn) {
     Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);

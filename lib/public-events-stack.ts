@@ -13,6 +13,7 @@ import { CustomDomain } from './custom-domain.js';
 import { EmbedCdn } from './embed-cdn.js';
 import { EventsTable } from './events-table.js';
 import { Ingest } from './ingest.js';
+import { KeyAdmin } from './key-admin.js';
 import { Monitoring } from './monitoring.js';
 import { OperationsDashboard } from './dashboard.js';
 import { PublicWaf } from './public-waf.js';
@@ -32,6 +33,7 @@ export class PublicEventsStack extends Stack {
   readonly embedCdn?: EmbedCdn;
   readonly hasEmbedWebAcl: boolean;
   readonly publicWaf?: PublicWaf;
+  readonly keyAdmin: KeyAdmin;
 
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
@@ -94,6 +96,17 @@ export class PublicEventsStack extends Stack {
     const { publicApi, embedApi, usagePlan } = this.apis;
     if (config.publicWaf) this.publicWaf = new PublicWaf(this, 'PublicWaf', { stage: publicApi.deploymentStage, limit: config.publicWafRateLimit });
 
+    // The web product's IAM-only door for keys (lib/key-admin.ts); its own API, not a part of the Public or Embed API.
+    this.keyAdmin = new KeyAdmin(this, 'KeyAdmin', {
+      table,
+      usagePlan,
+      stageName: config.stage,
+      environment: powertools,
+      logRetention,
+      retainLogs: production,
+      after: publicApi.node.findChild('Account'),
+    });
+
     const ingest = new Ingest(this, 'Ingest', {
       table,
       logRetention,
@@ -103,13 +116,14 @@ export class PublicEventsStack extends Stack {
     });
 
     const apis = { Public: publicApi, Embed: embedApi };
-    const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn };
+    const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn, KeyAdmin: this.keyAdmin.fn };
     const ingestQueues = { queue: ingest.queue, deadLetters: ingest.deadLetters };
     const monitoring = new Monitoring(this, 'Monitoring', {
-      apis,
+      apis: { ...apis, KeyAdmin: this.keyAdmin.api },
       functions: allFunctions,
       table,
       ingest: ingestQueues,
+      metricsNamespace: metricsNamespace(config.stage),
       alarmTopicArn: config.alarmTopicArn,
       alarmEmail: config.alarmEmail,
     });

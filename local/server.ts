@@ -2,6 +2,8 @@
  * The local server: dynalite in-process with the real table, the dataset
  * loaded through the loader, and the route table's own handlers behind the
  * API Gateway emulation, on one loopback port (PRODUCT P1's main-site form).
+ * The key-management API has its own loopback port behind a SigV4 check
+ * (key-admin-server.ts), as it has its own IAM-only API in AWS.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +30,10 @@ import { DOCS_PATH, docsAssets } from './docs-page.js';
 import { DEFAULT_IMAGES, serveImage } from './default-images.js';
 import { deferred, servingWhenReady, type RequestListener } from './http-server.js';
 import { parseRequestTarget } from './request-target.js';
+import { KeyManager } from '../keys/key-manager.js';
+import { buildKeyAdmin } from '../lambdas/key-admin/handler.js';
+import { noMetrics } from '../lambdas/http/metrics.js';
+import { startKeyAdminServer } from './key-admin-server.js';
 
 
 export interface LocalServerOptions {
@@ -37,6 +43,8 @@ export interface LocalServerOptions {
   storePort?: number;
   /** Requests per key per UTC day the local quota allows (default: AWS's, DAILY_QUOTA). */
   dailyQuota?: number;
+  /** The key-management API's own port (default: a free one). */
+  keyAdminPort?: number;
   userEventsVariant?: UserEventsVariant;
   serviceName?: string;
   /** Default: http://localhost:{port} */
@@ -58,6 +66,8 @@ export interface LocalServer {
   widgetDemoUrl: string;
   /** The API reference (Redoc over the OpenAPI documents). */
   docsUrl: string;
+  /** The key-management API (SigV4-signed requests only): http://127.0.0.1:{keyAdminPort}/admin/v1 */
+  keyAdminUrl: string;
   storeEndpoint: string;
   tableName: string;
   /** A key that works on every Public route; from the dataset or made for this run. */
@@ -105,6 +115,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const store = await startDynalite(opts.storePort ?? 0);
   const client = createDocumentClient({ endpoint: store.endpoint });
   let http: Server | undefined;
+  let keyAdmin: Awaited<ReturnType<typeof startKeyAdminServer>> | undefined;
+  // The key-management function's own client, like its own Lambda's: outside onDynamoCall, which counts the API's calls.
+  const adminClient = createDocumentClient({ endpoint: store.endpoint });
   try {
     await ensureTable(client, LOCAL_TABLE);
     const summary = await writeDataset(client, LOCAL_TABLE, dataset);
@@ -143,6 +156,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const quota = new LocalDailyQuota(quotaClient, LOCAL_TABLE, dailyQuota);
     const clock = deps.clock;
     const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()), dailyQuota });
+    const manager = new KeyManager(adminClient, LOCAL_TABLE, { clock });
+    // Signatures are checked against real time, as AWS does; the data's clock (pinned in tests) is only the key manager's.
+    keyAdmin = await startKeyAdminServer({ port: opts.keyAdminPort ?? 0, handler: buildKeyAdmin({ manager, logger, metrics: noMetrics }), clock: systemClock });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
     // The one request listener (see http-server.ts): static assets (widget,
     // /docs pages, default images) here, everything else, the /api/ext/v1
@@ -157,12 +173,14 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     });
 
     const server = http;
+    const admin = keyAdmin;
     return {
       url,
       publicBaseUrl: `${url}${SURFACES.public}`,
       embedBaseUrl: `${url}${SURFACES.embed}`,
       widgetDemoUrl: `${url}/embed/demo.html`,
       docsUrl: `${url}${DOCS_PATH}`,
+      keyAdminUrl: admin.url,
       storeEndpoint: store.endpoint,
       tableName: LOCAL_TABLE,
       demoKey,
@@ -172,15 +190,19 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       close: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await admin.close();
         client.destroy();
         quotaClient.destroy();
+        adminClient.destroy();
         await store.close();
       },
     };
   } catch (error) {
     http?.closeAllConnections();
     http?.close();
+    await keyAdmin?.close();
     client.destroy();
+    adminClient.destroy();
     await store.close();
     throw error;
   }

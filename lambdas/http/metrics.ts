@@ -23,6 +23,8 @@ export const METRICS = {
   changeDerivations: 'ChangeDerivations',
   /** Seconds from the change's `occurred_at` (when the record has one) to its handling, by `result`. */
   changeLag: 'ChangeLag',
+  /** Every request of the key-management API that did something or was refused, by `operation` (lambdas/key-admin/handler.ts). */
+  keyOperations: 'KeyOperations',
 } as const;
 
 export type MetricName = (typeof METRICS)[keyof typeof METRICS];
@@ -32,6 +34,7 @@ export const DIMENSIONS = {
   statusClass: 'statusClass',
   outcome: 'outcome',
   result: 'result',
+  operation: 'operation',
 } as const;
 
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -43,6 +46,10 @@ export type AuthorizerOutcome = (typeof AUTHORIZER_OUTCOMES)[number];
 /** `incomplete`: a fan-out stopped for time (its redelivery resumes it); `failed`: anything else that threw. */
 export const CHANGE_RESULTS = ['applied', 'stale', 'waiting', 'invalid', 'incomplete', 'failed'] as const;
 export type ChangeResult = (typeof CHANGE_RESULTS)[number];
+
+/** `replayed`: a retried create answered with the key id it made before; `refused`: every 4xx. */
+export const KEY_OPERATIONS = ['created', 'replayed', 'revoked', 'refused'] as const;
+export type KeyOperation = (typeof KEY_OPERATIONS)[number];
 
 export interface MetricValue {
   name: MetricName;

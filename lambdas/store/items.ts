@@ -221,6 +221,21 @@ export interface KeyPointerItem {
   user_id: string;
 }
 
+/** A create request of the key-management API (keys.keyRequest): what it asked for and the key id it made. */
+export interface KeyRequestItem {
+  type: 'KEY_REQUEST';
+  user_id: string;
+  name: string;
+  /** Sorted, so the same set compares equal whatever order a retry sends. */
+  scopes: Scope[];
+  key_id: string;
+  /** `pending` until the key is complete; a failed create deletes the item. */
+  state: 'pending' | 'done';
+  requested_at: string;
+  /** TTL (epoch seconds): the end of the idempotency window. */
+  expires_at: number;
+}
+
 export interface KeyCounterItem {
   type: 'KEY_COUNTER';
   user_id: string;
@@ -262,6 +277,7 @@ export type TableItem = (
   | KeyRecordItem
   | KeyPointerItem
   | KeyCounterItem
+  | KeyRequestItem
 ) &
   TableKeys &
   DerivationStamp & { expires_at?: number };

@@ -95,6 +95,8 @@ export const keys = {
   keyRecord: (userId: string, keyId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: `KEY#${keyId}` }),
   /** key id → owner, so `revoke KEY_ID` needs no scan. */
   keyPointer: (keyId: string) => ({ [PK]: `KEYID#${keyId}`, [SK]: 'KEY' }),
+  /** One create request of the key-management API, by its idempotency key: a retry finds the key it made. */
+  keyRequest: (idempotencyKey: string) => ({ [PK]: `KEYREQ#${idempotencyKey}`, [SK]: 'REQUEST' }),
   /** The local server's daily request count of a key (API Gateway's usage plan in AWS). */
   quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };

@@ -1,8 +1,10 @@
 /**
  * `npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated]
- *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S] [--daily-quota N]`
+ *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S] [--daily-quota N]
+ *                [--key-admin-port N]`
  * with env fallbacks PORT, STORE_PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL,
- * EMBED_CACHE_MAX_AGE, DAILY_QUOTA. Other tools start the server exactly this way: keep this interface.
+ * EMBED_CACHE_MAX_AGE, DAILY_QUOTA, KEY_ADMIN_PORT (the key-management API's own port; default any
+ * free one, printed in the banner). Other tools start the server exactly this way: keep this interface.
  * SIGINT or SIGTERM stops it; package.json's `start` execs this process in
  * place of npm's shell, so a signal sent to `npm start` reaches it (npm
  * forwards both), and the store, in-process, goes with it.
@@ -36,6 +38,7 @@ const optionsSchema = z
       .int({ error: 'must be a whole number' })
       .min(1, { error: 'must be at least 1' })
       .max(DAILY_QUOTA, { error: `must be at most ${DAILY_QUOTA}, the quota in AWS` }),
+    keyAdminPort: portSchema.optional(),
   })
   .refine((o) => o.port === 0 || o.port !== o.storePort, { path: ['storePort'], error: 'must differ from the port' });
 
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
         'site-url': { type: 'string' },
         'embed-cache-max-age': { type: 'string' },
         'daily-quota': { type: 'string' },
+        'key-admin-port': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -60,7 +64,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N]\n');
     return;
   }
   const env = process.env;
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
     siteUrl: values['site-url'] ?? (env.SITE_URL || undefined),
     embedCacheMaxAge: values['embed-cache-max-age'] ?? env.EMBED_CACHE_MAX_AGE ?? 60,
     dailyQuota: values['daily-quota'] ?? env.DAILY_QUOTA ?? DAILY_QUOTA,
+    keyAdminPort: values['key-admin-port'] ?? (env.KEY_ADMIN_PORT || undefined),
   });
   if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
   const o = parsed.data;
@@ -87,6 +92,7 @@ async function main(): Promise<void> {
     serviceName: o.serviceName,
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
+    keyAdminPort: o.keyAdminPort ?? 0,
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
@@ -94,7 +100,7 @@ async function main(): Promise<void> {
     if (error instanceof DatasetError) fail(`${error.message}\n${error.problems.map((p) => `  ${p}`).join('\n')}`, 1);
     const { code, port } = error as NodeJS.ErrnoException & { port?: number };
     if (code === 'EADDRINUSE') {
-      const flag = port === o.storePort ? '--store-port' : '--port';
+      const flag = port === o.storePort ? '--store-port' : port !== undefined && port === o.keyAdminPort && o.keyAdminPort !== o.port ? '--key-admin-port' : '--port';
       fail(`npm start: port ${port ?? o.port} is already in use (try ${flag})`, 1);
     }
     throw error;
@@ -113,6 +119,7 @@ async function main(): Promise<void> {
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
       `  Quota:      ${o.dailyQuota} requests per key per UTC day`,
+      `  Key admin:  ${server.keyAdminUrl} (SigV4-signed requests only: docs/managing-keys.md)`,
       '',
       'Try:',
       `  curl -H '${header}: ${server.demoKey.key}' ${server.publicBaseUrl}/users/${server.sample?.username ?? '<username>'}/events`,

@@ -24,10 +24,10 @@ describe.each([
   ['staging', staging],
   ['production', production],
 ])('%s', (_stage, { template: t, stack }) => {
-  it('creates both stages after the account-level CloudWatch role setting', () => {
+  it('creates every stage (Public, Embed, key management) after the account-level CloudWatch role setting', () => {
     const account = idOf(t, 'AWS::ApiGateway::Account', 'Account');
     const stages = Object.entries(all(t)).filter(([, r]) => r.Type === 'AWS::ApiGateway::Stage');
-    expect(stages).toHaveLength(2);
+    expect(stages).toHaveLength(3);
     for (const [, s] of stages) expect(s.DependsOn).toContain(account);
   });
 
@@ -39,9 +39,9 @@ describe.each([
     });
   });
 
-  it("meets cdk-nag ServerlessChecks' APIGWDefaultThrottling on both stages, unsuppressed", () => {
+  it("meets cdk-nag ServerlessChecks' APIGWDefaultThrottling on every stage, unsuppressed", () => {
     const stages = stack.node.findAll().filter((c): c is CfnStage => c instanceof CfnStage);
-    expect(stages).toHaveLength(2);
+    expect(stages).toHaveLength(3);
     for (const s of stages) expect(rules.apigw.APIGWDefaultThrottling(s)).toBe(NagRuleCompliance.COMPLIANT);
   });
 

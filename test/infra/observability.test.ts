@@ -6,8 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, METRICS } from '../../lambdas/http/metrics.js';
+import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, KEY_OPERATIONS, METRICS } from '../../lambdas/http/metrics.js';
 import { routes } from '../../lambdas/routes.js';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { resources, synthApp } from './support.js';
 
 const staging = synthApp();
@@ -17,9 +18,9 @@ const t = staging.template;
 describe('Powertools settings', () => {
   const variables = (template: typeof t) => resources(template, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Environment.Variables as Record<string, string>);
 
-  it('are on every function, ingest, authorizer and old-prefix redirect included, with the stage namespace and sampling', () => {
+  it('are on every function, ingest, authorizer, old-prefix redirect and key management included, with the stage namespace and sampling', () => {
     const all = variables(t);
-    expect(all).toHaveLength(routes.length + 3);
+    expect(all).toHaveLength(routes.length + 4);
     for (const v of all) {
       expect(v).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'public-events',
@@ -91,7 +92,7 @@ describe('dashboard', () => {
 
   it("shows Lambda's errors, throttles, duration and concurrency for every function", () => {
     for (const name of ['Errors', 'Throttles', 'Duration', 'ConcurrentExecutions']) {
-      expect(metrics.filter((m) => m[0] === 'AWS/Lambda' && m[1] === name)).toHaveLength(routes.length + 3);
+      expect(metrics.filter((m) => m[0] === 'AWS/Lambda' && m[1] === name)).toHaveLength(routes.length + 4);
     }
   });
 
@@ -109,6 +110,7 @@ describe('dashboard', () => {
     expect(rendered).toContain(`SEARCH('{${ns},route,statusClass} MetricName=\\"${METRICS.errors}\\"'`);
     for (const outcome of AUTHORIZER_OUTCOMES) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.authorizerDecisions, 'outcome', outcome]));
     for (const result of CHANGE_RESULTS) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.changes, 'result', result]));
+    for (const operation of KEY_OPERATIONS) expect(metrics).toContainEqual(expect.arrayContaining([ns, METRICS.keyOperations, 'operation', operation]));
     for (const name of [METRICS.changeWrites, METRICS.changeDerivations, METRICS.changeLag]) expect(has(ns, name)).toBe(true);
     expect(rendered).not.toContain('PublicEvents/production');
   });
@@ -123,9 +125,20 @@ describe('alarms', () => {
   const alarms = resources(t, 'AWS::CloudWatch::Alarm');
   const byId = (part: string) => alarms.filter(([id]) => id.includes(part));
 
-  it('cover 5xx rate, p99 latency, authorizer errors, dead letters, ingest lag and DynamoDB throttles', () => {
-    expect(byId('ServerErrorRate')).toHaveLength(2);
-    expect(byId('P99Latency')).toHaveLength(2);
+  it('cover 5xx rate, p99 latency, authorizer errors, dead letters, ingest lag, DynamoDB throttles and bursts of key creates', () => {
+    // Public, Embed and the key-management API.
+    expect(byId('ServerErrorRate')).toHaveLength(3);
+    expect(byId('P99Latency')).toHaveLength(3);
+    const [[, burst]] = byId('KeyCreatesBurst') as [[string, (typeof alarms)[number][1]]];
+    expect(burst.Properties).toMatchObject({
+      Namespace: 'PublicEvents/staging',
+      MetricName: METRICS.keyOperations,
+      Dimensions: [{ Name: 'operation', Value: 'created' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: ALARM_THRESHOLDS.keyCreatesPer5Minutes,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
     expect(byId('AuthorizerErrors')).toHaveLength(1);
     expect(byId('IngestDeadLetters')).toHaveLength(1);
     expect(byId('IngestLag')).toHaveLength(1);
@@ -134,7 +147,7 @@ describe('alarms', () => {
     const operations = expression.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
     expect(operations.every((m) => m.MetricName === 'ThrottledRequests')).toBe(true);
     expect(operations.map((m) => m.Dimensions.find((d) => d.Name === 'Operation')!.Value).sort()).toEqual(
-      ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
+      ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
     );
     expect(throttles.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
   });
@@ -143,7 +156,7 @@ describe('alarms', () => {
     for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
     const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     expect(runbook.length).toBeGreaterThan(0);
-    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'TableThrottles']) {
+    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'KeyCreatesBurst', 'TableThrottles']) {
       expect(runbook).toContain(`\`${kind}\``);
     }
   });

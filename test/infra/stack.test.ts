@@ -62,8 +62,11 @@ describe('table', () => {
   });
 });
 
+/** The key-management API's resources have their own file (key-admin.test.ts); these tests are about the rest. */
+const notKeyAdmin = ([id]: [string, unknown]) => !/^(KeyAdmin|MonitoringKeyAdmin|MonitoringKeyCreates)/.test(id);
+
 describe('functions', () => {
-  const fns = resources(t, 'AWS::Lambda::Function');
+  const fns = resources(t, 'AWS::Lambda::Function').filter(notKeyAdmin);
 
   it('has one function per route plus the authorizer, the old-prefix redirect and the ingest function', () => {
     expect(fns).toHaveLength(routes.length + 3);
@@ -92,7 +95,7 @@ describe('functions', () => {
   });
 
   it('gives every function its own log group with a retention', () => {
-    const groups = resources(t, 'AWS::Logs::LogGroup');
+    const groups = resources(t, 'AWS::Logs::LogGroup').filter(notKeyAdmin);
     // One per function, plus one access log per API.
     expect(groups).toHaveLength(routes.length + 3 + 2);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
@@ -101,7 +104,7 @@ describe('functions', () => {
 });
 
 describe('IAM: read-only, and only what each function needs', () => {
-  const policies = resources(t, 'AWS::IAM::Policy');
+  const policies = resources(t, 'AWS::IAM::Policy').filter(notKeyAdmin);
   type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
   const statements = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((s) => ({ id, ...s })));
 
@@ -178,7 +181,7 @@ describe('Public REST API', () => {
   });
 
   it('gives the documents and the redirect no table access', () => {
-    const policies = resources(t, 'AWS::IAM::Policy');
+    const policies = resources(t, 'AWS::IAM::Policy').filter(notKeyAdmin);
     for (const id of [...table.filter((r) => r.readsTable === false).map((r) => r.id), 'LegacyRedirect']) {
       const own = policies.filter(([pid]) => pid.startsWith(id));
       expect(JSON.stringify(own)).not.toContain('dynamodb:');
@@ -297,7 +300,7 @@ describe('gateway responses', () => {
 
 describe('operations', () => {
   it('writes JSON access logs on both stages, without keys', () => {
-    const stages = resources(t, 'AWS::ApiGateway::Stage');
+    const stages = resources(t, 'AWS::ApiGateway::Stage').filter(notKeyAdmin);
     expect(stages).toHaveLength(2);
     for (const [, s] of stages) {
       const format = JSON.parse(s.Properties.AccessLogSetting.Format);
@@ -307,7 +310,7 @@ describe('operations', () => {
   });
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
-    const alarms = resources(t, 'AWS::CloudWatch::Alarm');
+    const alarms = resources(t, 'AWS::CloudWatch::Alarm').filter(notKeyAdmin);
     // Per API: 5xx rate and p99; per function (routes, authorizer, legacy redirect, ingest): errors and throttles;
     // ingest: dead letters and lag; DynamoDB throttles.
     expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 2 + 1);
@@ -357,7 +360,7 @@ describe('change-stream ingest', () => {
   });
 
   it('lets the ingest function send its continuations to its own queue, and to no other', () => {
-    const policies = resources(t, 'AWS::IAM::Policy');
+    const policies = resources(t, 'AWS::IAM::Policy').filter(notKeyAdmin);
     type Statement = { Action: string | string[]; Resource: unknown };
     const sends = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((st) => ({ id, ...st }))).filter((st) => [st.Action].flat().some((a) => a.startsWith('sqs:Send')));
     expect(sends.length).toBe(1);
@@ -382,7 +385,7 @@ describe('change-stream ingest', () => {
 describe('settings from context', () => {
   it('passes serviceName, userEventsVariant, siteUrl and the Embed max-age to every HTTP function and the authorizer', () => {
     const custom = synthApp({ serviceName: 'gatherly', userEventsVariant: 'dated', siteUrl: 'https://gatherly.example', embedCacheMaxAge: '30' });
-    for (const [, f] of resources(custom.template, 'AWS::Lambda::Function').filter(([, f]) => !String(f.Properties.Description).startsWith('Applies change records'))) {
+    for (const [, f] of resources(custom.template, 'AWS::Lambda::Function').filter(notKeyAdmin).filter(([, f]) => !String(f.Properties.Description).startsWith('Applies change records'))) {
       expect(f.Properties.Environment.Variables).toMatchObject({ SERVICE_NAME: 'gatherly', USER_EVENTS_VARIANT: 'dated', SITE_URL: 'https://gatherly.example', EMBED_CACHE_MAX_AGE: '30' });
     }
   });

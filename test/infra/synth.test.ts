@@ -27,8 +27,8 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     });
     const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    // One per route, the authorizer, the old-prefix redirect and the ingest function.
-    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 3);
+    // One per route, the authorizer, the old-prefix redirect, the ingest function and key management.
+    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 4);
     expect(types).toContain('AWS::ApiGateway::UsagePlan');
     // The Embed distribution: production only by default, so a first staging deploy works before CloudFront verifies the account.
     expect(types.includes('AWS::CloudFront::Distribution')).toBe(stage === 'production');

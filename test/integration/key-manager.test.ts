@@ -4,7 +4,7 @@
  * no transactions), clear errors, and compensation when a step fails.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { keys } from '../../lambdas/store/table.js';
@@ -157,5 +157,85 @@ describe('compensation', () => {
     const items = JSON.parse(await everything()) as { pk: string; sk: string; active?: number }[];
     expect(items.some((i) => i.pk === 'USERKEYS#usr_frank' && i.sk.startsWith('KEY#'))).toBe(false);
     expect(items.find((i) => i.pk === 'USERKEYS#usr_frank')?.active).toBe(0);
+  });
+});
+
+describe('createOnce: an idempotency key', () => {
+  const at = (iso: string, usagePlan?: UsagePlanPort) => new KeyManager(store.client, store.tableName, { clock: fixedClock(iso), usagePlan });
+  const T0 = '2026-11-21T12:00:00.000Z';
+
+  it('makes one key; a retry answers its id without the key; other parameters are refused naming the field', async () => {
+    const first = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'frank', name: 'CI', scopes: ['guests:read', 'events:read'] });
+    expect(first).toMatchObject({ created: true, key: expect.stringMatching(/^pk_/) });
+    const again = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'Frank', name: ' CI ', scopes: ['events:read', 'guests:read'] });
+    expect(again).toEqual({ created: false, info: first.info });
+    const refusal = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'frank', name: 'CI', scopes: ['events:read'] }).catch((e: KeyManagementError) => e);
+    expect(refusal).toMatchObject({ code: 'IDEMPOTENCY_MISMATCH', field: 'idempotencyKey', message: expect.stringContaining('different scopes') });
+    expect(await manager().list('frank')).toHaveLength(1);
+  });
+
+  it('forgets a create that failed, so its retry makes the key', async () => {
+    const failing: UsagePlanPort = { provision: async () => Promise.reject(new Error('API Gateway is down')), remove: async () => undefined };
+    await expect(at(T0, failing).createOnce({ idempotencyKey: 'req-00000002', username: 'frank', name: 'x' })).rejects.toThrow('API Gateway is down');
+    expect(await at(T0).createOnce({ idempotencyKey: 'req-00000002', username: 'frank', name: 'x' })).toMatchObject({ created: true });
+    expect(await manager().list('frank')).toHaveLength(1);
+  });
+
+  it('forgets a refused create (the 11th key), so the same request succeeds after a revoke', async () => {
+    const made = [];
+    for (let i = 0; i < 10; i++) made.push(await manager().create({ username: 'frank', name: `k${i}` }));
+    expect(await errorCode(at(T0).createOnce({ idempotencyKey: 'req-00000003', username: 'frank', name: 'eleventh' }))).toBe('LIMIT_REACHED');
+    await manager().revoke(made[0]!.info.keyId);
+    expect(await at(T0).createOnce({ idempotencyKey: 'req-00000003', username: 'frank', name: 'eleventh' })).toMatchObject({ created: true });
+  });
+
+  it('is remembered for 24 hours, then free for a new key', async () => {
+    const first = await at(T0).createOnce({ idempotencyKey: 'req-00000004', username: 'frank', name: 'day one' });
+    expect(await at('2026-11-22T11:59:59.000Z').createOnce({ idempotencyKey: 'req-00000004', username: 'frank', name: 'day one' })).toMatchObject({ created: false, info: { keyId: first.info.keyId } });
+    const later = await at('2026-11-22T12:00:01.000Z').createOnce({ idempotencyKey: 'req-00000004', username: 'frank', name: 'day two' });
+    expect(later).toMatchObject({ created: true, info: { name: 'day two' } });
+    expect(later.info.keyId).not.toBe(first.info.keyId);
+  });
+
+  it('under 12 racing retries of one request: one key, the key shown once', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => at(T0).createOnce({ idempotencyKey: 'req-00000005', username: 'frank', name: 'race' })));
+    const answers = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    expect(answers.filter((a) => a.created)).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as KeyManagementError).code).toBe('IN_PROGRESS');
+    expect(await manager().list('frank')).toHaveLength(1);
+  });
+});
+
+describe('a revoke interrupted half-way is finished by the next one', () => {
+  it('after only the authorizer item flipped: the next revoke flips the record and frees the slot, once', async () => {
+    const { key, info } = await manager().create({ username: 'frank', name: 'half' });
+    await store.client.send(
+      new UpdateCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)), UpdateExpression: 'SET revoked = :t', ExpressionAttributeValues: { ':t': true } }),
+    );
+    await expect(manager().revoke(info.keyId)).resolves.toMatchObject({ revoked: true });
+    expect((await manager().list('frank'))[0]).toMatchObject({ revoked: true });
+    const counter = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.keyCounter('usr_frank'), ConsistentRead: true }));
+    expect(counter.Item?.active).toBe(0);
+    expect(await errorCode(manager().revoke(info.keyId))).toBe('ALREADY_REVOKED');
+  });
+
+  it('a plan key that could not be deleted is deleted by the next revoke, which still says the key was already revoked', async () => {
+    const removed: string[] = [];
+    let down = true;
+    const plan: UsagePlanPort = {
+      provision: async (keyId) => ({ planKeyId: `pk-${keyId}`, usageIdentifier: `ui_${keyId}` }),
+      remove: async (id) => {
+        if (down) throw new Error('API Gateway is down');
+        removed.push(id);
+      },
+    };
+    const { info } = await manager(plan).create({ username: 'frank', name: 'plan' });
+    expect(await manager(plan).revoke(info.keyId)).toMatchObject({ planKeyRemoved: false });
+    down = false;
+    expect(await errorCode(manager(plan).revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect(removed).toEqual([`pk-${info.keyId}`]);
+    // Recorded as done: a third revoke deletes nothing more.
+    expect(await errorCode(manager(plan).revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect(removed).toHaveLength(1);
   });
 });

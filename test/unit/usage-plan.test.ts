@@ -17,7 +17,7 @@ describe('ApiGatewayUsagePlan', () => {
     const out = await plan().provision('key_abc');
     expect(out).toEqual({ planKeyId: 'apikey1', usageIdentifier: expect.stringMatching(/^ui_[0-9A-Za-z]{32}$/) });
     const create = apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input;
-    expect(create).toMatchObject({ name: 'key_abc', enabled: true, value: out.usageIdentifier });
+    expect(create).toMatchObject({ name: 'key_abc', enabled: true, value: out.usageIdentifier, tags: { 'public-events:usage-plan': 'plan123' } });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan123', keyId: 'apikey1', keyType: 'API_KEY' });
   });
 
@@ -33,6 +33,16 @@ describe('ApiGatewayUsagePlan', () => {
     apiGateway.on(DeleteApiKeyCommand).resolves({});
     await plan().remove('apikey1');
     expect(apiGateway.commandCalls(DeleteApiKeyCommand)).toHaveLength(1);
+  });
+
+  it('counts a plan key already deleted as removed', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Invalid API Key identifier specified'), { name: 'NotFoundException' }));
+    await expect(plan().remove('gone')).resolves.toBeUndefined();
+  });
+
+  it('passes on any other failure to delete', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Bad request'), { name: 'BadRequestException' }));
+    await expect(plan().remove('apikey1')).rejects.toThrow('Bad request');
   });
 
   it('never sends two keys the same usage identifier', async () => {

@@ -1,0 +1,45 @@
+/**
+ * The example of docs/managing-keys.md: what the web product's backend does
+ * when a user creates, lists and revokes keys in its settings area.
+ *
+ *   KEY_ADMIN_URL=… AWS_REGION=… npx tsx keys/examples/manage-keys.ts USERNAME
+ *
+ * Credentials come from the AWS SDK's default chain (in AWS, the web
+ * product's role; locally, the documented local pair in AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY).
+ */
+import { randomUUID } from 'node:crypto';
+import { KeyAdminClient, KeyAdminError } from '../admin-client.js';
+
+const username = process.argv[2];
+const baseUrl = process.env.KEY_ADMIN_URL;
+const region = process.env.AWS_REGION;
+if (!username || !baseUrl || !region) {
+  process.stderr.write('usage: KEY_ADMIN_URL=… AWS_REGION=… npx tsx keys/examples/manage-keys.ts USERNAME\n');
+  process.exit(2);
+}
+const admin = new KeyAdminClient({ baseUrl, region });
+
+// One idempotency key per key the user asked for, kept with the request: a retry reuses it.
+const idempotencyKey = randomUUID();
+const created = await admin.create({ idempotencyKey, username, name: 'Website', scopes: ['events:read'] });
+if (created.replayed) throw new Error('a first create is never a replay');
+// Show created.key to the user now: it is never shown again.
+console.log(`created ${created.keyId} (${created.scopes.join(', ')}); key shown once: ${created.key.slice(0, 6)}…`);
+
+// The answer was lost (a timeout, say) and the request is retried: same key id, no key.
+const retried = await admin.create({ idempotencyKey, username, name: 'Website', scopes: ['events:read'] });
+console.log(`retried: ${retried.keyId}, replayed=${retried.replayed}, key ${'key' in retried ? 'shown again' : 'not shown again'}`);
+
+for (const k of await admin.list(username)) console.log(`listed: ${k.keyId} ${k.revoked ? 'revoked' : 'active'} ${JSON.stringify(k.name)}`);
+
+const revoked = await admin.revoke(created.keyId);
+console.log(`revoked ${revoked.keyId} at ${revoked.revokedAt}`);
+
+try {
+  await admin.revoke(created.keyId);
+} catch (error) {
+  if (!(error instanceof KeyAdminError)) throw error;
+  // Already revoked (a retried revoke, say): the key stays revoked; treat it as done.
+  console.log(`again: ${error.status} ${error.code} (${error.field})`);
+}

@@ -1,0 +1,160 @@
+/**
+ * The key-management API's function: create, list and revoke a user's keys
+ * for the web product, behind an API Gateway REST API that only AWS IAM
+ * (SigV4) callers reach (lib/key-admin.ts); locally behind the SigV4 check of
+ * local/key-admin-server.ts. The key manager (keys/key-manager.ts) does the
+ * work and keeps its guarantees; this adapter parses with zod, maps refusals
+ * to 4xx envelopes naming the field, and audits.
+ *
+ * Audit: every create, replayed create, revoke and refusal is one log line
+ * with the caller (the IAM identity API Gateway verified), the user and the
+ * key id, never the key or its hash, and one count in the KeyOperations
+ * metric by operation (an alarm watches bursts of creates).
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import * as z from 'zod';
+import { KeyManagementError, KeyManager, type KeyErrorCode } from '../../keys/key-manager.js';
+import { ApiGatewayUsagePlan } from '../../keys/usage-plan.js';
+import { createDocumentClient } from '../store/client.js';
+import { MESSAGES } from '../core/errors.js';
+import { errorBody, jsonResponse } from '../http/envelope.js';
+import { errorFields, type Logger } from '../http/logger.js';
+import { DIMENSIONS, METRICS, type KeyOperation, type MetricsSink } from '../http/metrics.js';
+import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
+import { keyAdminRouteFor } from './routes.js';
+import { createKeyBody, keyIdParam } from './schemas.js';
+
+export interface KeyAdminDeps {
+  manager: KeyManager;
+  logger: Logger;
+  metrics: MetricsSink;
+}
+
+export type KeyAdminHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+const STATUS: Record<KeyErrorCode, number> = {
+  UNKNOWN_USER: 404,
+  UNKNOWN_KEY: 404,
+  LIMIT_REACHED: 409,
+  ALREADY_REVOKED: 409,
+  IN_PROGRESS: 409,
+  IDEMPOTENCY_MISMATCH: 422,
+  BAD_NAME: 400,
+  BAD_SCOPE: 400,
+};
+
+class Refusal extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly field: string,
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Who called: the IAM identity API Gateway (or the local stand-in) verified. */
+function callerOf(event: APIGatewayProxyEvent): string {
+  const id = event.requestContext?.identity;
+  return id?.userArn ?? id?.caller ?? 'unknown';
+}
+
+function parseJson(body: string | null, isBase64Encoded: boolean): unknown {
+  try {
+    return JSON.parse(isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString('utf8') : (body ?? ''));
+  } catch {
+    throw new Refusal(400, 'body', 'The body must be a JSON object', 'BAD_BODY');
+  }
+}
+
+function fromZod(error: z.ZodError): Refusal {
+  const issue = error.issues[0];
+  const field = issue?.path.length ? issue.path.map(String).join('.') : 'body';
+  const message = issue?.code === 'unrecognized_keys' ? `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}` : (issue?.message ?? 'Invalid request');
+  return new Refusal(400, issue?.code === 'unrecognized_keys' ? issue.keys[0]! : field, message, 'BAD_INPUT');
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, field?: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const refusal = fromZod(result.error);
+  throw field ? new Refusal(400, field, refusal.message, refusal.code) : refusal;
+}
+
+export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
+  const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
+  return async (event) => {
+    const route = keyAdminRouteFor(event.resource, event.httpMethod);
+    const caller = callerOf(event);
+    try {
+      switch (route?.op) {
+        case 'create': {
+          const body = parse(createKeyBody, parseJson(event.body, event.isBase64Encoded));
+          const result = await manager.createOnce(body);
+          if (result.created) {
+            count('created');
+            logger.info('Key created', { caller, username: body.username, keyId: result.info.keyId, scopes: result.info.scopes });
+            return jsonResponse(201, { success: true, message: 'Key created. This is the only time the key is shown: store it now.', data: { key: result.key, ...result.info, replayed: false } });
+          }
+          count('replayed');
+          logger.info('Key create replayed', { caller, username: body.username, keyId: result.info.keyId });
+          return jsonResponse(200, {
+            success: true,
+            message: 'This idempotencyKey already created this key; the key itself is shown only once and is not repeated.',
+            data: { ...result.info, replayed: true },
+          });
+        }
+        case 'list': {
+          const username = event.pathParameters?.username ?? '';
+          const list = await manager.list(username);
+          return jsonResponse(200, { success: true, message: `${list.length} key(s)`, data: list });
+        }
+        case 'revoke': {
+          const keyId = parse(keyIdParam, event.pathParameters?.keyId, 'keyId');
+          const info = await manager.revoke(keyId);
+          count('revoked');
+          logger.info('Key revoked', { caller, keyId, revokedAt: info.revokedAt, planKeyRemoved: info.planKeyRemoved });
+          if (!info.planKeyRemoved) logger.warn('Revoked key kept its API Gateway plan key; the next revoke of it tries again', { keyId });
+          return jsonResponse(200, { success: true, message: 'Key revoked: requests with it are refused from now on.', data: info });
+        }
+        default:
+          return jsonResponse(404, errorBody(MESSAGES.resourceNotFound));
+      }
+    } catch (error) {
+      const refusal =
+        error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
+      if (!refusal) {
+        logger.error('Key management failed', { caller, operation: route?.op, ...errorFields(error) });
+        return jsonResponse(500, errorBody(MESSAGES.internal));
+      }
+      count('refused');
+      logger.warn('Key management request refused', { caller, operation: route?.op, code: refusal.code, field: refusal.field });
+      return jsonResponse(refusal.statusCode, { ...errorBody(refusal.message, [{ field: refusal.field, message: refusal.message }]), code: refusal.code });
+    }
+  };
+}
+
+const envSchema = z.object({ TABLE_NAME: z.string().min(1), USAGE_PLAN_ID: z.string().min(1) });
+
+function lambdaHandler(): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
+  const logger = lambdaLogger();
+  const manager = new KeyManager(createDocumentClient(), parsed.data.TABLE_NAME, {
+    usagePlan: new ApiGatewayUsagePlan(new APIGatewayClient({}), parsed.data.USAGE_PLAN_ID),
+  });
+  const handler = buildKeyAdmin({ manager, logger, metrics: lambdaMetrics() });
+  // Request id, cold start and function name on every line; never the event (a create's answer carries the key, its body the name).
+  return middy(handler).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) as unknown as (
+    event: APIGatewayProxyEvent,
+    context: Context,
+  ) => Promise<APIGatewayProxyResult>;
+}
+
+// Built at cold start in Lambda (a bad configuration fails the init); importing the module elsewhere has no side effects.
+let built: ReturnType<typeof lambdaHandler> | undefined = process.env.AWS_LAMBDA_FUNCTION_NAME ? lambdaHandler() : undefined;
+export const handler = (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => (built ??= lambdaHandler())(event, context);

@@ -1,0 +1,34 @@
+/** keys/examples/manage-keys.ts, the example of docs/managing-keys.md, run as a script against the local server with the local key pair. */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
+import { startTestServer, type TestServer } from '../support/local.js';
+import { runTs } from '../support/process.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+const env = () => ({
+  KEY_ADMIN_URL: server.keyAdminUrl,
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: LOCAL_KEY_ADMIN_PRINCIPAL.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey,
+});
+
+it('creates a key, retries without a second key or a second reveal, lists, revokes, and is told a second revoke is already done', async () => {
+  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', ['frank'], env()).done;
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  const [created, retried, ...rest] = stdout.trim().split('\n');
+  const keyId = /^created (key_\w+) \(events:read\); key shown once: pk_\w{3}…$/.exec(created!)?.[1];
+  expect(keyId).toBeDefined();
+  expect(retried).toBe(`retried: ${keyId}, replayed=true, key not shown again`);
+  expect(rest).toEqual([`listed: ${keyId} active "Website"`, expect.stringMatching(new RegExp(`^revoked ${keyId} at \\d{4}-`)), 'again: 409 ALREADY_REVOKED (keyId)']);
+});
+
+it('is refused without the local pair, as AWS refuses unsigned or wrongly signed requests', async () => {
+  const { code, stderr } = await runTs('keys/examples/manage-keys.ts', ['frank'], { ...env(), AWS_SECRET_ACCESS_KEY: 'wrong' }).done;
+  expect(code).not.toBe(0);
+  expect(stderr).toContain('KeyAdminError: The request signature we calculated does not match');
+});

@@ -1,0 +1,237 @@
+/**
+ * The key-management API in the synthesized template: reachable only with
+ * AWS IAM (every method AWS_IAM, its own REST API, no Public or Embed method
+ * and no OpenAPI document reaches it), and its function's role allows exactly
+ * what key management does. "Exactly" is checked both ways: the key manager
+ * runs every path (create, a retried create, a refused one, list, revoke, a
+ * repeated revoke, both compensations) against dynalite and a mocked API
+ * Gateway, each call is evaluated against the role's statements as IAM
+ * would (actions, resources, dynamodb:LeadingKeys and tag conditions), and
+ * every statement must be needed by some call.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
+import { mockClient } from 'aws-sdk-client-mock';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../../lambdas/key-admin/routes.js';
+import { routes, SURFACES } from '../../lambdas/routes.js';
+import { INDEXES } from '../../lambdas/store/table.js';
+import { KeyManager } from '../../keys/key-manager.js';
+import { ApiGatewayUsagePlan, USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
+import { demoDataset } from '../support/fixtures.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+import { resources, synthApp } from './support.js';
+
+const { template: t } = synthApp();
+const logicalId = (type: string, prefix: string) => resources(t, type).find(([id]) => id.startsWith(prefix))![0];
+const keyAdminApi = logicalId('AWS::ApiGateway::RestApi', 'KeyAdminApi');
+const keyAdminFunction = logicalId('AWS::Lambda::Function', 'KeyAdminFunction');
+const tableId = logicalId('AWS::DynamoDB::GlobalTable', 'EventsTable');
+const usagePlanId = logicalId('AWS::ApiGateway::UsagePlan', 'ApisPublicApiDailyQuota');
+
+/** CloudFormation values as strings IAM would see, with references named (the evaluation below only compares them). */
+function resolve(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (v.Ref === 'AWS::Partition') return 'aws';
+  if (v.Ref === 'AWS::Region') return 'eu-west-1';
+  if (v.Ref === 'AWS::AccountId') return '123456789012';
+  if (typeof v.Ref === 'string') return `REF(${v.Ref})`;
+  if (Array.isArray(v['Fn::GetAtt'])) return `GETATT(${(v['Fn::GetAtt'] as string[])[0]})`;
+  if (Array.isArray(v['Fn::Join'])) {
+    const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map(resolve).join(sep);
+  }
+  throw new Error(`cannot resolve ${JSON.stringify(value)}`);
+}
+
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+const role = logicalId('AWS::IAM::Role', 'KeyAdminFunctionRole');
+const statements: Statement[] = resources(t, 'AWS::IAM::Policy')
+  .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
+  .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+const keyStatements = statements.filter((s) => ![s.Action].flat().every((a) => a.startsWith('logs:')));
+
+interface Call {
+  action: string;
+  resource: string;
+  leadingKey?: string;
+  requestTags?: Record<string, string>;
+  resourceTags?: Record<string, string>;
+}
+
+const glob = (pattern: string, value: string) => new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
+
+function conditionHolds(condition: Statement['Condition'], call: Call): boolean {
+  for (const [operator, entries] of Object.entries(condition ?? {})) {
+    for (const [key, expected] of Object.entries(entries)) {
+      const wanted = [expected].flat().map(resolve);
+      if (operator === 'ForAllValues:StringLike' && key === 'dynamodb:LeadingKeys') {
+        if (call.leadingKey !== undefined && !wanted.some((w) => glob(w, call.leadingKey!))) return false;
+      } else if (operator === 'StringEquals' && key.startsWith('aws:RequestTag/')) {
+        if (!wanted.includes(call.requestTags?.[key.slice('aws:RequestTag/'.length)] ?? '\u0000')) return false;
+      } else if (operator === 'StringEquals' && key.startsWith('aws:ResourceTag/')) {
+        if (!wanted.includes(call.resourceTags?.[key.slice('aws:ResourceTag/'.length)] ?? '\u0000')) return false;
+      } else if (operator === 'ForAllValues:StringEquals' && key === 'aws:TagKeys') {
+        if (!Object.keys(call.requestTags ?? {}).every((k) => wanted.includes(k))) return false;
+      } else {
+        throw new Error(`condition ${operator} ${key} is not evaluated by this test`);
+      }
+    }
+  }
+  return true;
+}
+
+/** The statement that allows a call, or undefined (no Deny statements exist here). */
+const allowing = (call: Call) =>
+  keyStatements.find((s) => s.Effect === 'Allow' && [s.Action].flat().includes(call.action) && [s.Resource].flat().map(resolve).some((r) => glob(r, call.resource)) && conditionHolds(s.Condition, call));
+
+describe('the key-management API', () => {
+  const methods = resources(t, 'AWS::ApiGateway::Method');
+
+  it('has exactly the key-management routes, each with AWS_IAM authorization', () => {
+    const own = methods.filter(([, m]) => m.Properties.RestApiId.Ref === keyAdminApi);
+    expect(own.map(([, m]) => m.Properties.HttpMethod).sort()).toEqual(KEY_ADMIN_ROUTES.map((r) => r.method).sort());
+    for (const [, m] of own) expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
+  });
+
+  it('is reached by no Public or Embed method, and only its own API may invoke its function', () => {
+    const invoking = methods.filter(([, m]) => JSON.stringify(m.Properties.Integration ?? {}).includes(keyAdminFunction));
+    expect(invoking.length).toBe(KEY_ADMIN_ROUTES.length);
+    for (const [, m] of invoking) expect(m.Properties.RestApiId.Ref).toBe(keyAdminApi);
+    const permissions = resources(t, 'AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(keyAdminFunction));
+    expect(permissions.length).toBeGreaterThan(0);
+    for (const [, p] of permissions) expect(resolve(p.Properties.SourceArn)).toContain(`REF(${keyAdminApi})`);
+  });
+
+  it('is in neither route table nor OpenAPI document', () => {
+    expect(routes.filter((r) => `${SURFACES[r.surface]}${r.path}`.includes(KEY_ADMIN_BASE_PATH))).toEqual([]);
+    for (const doc of ['public', 'embed']) expect(readFileSync(new URL(`../../docs/openapi/${doc}.json`, import.meta.url), 'utf8')).not.toContain('/keys');
+  });
+
+  it('outputs its URL and the ARN the web product is granted execute-api:Invoke on', () => {
+    expect(resolve(t.findOutputs('KeyAdminApiUrl').KeyAdminApiUrl!.Value)).toMatch(new RegExp(`^https://REF\\(${keyAdminApi}\\)\\.execute-api\\.eu-west-1\\..*/REF\\(KeyAdminApiDeploymentStage\\w+\\)/admin/v1$`));
+    expect(resolve(t.findOutputs('KeyAdminInvokeArn').KeyAdminInvokeArn!.Value)).toBe(`arn:aws:execute-api:eu-west-1:123456789012:REF(${keyAdminApi})/staging/*/admin/v1/*`);
+  });
+
+  it('throttles its stage and logs the IAM caller of every request', () => {
+    const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [ReturnType<typeof resources>[number]];
+    expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]);
+    expect(JSON.parse(stage.Properties.AccessLogSetting.Format)).toMatchObject({ caller: '$context.identity.caller', userArn: '$context.identity.userArn' });
+  });
+});
+
+describe("the key-management function's role: exactly what key management does", () => {
+  let store: TestStore;
+  const calls: Call[] = [];
+  const apiGateway = mockClient(APIGatewayClient);
+  const tags = new Map<string, Record<string, string>>();
+  const planId = `REF(${usagePlanId})`;
+  const tableArn = `GETATT(${tableId})`;
+
+  beforeAll(async () => {
+    store = await startTestStore(demoDataset());
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { IndexName?: string; Key?: Record<string, string>; Item?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> };
+        const action = `dynamodb:${String(context.commandName).replace(/Command$/, '')}`;
+        const leadingKey = input.Key?.pk ?? input.Item?.pk ?? (input.IndexName ? undefined : (input.ExpressionAttributeValues?.[':pk'] as string | undefined));
+        calls.push({ action, resource: input.IndexName ? `${tableArn}/index/${input.IndexName}` : tableArn, ...(leadingKey !== undefined ? { leadingKey } : {}) });
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCalls' },
+    );
+    let n = 0;
+    apiGateway.on(CreateApiKeyCommand).callsFake(async (input: { tags?: Record<string, string> }) => {
+      const id = `apikey${++n}`;
+      tags.set(id, input.tags ?? {});
+      calls.push({ action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: input.tags ?? {} });
+      // A tag-on-create may also be authorized as the tagging call on the new key.
+      if (input.tags) calls.push({ action: 'apigateway:PUT', resource: `arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/${id}`, requestTags: input.tags });
+      return { id };
+    });
+    let failAttach = true;
+    apiGateway.on(CreateUsagePlanKeyCommand).callsFake(async (input: { usagePlanId: string }) => {
+      calls.push({ action: 'apigateway:POST', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${input.usagePlanId}/keys` });
+      if (failAttach) {
+        failAttach = false;
+        throw Object.assign(new Error('Bad request'), { name: 'BadRequestException' });
+      }
+      return {};
+    });
+    apiGateway.on(DeleteApiKeyCommand).callsFake(async (input: { apiKey: string }) => {
+      calls.push({ action: 'apigateway:DELETE', resource: `arn:aws:apigateway:eu-west-1::/apikeys/${input.apiKey}`, resourceTags: tags.get(input.apiKey) ?? {} });
+      return {};
+    });
+
+    const manager = new KeyManager(store.client, store.tableName, {
+      clock: fixedClock('2026-11-21T12:00:00.000Z'),
+      usagePlan: new ApiGatewayUsagePlan(new APIGatewayClient({ region: 'eu-west-1' }), planId),
+    });
+    // A plan key that cannot be attached: deleted again (compensation inside the usage plan port).
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-0', username: 'frank', name: 'fails' })).rejects.toThrow('Bad request');
+    const made = await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
+    await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'other' })).rejects.toThrow('different name');
+    await manager.list('frank');
+    await manager.revoke(made.info.keyId);
+    await expect(manager.revoke(made.info.keyId)).rejects.toThrow('already revoked');
+    // A table write that fails: every written item deleted, the plan key too (compensation in the key manager).
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand' && String((args.input as { Item?: { pk?: string } }).Item?.pk).startsWith('APIKEY#')) {
+          throw Object.assign(new Error('Throttled'), { name: 'ProvisionedThroughputExceededException', $retryable: undefined });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
+    );
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-2', username: 'frank', name: 'compensated' })).rejects.toThrow('Throttled');
+  });
+  afterAll(async () => {
+    apiGateway.restore();
+    await store?.close();
+  });
+
+  it('allows every call key management makes', () => {
+    expect(calls.length).toBeGreaterThan(20);
+    const refused = calls.filter((c) => !allowing(c));
+    expect(refused).toEqual([]);
+  });
+
+  it('has no statement that no call needs', () => {
+    for (const s of keyStatements) {
+      for (const action of [s.Action].flat()) {
+        expect({ sid: s.Sid, action, used: calls.some((c) => c.action === action && allowing(c) === s) }).toEqual({ sid: s.Sid, action, used: true });
+      }
+    }
+  });
+
+  it("refuses what it must: other items, other indexes, another plan's API keys, untagged keys", () => {
+    const refusals: Call[] = [
+      { action: 'dynamodb:GetItem', resource: tableArn, leadingKey: 'EVENT#evt_1' },
+      { action: 'dynamodb:PutItem', resource: tableArn, leadingKey: 'USER#usr_frank' },
+      { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.guest.name}` },
+      { action: 'dynamodb:Scan', resource: tableArn },
+      { action: 'dynamodb:BatchWriteItem', resource: tableArn, leadingKey: 'APIKEY#x' },
+      { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: {} },
+      { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
+      { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: { [USAGE_PLAN_TAG]: planId, owner: 'x' } },
+      { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/usageplans/another-plan/keys' },
+      { action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: {} },
+      { action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
+      { action: 'apigateway:DELETE', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${planId}` },
+      { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
+      { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { owner: 'x' } },
+      { action: 'apigateway:PATCH', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${planId}` },
+    ];
+    expect(refusals.filter((c) => allowing(c))).toEqual([]);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The key-management function's audit: every create, replayed create, revoke
+ * and refusal is one KeyOperations count by operation and one log line with
+ * the IAM caller, never the key or its hash; an unexpected failure is a bare
+ * 500 (logged), never a stack or a half-made key.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { hashApiKey } from '../../lambdas/core/api-key.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
+import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
+import type { LogFields } from '../../lambdas/http/logger.js';
+import { KEY_OPERATIONS, type MetricValue } from '../../lambdas/http/metrics.js';
+import { KeyManager } from '../../keys/key-manager.js';
+import { demoDataset } from '../support/fixtures.js';
+import { fuzzParameters } from '../support/hostile.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+const CALLER = 'arn:aws:sts::123456789012:assumed-role/web-product/i-0abc';
+let store: TestStore;
+let handler: KeyAdminHandler;
+let published: { dimensions: Record<string, string>; values: readonly MetricValue[] }[];
+let lines: { level: string; message: string; fields: LogFields }[];
+
+beforeEach(async () => {
+  store = await startTestStore(demoDataset());
+  published = [];
+  lines = [];
+  const log = (level: string) => (message: string, ...fields: LogFields[]) => void lines.push({ level, message, fields: Object.assign({}, ...fields) as LogFields });
+  handler = buildKeyAdmin({
+    manager: new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z') }),
+    logger: { debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') },
+    metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
+  });
+});
+afterEach(async () => store?.close());
+
+function event(method: KeyAdminRoute['method'], path: KeyAdminRoute['path'], opts: { body?: unknown; pathParameters?: Record<string, string> } = {}): APIGatewayProxyEvent {
+  return {
+    resource: `${KEY_ADMIN_BASE_PATH}${path}`,
+    httpMethod: method,
+    body: opts.body === undefined ? null : JSON.stringify(opts.body),
+    isBase64Encoded: false,
+    pathParameters: opts.pathParameters ?? null,
+    requestContext: { identity: { userArn: CALLER, caller: 'AROAEXAMPLE:i-0abc' } },
+  } as unknown as APIGatewayProxyEvent; // the fields the handler reads
+}
+const counted = () => published.map((p) => [p.dimensions.operation, p.values.map((v) => `${v.name}=${v.value}`).join(',')]);
+
+describe('audit', () => {
+  it('counts and logs each operation with the caller and key id, never the key or its hash', async () => {
+    const body = { idempotencyKey: 'audit-0001', username: 'frank', name: 'Audit' };
+    const created = await handler(event('POST', '/keys', { body }));
+    expect(created.statusCode).toBe(201);
+    const { key, keyId } = (JSON.parse(created.body) as { data: { key: string; keyId: string } }).data;
+    expect((await handler(event('POST', '/keys', { body }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }))).statusCode).toBe(409);
+    expect((await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }))).statusCode).toBe(200);
+
+    expect(counted()).toEqual([
+      ['created', 'KeyOperations=1'],
+      ['replayed', 'KeyOperations=1'],
+      ['revoked', 'KeyOperations=1'],
+      ['refused', 'KeyOperations=1'],
+    ]);
+    expect(new Set(counted().map(([op]) => op))).toEqual(new Set(KEY_OPERATIONS));
+    expect(lines.map((l) => [l.level, l.message, l.fields.caller])).toEqual([
+      ['INFO', 'Key created', CALLER],
+      ['INFO', 'Key create replayed', CALLER],
+      ['INFO', 'Key revoked', CALLER],
+      ['WARN', 'Key management request refused', CALLER],
+    ]);
+    expect(lines[0]!.fields).toMatchObject({ username: 'frank', keyId });
+    expect(lines[2]!.fields).toMatchObject({ keyId });
+    expect(lines[3]!.fields).toMatchObject({ operation: 'revoke', code: 'ALREADY_REVOKED', field: 'keyId' });
+    const logged = JSON.stringify(lines);
+    expect(logged).not.toContain(key);
+    expect(logged).not.toContain(hashApiKey(key));
+  });
+
+  it('answers an unexpected failure with a bare 500 and logs it', async () => {
+    // A table that does not exist: every call fails as an unexpected error would.
+    const broken = buildKeyAdmin({
+      manager: new KeyManager(store.client, 'no-such-table'),
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: (message: string, ...fields: LogFields[]) => void lines.push({ level: 'ERROR', message, fields: Object.assign({}, ...fields) as LogFields }) },
+      metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
+    });
+    const res = await broken(event('POST', '/keys', { body: { idempotencyKey: 'audit-0002', username: 'frank', name: 'x' } }));
+    expect(res.statusCode).toBe(500);
+    expect(JSON.parse(res.body)).toEqual({ success: false, message: 'Internal server error.' });
+    expect(lines.find((l) => l.level === 'ERROR')).toMatchObject({ message: 'Key management failed', fields: { caller: CALLER, operation: 'create' } });
+    expect(published).toEqual([]);
+  });
+
+  it('answers a method or resource it does not serve with 404', async () => {
+    const res = await handler({ ...event('GET', '/keys'), httpMethod: 'PUT' });
+    expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('any create body (fast-check)', () => {
+  const keyItems = async () =>
+    JSON.stringify(((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items ?? []).filter((i) => /^(APIKEY|USERKEYS|KEYID|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
+  const text = fc.string({ unit: 'grapheme', maxLength: 110 });
+  // Mostly valid values, so that creates, replays and the 11th-key refusal all happen, and hostile ones among them.
+  const often = <T>(valid: fc.Arbitrary<T>, hostile: fc.Arbitrary<unknown>) => fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostile });
+  const body = fc.record(
+    {
+      idempotencyKey: often(fc.oneof({ weight: 4, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constant('fixed-key-0001') }), fc.oneof(fc.constantFrom('short', ''), text, fc.integer())),
+      username: often(fc.constantFrom('frank', 'FRANK', 'alice', 'dave'), fc.oneof(fc.constantFrom('nobody', '', '../frank', 'a'.repeat(65)), text)),
+      name: often(fc.string({ minLength: 1, maxLength: 100 }).filter((n) => n.trim() !== ''), fc.oneof(text, fc.constantFrom('x'.repeat(101), '   '), fc.integer(), fc.constant(null))),
+      scopes: often(fc.subarray(['events:read', 'guests:read'] as const, { minLength: 1 }), fc.array(fc.oneof(fc.constantFrom('events:write', ''), text), { maxLength: 3 })),
+      owner: text,
+    },
+    { requiredKeys: ['idempotencyKey', 'username', 'name'] },
+  ).map(({ owner, ...rest }) => (owner !== undefined && owner.length % 7 === 0 ? { ...rest, owner } : rest));
+  // The same request again and again: its first run creates, the others replay.
+  const retried = fc.constant({ idempotencyKey: 'fixed-key-0001', username: 'alice', name: 'Retried', scopes: ['events:read'] });
+  const anyBody = fc.oneof({ weight: 4, arbitrary: body }, { weight: 1, arbitrary: retried });
+
+  it('is made exactly as asked (201 or a replay) or refused with a 4xx naming a field it sent, with nothing written', async () => {
+    const seen = new Set<string>();
+    const statuses: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(anyBody, async (b: Record<string, unknown>) => {
+        const before = await keyItems();
+        const res = await handler(event('POST', '/keys', { body: b }));
+        statuses.push(res.statusCode);
+        const answer = JSON.parse(res.body) as { success: boolean; data?: { key?: string; name: string; scopes: string[]; replayed: boolean }; errors?: { field: string }[] };
+        expect(res.statusCode).toBeLessThan(500);
+        if (res.statusCode === 201) {
+          const name = typeof b.name === 'string' ? b.name.trim() : null;
+          expect(name !== null && answer.data!.name === name && name.length >= 1 && name.length <= 100).toBe(true);
+          expect(answer.data!.scopes.every((s) => ((b.scopes as string[] | undefined) ?? ['events:read', 'guests:read']).includes(s))).toBe(true);
+          expect(answer.data!.key).toMatch(/^pk_/);
+          expect(seen.has(String(b.idempotencyKey))).toBe(false);
+          seen.add(String(b.idempotencyKey));
+        } else if (res.statusCode === 200) {
+          expect({ replayed: answer.data!.replayed, key: answer.data!.key, seenBefore: seen.has(String(b.idempotencyKey)) }).toEqual({ replayed: true, key: undefined, seenBefore: true });
+        } else {
+          expect(res.statusCode).toBeGreaterThanOrEqual(400);
+          const field = answer.errors?.[0]?.field ?? '';
+          expect(field === 'body' || Object.keys(b).includes(field.split('.')[0]!) || ['idempotencyKey', 'username', 'name'].includes(field)).toBe(true);
+          expect(await keyItems()).toBe(before);
+        }
+      }),
+      fuzzParameters(60),
+    );
+    // The run really made keys, replayed one and refused others.
+    expect([201, 200, 400].map((status) => statuses.includes(status))).toEqual([true, true, true]);
+  });
+});
