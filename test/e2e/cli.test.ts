@@ -82,13 +82,18 @@ describe('npm start', () => {
     // runTs starts it in the environment a newcomer's shell has: without the SDK switch jest sets for itself.
     expect(newcomerEnv().AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
     const run = runTs('local/cli/start.ts', ['--port', '0']);
-    const [banner, port, storePort] = await waitForOutput(run, /^Public Events API[\s\S]*?127\.0\.0\.1:(\d+)[\s\S]*?Store: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?\nStop: .*\n/);
+    const [banner, port, storePort, adminPort] = await waitForOutput(run, /^Public Events API[\s\S]*?127\.0\.0\.1:(\d+)[\s\S]*?Store: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?Key admin: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?\nStop: .*\n/);
     run.child.kill('SIGTERM');
     const { code, stderr } = await run.done;
     expect(code).toBe(0);
-    // The banner the local-server page shows, on its ports (3000, and 41234 for the store's free one).
+    // The banner the local-server page shows, on its ports (3000, and 41234 and 41235 for the store's and the key admin's free ones).
     const shown = blockAfter('docs/local-server.md', 'the widget on one port:');
-    expect(banner).toBe(shown.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:41234', `127.0.0.1:${storePort}`));
+    expect(banner).toBe(
+      shown
+        .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
+        .replaceAll('127.0.0.1:41234', `127.0.0.1:${storePort}`)
+        .replaceAll('127.0.0.1:41235', `127.0.0.1:${adminPort}`),
+    );
     expect(stderr).not.toMatch(/NodeVersionSupportWarning|Warning/);
     expect(stderr).toBe('');
   });
