@@ -78,7 +78,7 @@ function clientKeyed<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-function headersOf(req: IncomingMessage) {
+export function headersOf(req: IncomingMessage) {
   const headers = clientKeyed<string>();
   const multiValueHeaders = clientKeyed<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -90,7 +90,7 @@ function headersOf(req: IncomingMessage) {
   return { headers, multiValueHeaders };
 }
 
-function queryOf(url: RequestTarget) {
+export function queryOf(url: RequestTarget) {
   // API Gateway keeps the last value of a repeated parameter in the single-value map.
   const single = clientKeyed<string>();
   const multi = clientKeyed<string[]>();

@@ -1,0 +1,77 @@
+/**
+ * The cloud assembly the rehearsal serves: the app synthesized as
+ * `cdk synth` does, with real esbuild bundling, into a directory under the
+ * project (the bundles leave `@aws-sdk/*` external and must resolve it from
+ * this project's node_modules, as the Lambda runtime resolves it from its own).
+ *
+ * Synthesizing bundles every function (about 15 esbuild runs), so an assembly
+ * is kept, keyed by a hash of everything that shapes it: the sources the stack
+ * and the bundles are built from, the lock file, cdk.json and the context. A
+ * jest run, `npm run rehearse` and CI's two workers then bundle once per key.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { buildApp } from '../../lib/app.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+/** Under cdk.out (git-ignored), so that the bundles resolve the SDK from ROOT/node_modules. */
+export const REHEARSAL_DIR = join(ROOT, 'cdk.out', 'rehearsal');
+const SOURCES = ['lambdas', 'lib', 'bin', 'package-lock.json', 'cdk.json'];
+
+export interface Assembly {
+  /** The cloud assembly directory (the template and its `asset.*` directories). */
+  readonly dir: string;
+  readonly stackName: string;
+  // `any`: CloudFormation JSON, read by the rehearsal through checked accessors (template.ts).
+  readonly template: Record<string, any>;
+  /** Whether this call synthesized (false: a kept assembly for the same sources and context). */
+  readonly synthesized: boolean;
+}
+
+function files(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path).sort().flatMap((name) => files(join(path, name)));
+}
+
+/** What an assembly depends on: the bytes of every source file and the context. */
+export function assemblyKey(context: Record<string, string>): string {
+  const hash = createHash('sha256');
+  for (const file of SOURCES.flatMap((s) => files(join(ROOT, s)))) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  hash.update(JSON.stringify(Object.entries(context).sort()));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The assembly for this context (`stage` and any `-c` key of bin/app.ts),
+ * synthesized with bundling unless one for the same key exists. Written to a
+ * temporary directory and renamed into place, so two processes racing for
+ * the same key both end with a complete assembly.
+ */
+export function synthesizeAssembly(context: Record<string, string>): Assembly {
+  const key = assemblyKey(context);
+  const dir = join(REHEARSAL_DIR, key);
+  let synthesized = false;
+  if (!existsSync(join(dir, 'manifest.json'))) {
+    mkdirSync(REHEARSAL_DIR, { recursive: true });
+    const tmp = `${dir}.${process.pid}.tmp`;
+    rmSync(tmp, { recursive: true, force: true });
+    const app = new App({ outdir: tmp, context });
+    buildApp(app);
+    app.synth();
+    writeFileSync(join(tmp, 'rehearsal-context.json'), JSON.stringify(context));
+    try {
+      renameSync(tmp, dir);
+      synthesized = true;
+    } catch (error) {
+      // Another process renamed its copy first: same key, same content.
+      if (!existsSync(join(dir, 'manifest.json'))) throw error;
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  const stage = context.stage ?? 'staging';
+  const stackName = `PublicEvents-${stage}`;
+  const template = JSON.parse(readFileSync(join(dir, `${stackName}.template.json`), 'utf8')) as Record<string, unknown>;
+  return { dir, stackName, template, synthesized };
+}
