@@ -20,6 +20,13 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 export const REHEARSAL_DIR = join(ROOT, 'cdk.out', 'rehearsal');
 const SOURCES = ['lambdas', 'lib', 'bin', 'package-lock.json', 'cdk.json'];
 
+/** cdk.json's context under the given one, as the CDK CLI merges them (values as strings). */
+export function withCdkJsonContext(context: Record<string, string>): Record<string, string> {
+  const json = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  const base = Object.fromEntries(Object.entries(json.context ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  return { ...base, ...context };
+}
+
 export interface Assembly {
   /** The cloud assembly directory (the template and its `asset.*` directories). */
   readonly dir: string;

@@ -28,3 +28,12 @@ export function rehearsalRequests(key: string): { route: string; path: string; h
   const typed = requests.find((r) => r.route === 'getUserEvents')!;
   return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }];
 }
+
+/** The staging contexts jest's rehearsal suites serve (each a siteUrl the suites assert links against). */
+export const REHEARSED_SITE_URLS = ['https://events.example.com', 'https://events.example'];
+
+/** Every context jest's "rehearsal" project serves: bundled once per run by its globalSetup (local/rehearsal/prepare.ts). */
+export const JEST_REHEARSAL_CONTEXTS: Record<string, string>[] = [
+  ...Object.values(REHEARSAL_STAGES),
+  ...REHEARSED_SITE_URLS.map((siteUrl) => ({ stage: 'staging', siteUrl })),
+];

@@ -22,7 +22,7 @@ import { startDynalite } from '../dynalite.js';
 import { servingWhenReady } from '../http-server.js';
 import { readDataset, writeDataset } from '../loader.js';
 import { withDemoKey, type LocalServer } from '../server.js';
-import { synthesizeAssembly, type Assembly } from './assembly.js';
+import { synthesizeAssembly, withCdkJsonContext, type Assembly } from './assembly.js';
 import { startAwsEndpoint, type AwsEndpoint, type KeySchema } from './aws-endpoint.js';
 import { REGION, describeDenial, type PolicyDocument } from './iam.js';
 import { LambdaHost, type FunctionSpec } from './lambda-host.js';
@@ -67,14 +67,7 @@ export interface Rehearsal {
   close(): Promise<void>;
 }
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 
-function cdkJsonContext(): Record<string, string> {
-  const path = join(ROOT, 'cdk.json');
-  if (!existsSync(path)) return {};
-  const json = JSON.parse(readFileSync(path, 'utf8')) as { context?: Record<string, Json> };
-  return Object.fromEntries(Object.entries(json.context ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-}
 
 /**
  * In AWS a key works only once `npm run keys` has made it a usage-plan key and
@@ -99,7 +92,7 @@ async function registerPlanKeys(client: DynamoDBDocumentClient, tableName: strin
 }
 
 export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal> {
-  const assembly = synthesizeAssembly({ ...cdkJsonContext(), ...opts.context });
+  const assembly = synthesizeAssembly(withCdkJsonContext(opts.context));
   const loaded = await readDataset(opts.dataFile);
   const { dataset, demoKey } = withDemoKey(loaded.dataset);
   const store = await startDynalite();

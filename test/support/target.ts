@@ -1,0 +1,72 @@
+/**
+ * The server an end-to-end suite talks to: the local server (the TypeScript
+ * sources behind the route table's gateway), or, in jest's "rehearsal"
+ * project (E2E_TARGET=rehearsal), the rehearsal of the synthesized stack
+ * (local/rehearsal/): the bundles from cdk.out behind the template's own
+ * gateway, every AWS call checked against its role. A suite written against
+ * this runs unchanged on both; where the two differ, the suite says which one
+ * AWS matches.
+ */
+import { afterAll, expect } from '@jest/globals';
+import { REHEARSED_SITE_URLS } from '../../local/rehearsal/checks.js';
+import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
+import { SURFACES } from '../../lambdas/routes.js';
+import { forgetDocuments } from './contract.js';
+import { DEMO_FILE, NOW } from './fixtures.js';
+import { startTestServer } from './local.js';
+
+export type TargetName = 'local' | 'rehearsal';
+export const TARGET: TargetName = process.env.E2E_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
+
+export interface Target {
+  readonly name: TargetName;
+  readonly url: string;
+  readonly publicBaseUrl: string;
+  readonly embedBaseUrl: string;
+  /** The SITE_URL the functions build links with. */
+  readonly siteUrl: string;
+  readonly rehearsal?: Rehearsal;
+  close(): Promise<void>;
+}
+
+
+/**
+ * Starts the suite's target with the demo data and the clock at NOW. On the
+ * rehearsal, `siteUrl` is the stack's context (the functions' SITE_URL in the
+ * template); after the suite, no AWS call may have been denied and no
+ * function may have failed.
+ */
+export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Target> {
+  if (TARGET === 'local') {
+    const server = await startTestServer(opts.siteUrl ? { siteUrl: opts.siteUrl } : {});
+    return {
+      name: 'local',
+      url: server.url,
+      publicBaseUrl: server.publicBaseUrl,
+      embedBaseUrl: server.embedBaseUrl,
+      siteUrl: opts.siteUrl ?? server.url.replace('127.0.0.1', 'localhost'),
+      close: () => server.close(),
+    };
+  }
+  const siteUrl = opts.siteUrl ?? REHEARSED_SITE_URLS[0]!;
+  const rehearsal = await startRehearsal({ context: { stage: 'staging', siteUrl }, dataFile: DEMO_FILE, now: new Date(NOW) });
+  const publicBaseUrl = rehearsal.urlFor(`${SURFACES.public}/openapi.json`).replace(/\/openapi\.json$/, '');
+  const embedBaseUrl = rehearsal.urlFor(`${SURFACES.embed}/openapi.json`).replace(/\/openapi\.json$/, '');
+  afterAll(() => {
+    // Everything that would fail in AWS: a denied call names the function, the action and the resource.
+    expect(rehearsal.problems()).toEqual([]);
+  });
+  return {
+    name: 'rehearsal',
+    url: new URL(publicBaseUrl).origin,
+    publicBaseUrl,
+    embedBaseUrl,
+    siteUrl,
+    rehearsal,
+    close: async () => {
+      forgetDocuments(new URL(publicBaseUrl).origin);
+      forgetDocuments(new URL(embedBaseUrl).origin);
+      await rehearsal.close();
+    },
+  };
+}
