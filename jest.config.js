@@ -39,13 +39,12 @@ export const CHANGE_PATH_TESTS = [
 ];
 
 /**
- * The end-to-end suites that also run against the rehearsal of the
- * synthesized stack (test/support/target.ts): the same files, their server
- * being the bundles from cdk.out behind the template's gateway.
+ * The rehearsal of the synthesized stack: test/rehearsal/, and the
+ * end-to-end suites moved onto test/support/target.ts (none yet: the Embed
+ * suite runs there with two differences still to settle, see docs/tests.md).
  */
 export const REHEARSAL_TESTS = [
   '<rootDir>/test/rehearsal/*.test.ts',
-  '<rootDir>/test/e2e/embed-api.test.ts',
 ];
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */

@@ -7,7 +7,7 @@
  * this runs unchanged on both; where the two differ, the suite says which one
  * AWS matches.
  */
-import { afterAll, expect } from '@jest/globals';
+import { expect } from '@jest/globals';
 import { REHEARSED_SITE_URLS } from '../../local/rehearsal/checks.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { SURFACES } from '../../lambdas/routes.js';
@@ -52,10 +52,6 @@ export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Targ
   const rehearsal = await startRehearsal({ context: { stage: 'staging', siteUrl }, dataFile: DEMO_FILE, now: new Date(NOW) });
   const publicBaseUrl = rehearsal.urlFor(`${SURFACES.public}/openapi.json`).replace(/\/openapi\.json$/, '');
   const embedBaseUrl = rehearsal.urlFor(`${SURFACES.embed}/openapi.json`).replace(/\/openapi\.json$/, '');
-  afterAll(() => {
-    // Everything that would fail in AWS: a denied call names the function, the action and the resource.
-    expect(rehearsal.problems()).toEqual([]);
-  });
   return {
     name: 'rehearsal',
     url: new URL(publicBaseUrl).origin,
@@ -66,7 +62,10 @@ export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Targ
     close: async () => {
       forgetDocuments(new URL(publicBaseUrl).origin);
       forgetDocuments(new URL(embedBaseUrl).origin);
+      // Everything that would fail in AWS fails the suite: a denied call names the function, the action and the resource.
+      const problems = rehearsal.problems();
       await rehearsal.close();
+      expect(problems).toEqual([]);
     },
   };
 }
