@@ -40,11 +40,12 @@ export const CHANGE_PATH_TESTS = [
 
 /**
  * The rehearsal of the synthesized stack: test/rehearsal/, and the
- * end-to-end suites moved onto test/support/target.ts (none yet: the Embed
- * suite runs there with two differences still to settle, see docs/tests.md).
+ * end-to-end suites that get their server from test/support/target.ts, run
+ * again with the bundles from cdk.out behind the template's gateway.
  */
 export const REHEARSAL_TESTS = [
   '<rootDir>/test/rehearsal/*.test.ts',
+  '<rootDir>/test/e2e/embed-api.test.ts',
 ];
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */

@@ -137,7 +137,8 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 const EMBED_ORIGIN_HEADER = { 'access-control-allow-origin': EMBED_CORS.allowOrigin };
 const EMBED_PREFLIGHT = {
   ...EMBED_ORIGIN_HEADER,
-  'access-control-allow-methods': EMBED_CORS.allowMethods.join(', '),
+  // As API Gateway's preflight mock sends it: CDK writes the list joined without spaces (lib/rest-apis.ts).
+  'access-control-allow-methods': EMBED_CORS.allowMethods.join(','),
   'access-control-allow-headers': EMBED_CORS.allowHeaders.join(', '),
 };
 

@@ -238,7 +238,7 @@ export class RestApiRehearsal {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': type === 'LAMBDA_ERROR' ? 'InternalServerErrorException' : type };
     for (const [name, source] of Object.entries(configured?.headers ?? {})) {
       const value = source.startsWith("'") ? source.slice(1, -1) : source.startsWith('context.') ? context[source.slice('context.'.length)] : undefined;
-      if (value !== undefined) headers[name] = value;
+      if (value !== undefined) headers[name.toLowerCase()] = value;
     }
     const body = configured?.template !== undefined
       ? configured.template.replace(/\$context\.error\.messageString/g, JSON.stringify(message)).replace(/\$context\.error\.message/g, message)
