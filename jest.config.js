@@ -46,6 +46,7 @@ export const CHANGE_PATH_TESTS = [
 export const REHEARSAL_TESTS = [
   '<rootDir>/test/rehearsal/*.test.ts',
   '<rootDir>/test/e2e/embed-api.test.ts',
+  '<rootDir>/test/e2e/public-api.test.ts',
 ];
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */

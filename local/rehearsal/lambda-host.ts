@@ -37,10 +37,22 @@ interface Worker {
   child: ChildProcess;
   ready: Promise<void>;
   busy: boolean;
+  /** Killed or exited: never reused. */
+  dead: boolean;
 }
+
+/**
+ * Execution environments per function at most: more invocations at once wait
+ * for one (on a 2-core machine, dozens of Node processes starting at once
+ * would make the timeouts measure the machine, not the function).
+ */
+const MAX_ENVIRONMENTS = 3;
+/** Lambda's init phase limit (outside the function's timeout). */
+const INIT_TIMEOUT_MS = 10_000;
 
 export class LambdaHost {
   private readonly idle: Worker[] = [];
+  private readonly waiting: ((w: Worker) => void)[] = [];
   private readonly all = new Set<Worker>();
 
   constructor(
@@ -70,13 +82,25 @@ export class LambdaHost {
     const worker: Worker = {
       child,
       busy: false,
+      dead: false,
       ready: new Promise((resolve, reject) => {
-        child.once('message', () => resolve());
-        child.once('exit', (code) => reject(new Error(`${spec.logicalId}: runtime exited (${code}) before it was ready`)));
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`${spec.logicalId}: init did not finish in ${INIT_TIMEOUT_MS / 1000} s`));
+        }, INIT_TIMEOUT_MS);
+        child.once('message', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`${spec.logicalId}: runtime exited (${code}) before it was ready`));
+        });
       }),
     };
     worker.ready.catch(() => undefined);
     child.once('exit', () => {
+      worker.dead = true;
       this.all.delete(worker);
       const i = this.idle.indexOf(worker);
       if (i >= 0) this.idle.splice(i, 1);
@@ -85,10 +109,32 @@ export class LambdaHost {
     return worker;
   }
 
+  private acquire(): Promise<Worker> {
+    const idle = this.idle.pop();
+    if (idle) return Promise.resolve(idle);
+    if (this.all.size < MAX_ENVIRONMENTS) return Promise.resolve(this.spawn());
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(worker: Worker): void {
+    const next = this.waiting.shift();
+    if (!next) {
+      if (!worker.dead) this.idle.push(worker);
+      return;
+    }
+    next(worker.dead ? this.spawn() : worker);
+  }
+
   async invoke(event: unknown): Promise<Invocation> {
-    const worker = this.idle.pop() ?? this.spawn();
+    const worker = await this.acquire();
     worker.busy = true;
-    await worker.ready;
+    try {
+      await worker.ready;
+    } catch (error) {
+      worker.dead = true;
+      this.release(worker);
+      return { ok: false, errorType: 'Runtime.InitError', errorMessage: String(error) };
+    }
     const id = randomUUID();
     const timeoutMs = this.spec.timeoutSeconds * 1000;
     const result = await new Promise<Invocation>((resolve) => {
@@ -100,6 +146,7 @@ export class LambdaHost {
         done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited with error: ${signal ?? `exit status ${code}`}` });
       const timer = setTimeout(() => {
         done({ ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds` });
+        worker.dead = true;
         worker.child.kill('SIGKILL');
       }, timeoutMs);
       const done = (r: Invocation) => {
@@ -110,10 +157,12 @@ export class LambdaHost {
       };
       worker.child.on('message', onMessage);
       worker.child.once('exit', onExit);
-      worker.child.send({ id, event, requestId: id, deadline: performance.timeOrigin + performance.now() + timeoutMs });
+      worker.child.send({ id, event, requestId: id, deadline: performance.timeOrigin + performance.now() + timeoutMs }, (error) => {
+        if (error) done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited: ${error.message}` });
+      });
     });
     worker.busy = false;
-    if (this.all.has(worker) && worker.child.exitCode === null) this.idle.push(worker);
+    this.release(worker);
     if (result.ok && Buffer.byteLength(result.payload) > MAX_RESPONSE_BYTES) {
       return { ok: false, errorType: 'Function.ResponseSizeTooLarge', errorMessage: `Response payload size exceeded maximum allowed payload size (${MAX_RESPONSE_BYTES} bytes).` };
     }

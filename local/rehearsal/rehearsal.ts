@@ -35,6 +35,12 @@ export interface RehearsalOptions {
   readonly dataFile: string;
   /** Pins the functions' clock (and the quota's period) to this instant; default: real time. */
   readonly now?: Date;
+  /**
+   * The template's throttles (stage and usage plan), on unless false. Test
+   * suites that send requests faster than a key's rate turn them off and say
+   * so; test/rehearsal/ checks them on.
+   */
+  readonly throttle?: boolean;
 }
 
 export interface SqsMessage {
@@ -186,7 +192,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     const now = () => opts.now ?? new Date();
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
-      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, onInvoke: (fn) => invocations.push(fn) });
+      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
       const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
       closers.push(

@@ -86,6 +86,8 @@ export interface RestApiOptions {
   readonly now: () => Date;
   /** The usage-plan keys that exist (API Gateway refuses any other value with INVALID_API_KEY). */
   readonly planKeys: ReadonlySet<string>;
+  /** False: the stage's and the plans' throttles are not applied (quota still is). */
+  readonly throttle: boolean;
   readonly onInvoke?: (fn: string) => void;
 }
 
@@ -268,7 +270,7 @@ export class RestApiRehearsal {
     const found = this.match(url.pathname.split('/').slice(1));
     const m = found && (found.node.methods.get(method) ?? found.node.methods.get('ANY'));
     if (!found || !m) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
-    if (this.stageThrottle && !this.stageThrottle.take()) return this.gatewayResponse('THROTTLED', requestId);
+    if (this.opts.throttle && this.stageThrottle && !this.stageThrottle.take()) return this.gatewayResponse('THROTTLED', requestId);
 
     const { headers, multiValueHeaders } = headersOf(req);
     const query = queryOf(url);
@@ -331,7 +333,7 @@ export class RestApiRehearsal {
     if (m.apiKeyRequired) {
       if (!usageKey || !this.opts.planKeys.has(usageKey)) return this.gatewayResponse('INVALID_API_KEY', requestId, authorizer);
       for (const plan of this.plans) {
-        if (plan.throttle) {
+        if (plan.throttle && this.opts.throttle) {
           const bucket = plan.buckets.get(usageKey) ?? new TokenBucket(plan.throttle.rate, plan.throttle.burst);
           plan.buckets.set(usageKey, bucket);
           if (!bucket.take()) return this.gatewayResponse('THROTTLED', requestId, authorizer);

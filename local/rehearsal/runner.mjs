@@ -8,12 +8,19 @@ import { join } from 'node:path';
 
 const root = process.env.LAMBDA_TASK_ROOT;
 const [file, exported] = (process.env._HANDLER ?? '').split('.');
+// The init phase, as Lambda runs it before the first invocation (outside the function's timeout).
 let handler;
+let initError;
+try {
+  handler = (await import(pathToFileURL(join(root, `${file}.mjs`)).href))[exported];
+  if (typeof handler !== 'function') initError = new Error(`Runtime.HandlerNotFound: ${process.env._HANDLER} is undefined or not exported`);
+} catch (error) {
+  initError = error;
+}
 
 process.on('message', async ({ id, event, deadline, requestId }) => {
   try {
-    handler ??= (await import(pathToFileURL(join(root, `${file}.mjs`)).href))[exported];
-    if (typeof handler !== 'function') throw new Error(`Runtime.HandlerNotFound: ${process.env._HANDLER} is undefined or not exported`);
+    if (initError) throw initError;
     const context = {
       callbackWaitsForEmptyEventLoop: true,
       functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,

@@ -49,7 +49,9 @@ export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Targ
     };
   }
   const siteUrl = opts.siteUrl ?? REHEARSED_SITE_URLS[0]!;
-  const rehearsal = await startRehearsal({ context: { stage: 'staging', siteUrl }, dataFile: DEMO_FILE, now: new Date(NOW) });
+  // Throttles off: a suite sends a key's requests faster than its plan's 10 per second (AWS would answer
+  // 429 THROTTLED); test/rehearsal/ checks the template's throttles on their own.
+  const rehearsal = await startRehearsal({ context: { stage: 'staging', siteUrl }, dataFile: DEMO_FILE, now: new Date(NOW), throttle: false });
   const publicBaseUrl = rehearsal.urlFor(`${SURFACES.public}/openapi.json`).replace(/\/openapi\.json$/, '');
   const embedBaseUrl = rehearsal.urlFor(`${SURFACES.embed}/openapi.json`).replace(/\/openapi\.json$/, '');
   return {
