@@ -42,6 +42,13 @@ const RESPONSE_TYPES: Record<string, { status: number; message: string }> = {
   LAMBDA_ERROR: { status: 502, message: 'Internal server error' },
 };
 
+/**
+ * API Gateway's integration timeout for REST APIs, 29 s by default: past it the
+ * client gets 504 INTEGRATION_TIMEOUT whatever the function's own Timeout
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html).
+ */
+export const INTEGRATION_TIMEOUT_MS = 29_000;
+
 interface Method {
   readonly id: string;
   readonly httpMethod: string;
@@ -49,7 +56,7 @@ interface Method {
   readonly authorizationType: 'NONE' | 'CUSTOM' | 'AWS_IAM';
   readonly authorizer?: { fn: string; identitySources: string[] };
   readonly apiKeyRequired: boolean;
-  readonly integration: { type: 'AWS_PROXY'; fn: string } | { type: 'MOCK'; status: number; headers: Record<string, string>; body: string };
+  readonly integration: { type: 'AWS_PROXY'; fn: string; timeoutMs: number } | { type: 'MOCK'; status: number; headers: Record<string, string>; body: string };
 }
 
 interface Node {
@@ -139,7 +146,8 @@ export class RestApiRehearsal {
       }
       const integrationType = String(p.Integration?.Type);
       let integration: Method['integration'];
-      if (integrationType === 'AWS_PROXY') integration = { type: 'AWS_PROXY', fn: Template.functionIn(p.Integration.Uri, t, where(mid)) };
+      // TimeoutInMillis: 29 s unless the template says otherwise (API Gateway's REST default and maximum).
+      if (integrationType === 'AWS_PROXY') integration = { type: 'AWS_PROXY', fn: Template.functionIn(p.Integration.Uri, t, where(mid)), timeoutMs: Number(t.prop(mid, 'Integration.TimeoutInMillis') ?? INTEGRATION_TIMEOUT_MS) };
       else if (integrationType === 'MOCK') {
         const response = (t.prop(mid, 'Integration.IntegrationResponses', where(mid)) as Json[] | undefined)?.find((r) => !r.SelectionPattern) ?? {};
         const headers = Object.fromEntries(
@@ -363,7 +371,15 @@ export class RestApiRehearsal {
       isBase64Encoded: false,
       requestContext: { ...requestContext, authorizer },
     };
-    const out = await this.invoke(m.integration.fn, event);
+    let timer: NodeJS.Timeout | undefined;
+    const out = await Promise.race([
+      this.invoke(m.integration.fn, event),
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), (m.integration as { timeoutMs: number }).timeoutMs))),
+    ]).finally(() => clearTimeout(timer));
+    if (out === 'timeout') {
+      this.functionErrors.push(`${m.integration.fn}: no answer within the integration timeout`);
+      return this.gatewayResponse('INTEGRATION_TIMEOUT', requestId);
+    }
     if (!out.ok) {
       this.functionErrors.push(`${m.integration.fn}: ${out.errorType}: ${out.errorMessage}`);
       return this.gatewayResponse('LAMBDA_ERROR', requestId);
