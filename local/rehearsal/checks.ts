@@ -32,8 +32,16 @@ export function rehearsalRequests(key: string): { route: string; path: string; h
 /** The staging contexts jest's rehearsal suites serve (each a siteUrl the suites assert links against). */
 export const REHEARSED_SITE_URLS = ['https://events.example.com', 'https://events.example'];
 
+/**
+ * A setting given to production only that breaks the Public API there: a
+ * stage throttle of one request per second. test/rehearsal/stage-only.test.ts
+ * shows the rehearsal of that template refusing what staging's serves.
+ */
+export const PRODUCTION_WITH_BAD_THROTTLE: Record<string, string> = { ...REHEARSAL_STAGES.production!, publicThrottleRate: '1', publicThrottleBurst: '1' };
+
 /** Every context jest's "rehearsal" project serves: bundled once per run by its globalSetup (local/rehearsal/prepare.ts). */
 export const JEST_REHEARSAL_CONTEXTS: Record<string, string>[] = [
   ...Object.values(REHEARSAL_STAGES),
   ...REHEARSED_SITE_URLS.map((siteUrl) => ({ stage: 'staging', siteUrl })),
+  PRODUCTION_WITH_BAD_THROTTLE,
 ];
