@@ -46,7 +46,7 @@ interface Worker {
  * for one (on a 2-core machine, dozens of Node processes starting at once
  * would make the timeouts measure the machine, not the function).
  */
-const MAX_ENVIRONMENTS = 3;
+const MAX_ENVIRONMENTS = 2;
 /** Lambda's init phase limit (outside the function's timeout). */
 const INIT_TIMEOUT_MS = 10_000;
 

@@ -16,7 +16,7 @@ const embed = <T = unknown>(path: string, headers: Record<string, string> = {}, 
 const ids = (events: { id: string }[]) => events.map((e) => e.id);
 
 beforeAll(async () => {
-  server = await startTarget({ siteUrl: 'https://events.example' });
+  server = await startTarget({ siteUrl: 'https://events.example.com' });
 });
 afterAll(async () => server?.close());
 
@@ -41,7 +41,7 @@ describe('GET /api/embed/v1/events/{eventId}', () => {
         end_date: '2027-01-15T04:00:00.000Z',
         timezone: 'America/Chicago',
         location: { name: 'Skyline Terrace, 12 Main St', city: 'Austin', country: 'US' },
-        url: 'https://events.example/e/evt_jazz01',
+        url: 'https://events.example.com/e/evt_jazz01',
         creator: { username: 'Alice', image: 'https://images.example.com/u/alice.png', verified: true },
         status: 'upcoming',
       },

@@ -24,7 +24,7 @@ const HANDLERS: Record<string, string> = {
   ok: `export const handler = async () => ({ statusCode: 200, body: '{"ok":true}' });`,
   slow: `export const handler = () => new Promise((r) => setTimeout(() => r({ statusCode: 200, body: 'late' }), 3000));`,
   huge: `export const handler = async () => ({ statusCode: 200, body: 'x'.repeat(${MAX_RESPONSE_BYTES + 1024}) });`,
-  hungry: `export const handler = async () => { const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random())); };`,
+  hungry: `export const handler = async () => { const keep = []; for (;;) keep.push(new Array(4e6).fill(Math.random())); };`,
   malformed: `export const handler = async () => ({ body: 'no status' });`,
 };
 
@@ -42,7 +42,8 @@ function template(opts: { method?: Json; usagePlan?: Json; gatewayResponses?: Js
     Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: { Ref: 'Api' }, StageName: 'test' } },
   };
   for (const name of Object.keys(HANDLERS)) {
-    resources[`${name}Fn`] = { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.handler', Timeout: 1, MemorySize: 128, Environment: { Variables: opts.functionEnv ?? {} } } };
+    // 1 s, except for the function that must run out of memory first, however loaded the machine.
+    resources[`${name}Fn`] = { Type: 'AWS::Lambda::Function', Properties: { Handler: 'index.handler', Timeout: name === 'hungry' ? 20 : 1, MemorySize: 128, Environment: { Variables: opts.functionEnv ?? {} } } };
     resources[`${name}Resource`] = { Type: 'AWS::ApiGateway::Resource', Properties: { RestApiId: { Ref: 'Api' }, ParentId: { 'Fn::GetAtt': ['Api', 'RootResourceId'] }, PathPart: name } };
     resources[`${name}Get`] = {
       Type: 'AWS::ApiGateway::Method',
