@@ -1,8 +1,8 @@
 /**
  * `npm run rehearse`: synthesizes the staging and production stacks with real
  * bundling and rehearses each (local/rehearsal/): every documented route of
- * both APIs through the template's gateway, with the demo key, must answer
- * 200; a batch of change records goes through the ingest queue and must apply
+ * both APIs through the template's gateway (and its custom domain, if any),
+ * with the demo key, must answer 200; a batch of change records goes through the ingest queue and must apply
  * with no failure; and no AWS call of any function may fall outside its role.
  * Offline: no AWS account, no Docker. Exits 1 with every problem named.
  */
@@ -18,11 +18,15 @@ for (const [name, context] of Object.entries(REHEARSAL_STAGES)) {
   const rehearsal = await startRehearsal({ context, dataFile: `${ROOT}data/demo.json` });
   try {
     const lines: string[] = [];
-    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
-      const res = await fetch(rehearsal.urlFor(path), { headers, redirect: 'manual' });
-      await res.arrayBuffer();
-      lines.push(`${res.status === 200 ? 'ok  ' : 'FAIL'} ${res.status} ${route} GET ${path}`);
-      if (res.status !== 200) failed = true;
+    // Each API at its own (execute-api) URL, then through each custom domain of the template.
+    const bases = [{ name: '', url: (path: string) => rehearsal.urlFor(path) }, ...rehearsal.domains.map((d) => ({ name: ` via ${d.name}`, url: (path: string) => `${d.url}${path}` }))];
+    for (const base of bases) {
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+        const res = await fetch(base.url(path), { headers, redirect: 'manual' });
+        await res.arrayBuffer();
+        lines.push(`${res.status === 200 ? 'ok  ' : 'FAIL'} ${res.status} ${route} GET ${path}${base.name}`);
+        if (res.status !== 200) failed = true;
+      }
     }
     const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
     for (const line of readFileSync(`${ROOT}test/fixtures/changes-example.jsonl`, 'utf8').split('\n').filter(Boolean)) rehearsal.send(queueId, line);

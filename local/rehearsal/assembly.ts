@@ -42,12 +42,24 @@ function files(path: string): string[] {
   return readdirSync(path).sort().flatMap((name) => files(join(path, name)));
 }
 
-/** What an assembly depends on: the bytes of every source file and the context. */
-export function assemblyKey(context: Record<string, string>): string {
+/** What the assemblies depend on besides their context: the bytes of every source file. */
+function sourcesKey(): string {
   const hash = createHash('sha256');
   for (const file of SOURCES.flatMap((s) => files(join(ROOT, s)))) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
-  hash.update(JSON.stringify(Object.entries(context).sort()));
-  return hash.digest('hex').slice(0, 16);
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** `{sources}-{context}`: an assembly is kept while both are unchanged. */
+export function assemblyKey(context: Record<string, string>, sources = sourcesKey()): string {
+  const contextHash = createHash('sha256').update(JSON.stringify(Object.entries(context).sort())).digest('hex').slice(0, 8);
+  return `${sources}-${contextHash}`;
+}
+
+/** Assemblies of older sources are of no use again: removed when a new one is made. */
+function pruneStale(sources: string): void {
+  for (const name of readdirSync(REHEARSAL_DIR)) {
+    if (!name.startsWith(`${sources}-`)) rmSync(join(REHEARSAL_DIR, name), { recursive: true, force: true });
+  }
 }
 
 /**
@@ -57,11 +69,13 @@ export function assemblyKey(context: Record<string, string>): string {
  * the same key both end with a complete assembly.
  */
 export function synthesizeAssembly(context: Record<string, string>): Assembly {
-  const key = assemblyKey(context);
+  const sources = sourcesKey();
+  const key = assemblyKey(context, sources);
   const dir = join(REHEARSAL_DIR, key);
   let synthesized = false;
   if (!existsSync(join(dir, 'manifest.json'))) {
     mkdirSync(REHEARSAL_DIR, { recursive: true });
+    pruneStale(sources);
     const tmp = `${dir}.${process.pid}.tmp`;
     rmSync(tmp, { recursive: true, force: true });
     const app = new App({ outdir: tmp, context });

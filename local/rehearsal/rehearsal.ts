@@ -53,6 +53,11 @@ export interface Rehearsal {
   readonly assembly: Assembly;
   /** Each REST API's logical id and its base URL. */
   readonly apis: { id: string; url: string; rest: RestApiRehearsal }[];
+  /**
+   * Each custom domain of the template on its own port, routing as its
+   * routing rules say (priority order, base path match, the rule's API).
+   */
+  readonly domains: { id: string; name: string; url: string }[];
   /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
   urlFor(path: string, method?: string): string;
   readonly endpoint: AwsEndpoint;
@@ -205,6 +210,52 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       apis.push({ id: apiId, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, rest });
     }
 
+    // Custom domains in routing-rule mode: the rules' base paths, lowest priority first, decide the API.
+    const domains: Rehearsal['domains'] = [];
+    for (const [did] of template.ofType('AWS::ApiGateway::DomainName')) {
+      const rules = template
+        .ofType('AWS::ApiGatewayV2::RoutingRule')
+        .filter(([, r]) => Template.targetOf(r.Properties?.DomainNameArn) === did)
+        .map(([rid, r]) => {
+          const actions = (r.Properties?.Actions ?? []) as Json[];
+          const invoke = actions[0]?.InvokeApi;
+          const apiId = Template.targetOf(invoke?.ApiId);
+          const api = apis.find((a) => a.id === apiId);
+          if (actions.length !== 1 || !api) throw new TemplateError(rid, 'only a rule invoking one REST API of this template is rehearsed');
+          if (invoke.Stage !== api.rest.stageName) throw new TemplateError(rid, `stage ${invoke.Stage} is not the API's stage ${api.rest.stageName}`);
+          const basePaths = ((template.prop(rid, 'Conditions') ?? []) as Json[]).flatMap((c) => {
+            if (!c.MatchBasePaths) throw new TemplateError(rid, `condition ${Object.keys(c).join(', ')} is not rehearsed`);
+            return c.MatchBasePaths.AnyOf as string[];
+          });
+          return { priority: Number(template.prop(rid, 'Priority')), basePaths, api, strip: invoke.StripBasePath === true };
+        })
+        .sort((a, b) => a.priority - b.priority);
+      if (rules.length === 0) continue;
+      const domainName = String(template.prop(did, 'DomainName'));
+      const server: Server = servingWhenReady(
+        Promise.resolve((req, res) => {
+          const path = (req.url ?? '/').split('?')[0]!;
+          const hit = rules.flatMap((r) => r.basePaths.filter((bp) => path === `/${bp}` || path.startsWith(`/${bp}/`)).map((bp) => ({ ...r, bp })))[0];
+          if (!hit) {
+            // No rule matches: API Gateway's own answer for a custom domain without a mapping for the path.
+            res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': 'ForbiddenException' });
+            return res.end('{"message":"Forbidden"}');
+          }
+          if (hit.strip) req.url = (req.url ?? '/').slice(hit.bp.length + 1) || '/';
+          void hit.api.rest.handle(req, res, domainName);
+        }),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      );
+      domains.push({ id: did, name: domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    }
+
     // SQS event source mappings: batches of BatchSize, partial batch responses when the mapping reports them.
     const mappings = template.ofType('AWS::Lambda::EventSourceMapping').map(([mid, m]) => {
       const queueId = Template.targetOf(m.Properties?.EventSourceArn);
@@ -277,6 +328,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     return {
       assembly,
       apis,
+      domains,
       urlFor,
       endpoint,
       tableName,

@@ -256,9 +256,15 @@ export class RestApiRehearsal {
     return { statusCode: status, headers, body };
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Answers one request. The API's own URL stands for its stage's execute-api
+   * URL (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`); `domain`:
+   * the request came through that custom domain, where API Gateway's
+   * requestContext.path has no stage segment.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, domain?: string): Promise<void> {
     const requestId = randomUUID();
-    const result = await this.answer(req, requestId).catch((error: unknown) => {
+    const result = await this.answer(req, requestId, domain).catch((error: unknown) => {
       this.functionErrors.push(`gateway: ${String(error)}`);
       return this.gatewayResponse('API_CONFIGURATION_ERROR', requestId);
     });
@@ -269,7 +275,7 @@ export class RestApiRehearsal {
     res.end((result as { isBase64Encoded?: boolean }).isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
   }
 
-  private async answer(req: IncomingMessage, requestId: string): Promise<{ statusCode: number; headers?: Record<string, Json>; body: string }> {
+  private async answer(req: IncomingMessage, requestId: string, domain: string | undefined): Promise<{ statusCode: number; headers?: Record<string, Json>; body: string }> {
     const target = req.url ?? '/';
     const breach = sizeLimitBreach(target, req.rawHeaders);
     if (breach) return this.gatewayResponse(breach.status === 414 ? 'REQUEST_TOO_LARGE' : 'REQUEST_TOO_LARGE', requestId, {}, breach.message);
@@ -291,7 +297,8 @@ export class RestApiRehearsal {
       resourceId: m.id,
       resourcePath: m.resourcePath,
       httpMethod: method,
-      path: `/${this.stageName}${url.pathname}`,
+      path: domain ? url.pathname : `/${this.stageName}${url.pathname}`,
+      domainName: domain ?? `${this.opts.apiId.toLowerCase()}.execute-api.${REGION}.amazonaws.com`,
       protocol: `HTTP/${req.httpVersion}`,
       requestTimeEpoch: this.opts.now().getTime(),
       identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null },

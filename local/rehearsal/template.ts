@@ -89,6 +89,8 @@ export class Template {
         return `arn:aws:iam::${ACCOUNT}:role/${id}`;
       case 'AWS::ApiGateway::RestApi.RootResourceId':
         return `${id}/root`;
+      case 'AWS::ApiGateway::DomainName.DomainNameArn':
+        return `arn:aws:apigateway:${REGION}::/domainnames/${id}`;
       default:
         throw new TemplateError(where, `cannot resolve Fn::GetAtt ${id}.${attribute} (${r.Type})`);
     }

@@ -38,6 +38,24 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     expect(batchGets.every((c) => c.allowed)).toBe(true);
   });
 
+  it('serves both APIs through the custom domain where the stage has one (production), by its routing rules', async () => {
+    expect(rehearsal.domains.map((d) => d.name)).toEqual(context.domainName ? [context.domainName] : []);
+    for (const domain of rehearsal.domains) {
+      const statuses: [string, number][] = [];
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+        const res = await fetch(`${domain.url}${path}`, { headers, redirect: 'manual' });
+        await res.arrayBuffer();
+        statuses.push([route, res.status]);
+      }
+      expect(statuses.filter(([, s]) => s !== 200)).toEqual([]);
+      // The old prefix's rule sends it to the Public API, which redirects it (PRODUCT P15).
+      const legacy = await fetch(`${domain.url}/api/ext/v1/events/evt_jazz01`, { redirect: 'manual' });
+      expect([legacy.status, legacy.headers.get('location')]).toEqual([308, '/api/public/v1/events/evt_jazz01']);
+      // A path no rule matches is API Gateway's own 403 on a custom domain.
+      expect((await fetch(`${domain.url}/elsewhere`)).status).toBe(403);
+    }
+  });
+
   it('applies a change batch from the ingest queue, as the event source mapping delivers it', async () => {
     const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
     for (const line of CHANGES) rehearsal.send(queueId, line);
