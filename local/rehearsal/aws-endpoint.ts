@@ -133,10 +133,14 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
   const denials: Denial[] = [];
   const unsupported: string[] = [];
 
+  // The same call of the same function always gets the same decision: evaluated once.
+  const decisions = new Map<string, Promise<{ allowed: boolean; decision: string }>>();
   async function authorize(fn: string, evaluations: AwsCall[], operation: string): Promise<Denial | undefined> {
     const role = opts.roles.get(fn);
     for (const call of evaluations) {
-      const decision = role ? await evaluate(call, role.roleName, role.policies) : { allowed: false, decision: 'no role in the template' };
+      const key = JSON.stringify([fn, call.action, call.resource, call.context]);
+      if (!decisions.has(key)) decisions.set(key, role ? evaluate(call, role.roleName, role.policies) : Promise.resolve({ allowed: false, decision: 'no role in the template' }));
+      const decision = await decisions.get(key)!;
       calls.push({ fn, operation, action: call.action, resource: call.resource, allowed: decision.allowed });
       if (!decision.allowed) {
         const denial = { ...call, decision: decision.decision };

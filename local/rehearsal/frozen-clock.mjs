@@ -1,8 +1,9 @@
-// The rehearsal's tests pin "now" as the local server's do (fixedClock(NOW)):
-// with REHEARSAL_NOW set, this preload makes Date read that instant in the
-// function's process. It changes the clock only; the bundle and the SDK run
-// as built.
-const fixed = Date.parse(process.env.REHEARSAL_NOW ?? '');
+// The rehearsal's tests pin "now" as the local server's do (fixedClock(NOW)),
+// and may move it (the quota's UTC day): with REHEARSAL_NOW set, this preload
+// makes Date read that instant in the function's process, and each
+// invocation may move it (runner.mjs). It changes the clock only; the bundle
+// and the SDK run as built.
+let fixed = Date.parse(process.env.REHEARSAL_NOW ?? '');
 if (!Number.isNaN(fixed)) {
   const Real = Date;
   globalThis.Date = class extends Real {
@@ -13,5 +14,9 @@ if (!Number.isNaN(fixed)) {
     static now() {
       return fixed;
     }
+  };
+  globalThis[Symbol.for('rehearsal.setNow')] = (iso) => {
+    const next = Real.parse(iso);
+    if (!Number.isNaN(next)) fixed = next;
   };
 }

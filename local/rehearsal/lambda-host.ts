@@ -58,6 +58,12 @@ export class LambdaHost {
   constructor(
     readonly spec: FunctionSpec,
     private readonly awsEnv: Record<string, string>,
+    private readonly options: {
+      /** The pinned clock, read at each invocation (with REHEARSAL_NOW in awsEnv). */
+      clock?: () => Date;
+      /** Each line the function writes (its logs); default: stderr to this process's stderr, stdout dropped. */
+      onLog?: (fn: string, line: string) => void;
+    } = {},
   ) {}
 
   private spawn(): Worker {
@@ -77,8 +83,20 @@ export class LambdaHost {
         LAMBDA_TASK_ROOT: spec.assetDir,
         _HANDLER: spec.handler,
       },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      stdio: this.options.onLog ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'ignore', 'inherit', 'ipc'],
     });
+    const onLog = this.options.onLog;
+    if (onLog) {
+      for (const stream of [child.stdout, child.stderr]) {
+        let pending = '';
+        stream?.setEncoding('utf8');
+        stream?.on('data', (chunk: string) => {
+          const lines = (pending + chunk).split('\n');
+          pending = lines.pop() ?? '';
+          for (const line of lines) onLog(spec.logicalId, line);
+        });
+      }
+    }
     const worker: Worker = {
       child,
       busy: false,
@@ -157,7 +175,8 @@ export class LambdaHost {
       };
       worker.child.on('message', onMessage);
       worker.child.once('exit', onExit);
-      worker.child.send({ id, event, requestId: id, deadline: performance.timeOrigin + performance.now() + timeoutMs }, (error) => {
+      const now = this.options.clock?.().toISOString();
+      worker.child.send({ id, event, requestId: id, now, deadline: performance.timeOrigin + performance.now() + timeoutMs }, (error) => {
         if (error) done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited: ${error.message}` });
       });
     });

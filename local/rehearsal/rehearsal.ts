@@ -33,8 +33,10 @@ export interface RehearsalOptions {
   /** CDK context: `stage` and any key of bin/app.ts (cdk.json's context is merged under it). */
   readonly context: Record<string, string>;
   readonly dataFile: string;
-  /** Pins the functions' clock (and the quota's period) to this instant; default: real time. */
-  readonly now?: Date;
+  /** Pins the functions' clock (and the quota's period) to this instant, or to what this clock says at each invocation; default: real time. */
+  readonly now?: Date | (() => Date);
+  /** Each line a function writes (its logs), with the function's logical id. */
+  readonly onLog?: (fn: string, line: string) => void;
   /**
    * The template's throttles (stage and usage plan), on unless false. Test
    * suites that send requests faster than a key's rate turn them off and say
@@ -65,6 +67,12 @@ export interface Rehearsal {
   readonly storeEndpoint: string;
   readonly demoKey: LocalServer['demoKey'];
   readonly summary: WriteSummary;
+  /**
+   * Makes every API key in the table a usage-plan key, as `npm run keys`
+   * does in AWS (keys/key-manager.ts); a key created without it is refused
+   * by API Gateway (INVALID_API_KEY), here as there.
+   */
+  registerPlanKeys(): Promise<void>;
   /** Functions invoked, by logical id, in order. */
   readonly invocations: string[];
   /** Queue logical id → messages waiting. */
@@ -175,13 +183,15 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     });
     endpointUrl = endpoint.url;
     closers.push(() => endpoint.close());
+    const pinned = opts.now;
+    const now = () => (pinned === undefined ? new Date() : typeof pinned === 'function' ? pinned() : pinned);
     const awsEnv: Record<string, string> = {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
       AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
       AWS_ENDPOINT_URL_SQS: endpoint.url,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...(opts.now ? { REHEARSAL_NOW: opts.now.toISOString() } : {}),
+      ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
     };
     // Environment values resolved only now: queue URLs need the endpoint's port.
     const hosts = new Map<string, LambdaHost>();
@@ -189,12 +199,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       const environment = Object.fromEntries(
         Object.entries((template.prop(spec.logicalId, 'Environment.Variables') ?? {}) as Record<string, Json>).map(([k, v]) => [k, String(v)]),
       );
-      hosts.set(spec.logicalId, new LambdaHost({ ...spec, environment }, { ...awsEnv, REHEARSAL_FUNCTION_ARN: template.getAtt(spec.logicalId, 'Arn', spec.logicalId) }));
+      hosts.set(spec.logicalId, new LambdaHost({ ...spec, environment }, { ...awsEnv, REHEARSAL_FUNCTION_ARN: template.getAtt(spec.logicalId, 'Arn', spec.logicalId) }, { clock: opts.now ? now : undefined, onLog: opts.onLog }));
     }
     closers.push(async () => Promise.all([...hosts.values()].map((h) => h.close())));
 
     const invocations: string[] = [];
-    const now = () => opts.now ?? new Date();
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
       const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
@@ -337,6 +346,9 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       summary,
       invocations,
       queues,
+      registerPlanKeys: async () => {
+        for (const k of await registerPlanKeys(client, tableName)) planKeys.add(k);
+      },
       send: (queueId, body) => queues.get(queueId)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
       drain,
       problems: () => [

@@ -18,9 +18,10 @@ try {
   initError = error;
 }
 
-process.on('message', async ({ id, event, deadline, requestId }) => {
+process.on('message', async ({ id, event, deadline, requestId, now }) => {
   try {
     if (initError) throw initError;
+    if (now) globalThis[Symbol.for('rehearsal.setNow')]?.(now);
     const context = {
       callbackWaitsForEmptyEventLoop: true,
       functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,

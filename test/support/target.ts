@@ -14,6 +14,7 @@ import { SURFACES } from '../../lambdas/routes.js';
 import { forgetDocuments } from './contract.js';
 import { DEMO_FILE, NOW } from './fixtures.js';
 import { startTestServer } from './local.js';
+import { readableLogger } from '../../lambdas/http/logger.js';
 
 export type TargetName = 'local' | 'rehearsal';
 export const TARGET: TargetName = process.env.E2E_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
@@ -25,6 +26,9 @@ export interface Target {
   readonly embedBaseUrl: string;
   /** The SITE_URL the functions build links with. */
   readonly siteUrl: string;
+  /** The store (dynalite) and the table's name there, for `npm run keys -- … --endpoint … --table …`. */
+  readonly storeEndpoint: string;
+  readonly tableName: string;
   readonly rehearsal?: Rehearsal;
   close(): Promise<void>;
 }
@@ -36,22 +40,42 @@ export interface Target {
  * template); after the suite, no AWS call may have been denied and no
  * function may have failed.
  */
-export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Target> {
+export interface TargetOptions {
+  siteUrl?: string;
+  /** A clock the suite moves (default: NOW). */
+  clock?: () => Date;
+  /** Every log line of the handlers (local: the server's logger at DEBUG; rehearsal: what the functions write). */
+  onLog?: (line: string) => void;
+}
+
+export async function startTarget(opts: TargetOptions = {}): Promise<Target> {
   if (TARGET === 'local') {
-    const server = await startTestServer(opts.siteUrl ? { siteUrl: opts.siteUrl } : {});
+    const server = await startTestServer({
+      ...(opts.siteUrl ? { siteUrl: opts.siteUrl } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.onLog ? { logger: readableLogger({ level: 'DEBUG', write: opts.onLog }) } : {}),
+    });
     return {
       name: 'local',
       url: server.url,
       publicBaseUrl: server.publicBaseUrl,
       embedBaseUrl: server.embedBaseUrl,
       siteUrl: opts.siteUrl ?? server.url.replace('127.0.0.1', 'localhost'),
+      storeEndpoint: server.storeEndpoint,
+      tableName: server.tableName,
       close: () => server.close(),
     };
   }
   const siteUrl = opts.siteUrl ?? REHEARSED_SITE_URLS[0]!;
   // Throttles off: a suite sends a key's requests faster than its plan's 10 per second (AWS would answer
   // 429 THROTTLED); test/rehearsal/ checks the template's throttles on their own.
-  const rehearsal = await startRehearsal({ context: { stage: 'staging', siteUrl }, dataFile: DEMO_FILE, now: new Date(NOW), throttle: false });
+  const rehearsal = await startRehearsal({
+    context: { stage: 'staging', siteUrl },
+    dataFile: DEMO_FILE,
+    now: opts.clock ?? new Date(NOW),
+    throttle: false,
+    ...(opts.onLog ? { onLog: (_fn: string, line: string) => opts.onLog!(line) } : {}),
+  });
   const publicBaseUrl = rehearsal.urlFor(`${SURFACES.public}/openapi.json`).replace(/\/openapi\.json$/, '');
   const embedBaseUrl = rehearsal.urlFor(`${SURFACES.embed}/openapi.json`).replace(/\/openapi\.json$/, '');
   return {
@@ -60,6 +84,8 @@ export async function startTarget(opts: { siteUrl?: string } = {}): Promise<Targ
     publicBaseUrl,
     embedBaseUrl,
     siteUrl,
+    storeEndpoint: rehearsal.storeEndpoint,
+    tableName: rehearsal.tableName,
     rehearsal,
     close: async () => {
       forgetDocuments(new URL(publicBaseUrl).origin);
