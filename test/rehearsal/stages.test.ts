@@ -13,6 +13,7 @@ import { dynamoCalls } from '../../local/rehearsal/aws-endpoint.js';
 import { evaluate } from '../../local/rehearsal/iam.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { Template } from '../../local/rehearsal/template.js';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
 
 const CHANGES = readFileSync(new URL('../fixtures/changes-example.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean);
@@ -65,6 +66,31 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     const writes = rehearsal.endpoint.calls.filter((c) => /^dynamodb:(Put|Update)Item$/.test(c.action));
     expect(writes.length).toBeGreaterThan(0);
     expect(new Set(writes.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(['Ingest']));
+  });
+
+  it('redrives a record that never applies: reported failed in each partial batch response, dead-lettered after maxReceiveCount', async () => {
+    const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+    const deadLetterId = [...rehearsal.queues.keys()].find((q) => /DeadLetter/i.test(q))!;
+    rehearsal.send(queueId, '{"type":"event.upserted","version":1}');
+    // The queue's RedrivePolicy: 10 receives (lib/ingest.ts), each a one-record batch the function reports failed.
+    expect(await rehearsal.drain()).toEqual({ batches: 10, failures: 10, deadLettered: 1 });
+    expect(rehearsal.queues.get(deadLetterId)!.map((m) => m.body)).toEqual(['{"type":"event.upserted","version":1}']);
+    rehearsal.queues.get(deadLetterId)!.length = 0;
+  });
+
+  it("lets the ingest function send its continuation to its own queue, and to no other (its role's sqs:SendMessage)", async () => {
+    const [queueId, deadLetterId] = ['Queue', 'DeadLetters'].map((name) => [...rehearsal.queues.keys()].find((q) => q.startsWith(`Ingest${name}`))!);
+    const ingestFn = rehearsal.invocations.find((fn) => fn.startsWith('IngestFunction'))!;
+    const sqs = new SQSClient({ region: 'us-east-1', endpoint: rehearsal.endpoint.url, credentials: { accessKeyId: ingestFn, secretAccessKey: 'x' } });
+    const urlOf = (id: string) => `${rehearsal.endpoint.url}/123456789012/${id}`;
+    await sqs.send(new SendMessageCommand({ QueueUrl: urlOf(queueId!), MessageBody: 'continuation' }));
+    expect(rehearsal.queues.get(queueId!)!.map((m) => m.body)).toEqual(['continuation']);
+    await expect(sqs.send(new SendMessageCommand({ QueueUrl: urlOf(deadLetterId!), MessageBody: 'elsewhere' }))).rejects.toThrow(/not authorized to perform: sqs:SendMessage/);
+    sqs.destroy();
+    rehearsal.queues.get(queueId!)!.length = 0;
+    // The refusal is a denial the rehearsal reports, naming function, action and resource.
+    expect(rehearsal.endpoint.denials.map((d) => [d.fn, d.action, d.resource])).toEqual([[ingestFn, 'sqs:SendMessage', `arn:aws:sqs:us-east-1:123456789012:${deadLetterId}`]]);
+    rehearsal.endpoint.denials.length = 0;
   });
 
   it('saw no denied call, no call it could not interpret, no function error', () => {
