@@ -39,6 +39,8 @@ interface Worker {
   busy: boolean;
   /** Killed or exited: never reused. */
   dead: boolean;
+  /** Its last lines on stderr, for the error of a runtime that exits. */
+  stderrTail: string[];
 }
 
 /**
@@ -83,24 +85,15 @@ export class LambdaHost {
         LAMBDA_TASK_ROOT: spec.assetDir,
         _HANDLER: spec.handler,
       },
-      stdio: this.options.onLog ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'ignore', 'inherit', 'ipc'],
+      // Never inherited: a function's output is its log (CloudWatch's in AWS), and a jest worker that sees
+      // V8's "heap out of memory" on its own stderr takes itself for out of memory and stops.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const onLog = this.options.onLog;
-    if (onLog) {
-      for (const stream of [child.stdout, child.stderr]) {
-        let pending = '';
-        stream?.setEncoding('utf8');
-        stream?.on('data', (chunk: string) => {
-          const lines = (pending + chunk).split('\n');
-          pending = lines.pop() ?? '';
-          for (const line of lines) onLog(spec.logicalId, line);
-        });
-      }
-    }
     const worker: Worker = {
       child,
       busy: false,
       dead: false,
+      stderrTail: [],
       ready: new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           child.kill('SIGKILL');
@@ -117,6 +110,19 @@ export class LambdaHost {
       }),
     };
     worker.ready.catch(() => undefined);
+    const onLog = this.options.onLog;
+    for (const stream of [child.stdout, child.stderr]) {
+      let pending = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        const lines = (pending + chunk).split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          onLog?.(spec.logicalId, line);
+          if (stream === child.stderr && line.trim()) worker.stderrTail = [...worker.stderrTail.slice(-4), line.trim()];
+        }
+      });
+    }
     child.once('exit', () => {
       worker.dead = true;
       this.all.delete(worker);
@@ -161,7 +167,7 @@ export class LambdaHost {
         done(m.ok ? { ok: true, payload: m.payload } : { ok: false, errorType: m.errorType, errorMessage: m.errorMessage });
       };
       const onExit = (code: number | null, signal: string | null) =>
-        done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited with error: ${signal ?? `exit status ${code}`}` });
+        done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited with error: ${signal ?? `exit status ${code}`}${worker.stderrTail.length ? ` (${worker.stderrTail.join(' | ').slice(0, 300)})` : ''}` });
       const timer = setTimeout(() => {
         done({ ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds` });
         worker.dead = true;
