@@ -20,11 +20,14 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 export const REHEARSAL_DIR = join(ROOT, 'cdk.out', 'rehearsal');
 const SOURCES = ['lambdas', 'lib', 'bin', 'package-lock.json', 'cdk.json'];
 
-/** cdk.json's context under the given one, as the CDK CLI merges them (values as strings). */
-export function withCdkJsonContext(context: Record<string, string>): Record<string, string> {
+/**
+ * cdk.json's context under the given one, as the CDK CLI merges them. Values
+ * keep their JSON types: a feature flag `false` must stay false (as a string
+ * it would read as set).
+ */
+export function withCdkJsonContext(context: Record<string, string>): Record<string, unknown> {
   const json = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
-  const base = Object.fromEntries(Object.entries(json.context ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-  return { ...base, ...context };
+  return { ...json.context, ...context };
 }
 
 export interface Assembly {
@@ -50,7 +53,7 @@ function sourcesKey(): string {
 }
 
 /** `{sources}-{context}`: an assembly is kept while both are unchanged. */
-export function assemblyKey(context: Record<string, string>, sources = sourcesKey()): string {
+export function assemblyKey(context: Record<string, unknown>, sources = sourcesKey()): string {
   const contextHash = createHash('sha256').update(JSON.stringify(Object.entries(context).sort())).digest('hex').slice(0, 8);
   return `${sources}-${contextHash}`;
 }
@@ -68,7 +71,7 @@ function pruneStale(sources: string): void {
  * temporary directory and renamed into place, so two processes racing for
  * the same key both end with a complete assembly.
  */
-export function synthesizeAssembly(context: Record<string, string>): Assembly {
+export function synthesizeAssembly(context: Record<string, unknown>): Assembly {
   const sources = sourcesKey();
   const key = assemblyKey(context, sources);
   const dir = join(REHEARSAL_DIR, key);
@@ -91,7 +94,7 @@ export function synthesizeAssembly(context: Record<string, string>): Assembly {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  const stage = context.stage ?? 'staging';
+  const stage = String(context.stage ?? 'staging');
   const stackName = `PublicEvents-${stage}`;
   const template = JSON.parse(readFileSync(join(dir, `${stackName}.template.json`), 'utf8')) as Record<string, unknown>;
   return { dir, stackName, template, synthesized };
