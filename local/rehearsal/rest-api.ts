@@ -238,13 +238,13 @@ export class RestApiRehearsal {
     return go(this.root, 0, Object.create(null) as Record<string, string>);
   }
 
-  private gatewayResponse(type: string, requestId: string, context: Record<string, string> = {}, messageOverride?: string) {
-    const known = RESPONSE_TYPES[type] ?? { status: 500, message: 'Internal server error' };
+  private gatewayResponse(type: string, requestId: string, context: Record<string, string> = {}, messageOverride?: string, statusOverride?: number) {
+    const known = statusOverride ? { status: statusOverride, message: messageOverride ?? '' } : (RESPONSE_TYPES[type] ?? { status: 500, message: 'Internal server error' });
     const fallback = known.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
     const own = this.responses.get(type);
     const configured = own ?? this.responses.get(fallback);
     const message = messageOverride ?? known.message;
-    const status = own?.status ?? configured?.status ?? known.status;
+    const status = statusOverride ?? own?.status ?? configured?.status ?? known.status;
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': type === 'LAMBDA_ERROR' ? 'InternalServerErrorException' : type };
     for (const [name, source] of Object.entries(configured?.headers ?? {})) {
       const value = source.startsWith("'") ? source.slice(1, -1) : source.startsWith('context.') ? context[source.slice('context.'.length)] : undefined;
@@ -278,7 +278,8 @@ export class RestApiRehearsal {
   private async answer(req: IncomingMessage, requestId: string, domain: string | undefined): Promise<{ statusCode: number; headers?: Record<string, Json>; body: string }> {
     const target = req.url ?? '/';
     const breach = sizeLimitBreach(target, req.rawHeaders);
-    if (breach) return this.gatewayResponse(breach.status === 414 ? 'REQUEST_TOO_LARGE' : 'REQUEST_TOO_LARGE', requestId, {}, breach.message);
+    // API Gateway's URL and header size quotas (local/request-limits.ts): 414 and 431, shaped by DEFAULT_4XX.
+    if (breach) return this.gatewayResponse('DEFAULT_4XX', requestId, {}, breach.message, breach.status);
     const url = parseRequestTarget(target);
     const method = req.method ?? 'GET';
     const found = this.match(url.pathname.split('/').slice(1));
@@ -310,7 +311,7 @@ export class RestApiRehearsal {
     let usageKey: string | undefined = this.keySource === 'HEADER' ? (headers['x-api-key'] ?? headers['X-API-Key']) : undefined;
     if (m.authorizer) {
       const arnBreach = methodArnTooLong(methodArn);
-      if (arnBreach) return this.gatewayResponse('REQUEST_TOO_LARGE', requestId, {}, arnBreach.message);
+      if (arnBreach) return this.gatewayResponse('DEFAULT_4XX', requestId, {}, arnBreach.message, arnBreach.status);
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
       const missing = m.authorizer.identitySources.some((s) => {
         const h = /^method\.request\.header\.(.+)$/.exec(s)?.[1];

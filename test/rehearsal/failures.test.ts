@@ -127,6 +127,17 @@ describe('function limits, as Lambda enforces them, through the gateway', () => 
   });
 });
 
+describe("API Gateway's request size quotas", () => {
+  it('a URL over 10,240 characters is 414 and headers over 10,240 bytes 431, shaped by DEFAULT_4XX, before any function runs', async () => {
+    const { rest, call } = await serve(template({ gatewayResponses: [{ ResponseType: 'DEFAULT_4XX', ResponseTemplates: { 'application/json': '{"success":false,"message":$context.error.messageString}' } }] }));
+    const long = await call(`/ok?pad=${'a'.repeat(10_240)}`);
+    expect([long.status, JSON.parse(long.body).success]).toEqual([414, false]);
+    const headers = await call('/ok', { 'x-pad': 'p'.repeat(11_000) });
+    expect([headers.status, JSON.parse(headers.body).success]).toEqual([431, false]);
+    expect(rest.functionErrors).toEqual([]);
+  });
+});
+
 describe('a template the rehearsal cannot interpret fails at start, naming the resource', () => {
   it('an integration type it does not know', () => {
     expect(() => new RestApiRehearsal({ template: new Template(template({ method: { Integration: { Type: 'HTTP_PROXY', Uri: 'https://example.com' } } }), 'T', { queueUrl: (id) => id }), apiId: 'Api', functions: new Map(), now: () => new Date(), planKeys: new Set(), throttle: true })).toThrow(
