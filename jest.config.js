@@ -5,6 +5,8 @@
  *
  * Two projects share one run and its workers:
  * - "dynalite": every test, on the embedded store (no Java);
+ * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
+ *   synthesized stack (bundles from cdk.out, IAM checked on every call);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
  *   (Java 17; a JVM per file; globalSetup checks Java). Why: see
  *   test/support/store.ts. `--selectProjects dynalite` runs only the first.
@@ -36,6 +38,19 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/store-differences.test.ts',
 ];
 
+/**
+ * The rehearsal of the synthesized stack: test/rehearsal/, and the
+ * end-to-end suites that get their server from test/support/target.ts, run
+ * again with the bundles from cdk.out behind the template's gateway.
+ */
+export const REHEARSAL_TESTS = [
+  '<rootDir>/test/rehearsal/*.test.ts',
+  '<rootDir>/test/e2e/embed-api.test.ts',
+  '<rootDir>/test/e2e/public-api.test.ts',
+  '<rootDir>/test/e2e/rate-limit-headers.test.ts',
+  '<rootDir>/test/e2e/keys-and-quota.test.ts',
+];
+
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */
 export const common = {
   testEnvironment: 'node',
@@ -59,6 +74,13 @@ export default {
       ...common,
       displayName: 'dynalite',
       testMatch: ['<rootDir>/test/{unit,integration,e2e,infra}/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'rehearsal',
+      testMatch: REHEARSAL_TESTS,
+      setupFiles: ['<rootDir>/test/support/rehearsal.env.ts'],
+      globalSetup: '<rootDir>/test/support/rehearsal.setup.mjs',
     },
     {
       ...common,

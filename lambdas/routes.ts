@@ -33,26 +33,41 @@ export interface RouteDefinition {
    */
   readonly auth: 'key' | 'none';
   readonly scope?: Scope;
-  /** False for routes that never touch the table (no read grant in AWS). Default true. */
-  readonly readsTable?: false;
+  /**
+   * THE declaration of the DynamoDB actions the handler's store calls use
+   * (lambdas/store/repository.ts): its role grants exactly these, on the table
+   * and its indexes (lib/route-function.ts), and nothing else. Empty: the
+   * handler never touches the table (no grant at all). `npm run rehearse`
+   * runs the bundle against its role and fails on any call outside this list.
+   */
+  readonly tableReads: readonly TableRead[];
 }
 
+/** Read actions an HTTP function may be granted; no write action can be declared here. */
+export const TABLE_READS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
+export type TableRead = (typeof TABLE_READS)[number];
+
+/** Query: every index read (events, guests, tallies, user lookup). */
+const QUERY = ['dynamodb:Query'] as const;
+/** A profile list also reads its events by key (repository `eventsOf`: BatchGetItem). */
+const QUERY_AND_BATCH_GET = ['dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
+
 export const routes = [
-  { id: 'getEvent', surface: 'public', method: 'GET', path: '/events/{eventId}', handler: 'get-event', auth: 'key', scope: 'events:read' },
-  { id: 'getEventGuests', surface: 'public', method: 'GET', path: '/events/{eventId}/guests', handler: 'get-event-guests', auth: 'key', scope: 'guests:read' },
-  { id: 'getUserEvents', surface: 'public', method: 'GET', path: '/users/{username}/events', handler: 'get-user-events', auth: 'key', scope: 'events:read' },
-  { id: 'getUserProfileEvents', surface: 'public', method: 'GET', path: '/users/{username}/profile-events', handler: 'get-user-profile-events', auth: 'key', scope: 'events:read' },
-  { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', auth: 'key', scope: 'events:read' },
-  { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', auth: 'key', scope: 'events:read' },
-  { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', readsTable: false },
-  { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none' },
-  { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none' },
+  { id: 'getEvent', surface: 'public', method: 'GET', path: '/events/{eventId}', handler: 'get-event', auth: 'key', scope: 'events:read', tableReads: QUERY },
+  { id: 'getEventGuests', surface: 'public', method: 'GET', path: '/events/{eventId}/guests', handler: 'get-event-guests', auth: 'key', scope: 'guests:read', tableReads: QUERY },
+  { id: 'getUserEvents', surface: 'public', method: 'GET', path: '/users/{username}/events', handler: 'get-user-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'getUserProfileEvents', surface: 'public', method: 'GET', path: '/users/{username}/profile-events', handler: 'get-user-profile-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
+  { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
+  { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
+  { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },
+  { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none', tableReads: QUERY },
   // iCalendar feeds. API Gateway REST allows a path parameter only as a whole
   // segment and one variable segment per level, so a single event's feed is
   // its own segment below the event (…/events/{eventId}.ics redirects there).
-  { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed', auth: 'none' },
-  { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed', auth: 'none' },
-  { id: 'embedOpenApi', surface: 'embed', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', readsTable: false },
+  { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed', auth: 'none', tableReads: QUERY },
+  { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed', auth: 'none', tableReads: QUERY },
+  { id: 'embedOpenApi', surface: 'embed', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
 ] as const satisfies readonly RouteDefinition[];
 
 export type RouteId = (typeof routes)[number]['id'];
@@ -65,6 +80,8 @@ export const LEGACY_REDIRECT_HANDLER = 'legacy-redirect';
 
 /** The Public API's REQUEST authorizer, also a Lambda of its own. */
 export const AUTHORIZER_HANDLER = 'authorizer';
+/** The authorizer's one read (repository `getApiKey`), granted on API key items only (lib/route-function.ts). */
+export const AUTHORIZER_TABLE_READS = ['dynamodb:GetItem'] as const satisfies readonly TableRead[];
 
 export function resourcePath(route: Pick<RouteDefinition, 'surface' | 'path'>): string {
   return `${SURFACES[route.surface]}${route.path}`;

@@ -61,8 +61,8 @@ export class PublicEventsStack extends Stack {
         retainLogs: production,
       });
       // The OpenAPI documents never read the table: no grant, only the name the config parser expects.
-      if (route.readsTable === false) rf.fn.addEnvironment('TABLE_NAME', table.tableName);
-      else rf.bindTableReads(table);
+      if (route.tableReads.length === 0) rf.fn.addEnvironment('TABLE_NAME', table.tableName);
+      else rf.bindTableReads(table, route.tableReads);
       functions.set(route.id, rf.fn);
     }
     const authorizer = new RouteFunction(this, 'Authorizer', {

@@ -167,7 +167,9 @@ export class RestApis extends Construct {
     this.addRoutes(this.embedApi, 'embed', props.functions, { key: none, none });
     // OPTIONS on any other path too (PRODUCT P11): a catch-all answered by a mock.
     this.embedApi.root.addProxy({ anyMethod: false });
-    addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': `'${EMBED_CORS.allowOrigin}'` });
+    // CORS so a browser can read them, and no-store like every Embed error (the local server's gateway errors too):
+    // without it a CDN or browser could keep a gateway 404 for a path that later exists.
+    addEnvelopeResponses(this.embedApi, EMBED_RESPONSES, { 'Access-Control-Allow-Origin': `'${EMBED_CORS.allowOrigin}'`, 'Cache-Control': "'no-store'" });
 
     // Both stages log, and a stage with logging fails to create ("CloudWatch Logs role ARN must be set in
     // account settings") before the account's CloudWatch role is set. CDK makes the Public stage wait for

@@ -26,6 +26,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
+import { AUTHORIZER_TABLE_READS, type TableRead } from '../lambdas/routes.js';
 import { INDEXES } from '../lambdas/store/table.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -99,12 +100,17 @@ export class RouteFunction extends Construct {
     });
   }
 
-  /** GET handlers: GetItem and Query on the table (API keys, list tallies) and its indexes, by name, nothing else. */
-  bindTableReads(table: ITableV2): void {
+  /**
+   * GET handlers: the read actions the route table declares for the handler
+   * (`tableReads`, lambdas/routes.ts), on the table and its indexes by name,
+   * nothing else. A call outside them is denied in AWS and in the rehearsal.
+   */
+  bindTableReads(table: ITableV2, actions: readonly TableRead[]): void {
+    if (actions.length === 0) throw new Error(`${this.node.id}: bindTableReads with no action; leave the table unbound instead`);
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
     this.role.addToPolicy(
       new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+        actions: [...actions],
         resources: [table.tableArn, ...Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`)],
       }),
     );
@@ -131,7 +137,7 @@ export class RouteFunction extends Construct {
     this.role.addToPolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        actions: ['dynamodb:GetItem'],
+        actions: [...AUTHORIZER_TABLE_READS],
         resources: [table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } },
       }),

@@ -80,7 +80,7 @@ function clientKeyed<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-function headersOf(req: IncomingMessage) {
+export function headersOf(req: IncomingMessage) {
   const headers = clientKeyed<string>();
   const multiValueHeaders = clientKeyed<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -92,7 +92,7 @@ function headersOf(req: IncomingMessage) {
   return { headers, multiValueHeaders };
 }
 
-function queryOf(url: RequestTarget) {
+export function queryOf(url: RequestTarget) {
   // API Gateway keeps the last value of a repeated parameter in the single-value map.
   const single = clientKeyed<string>();
   const multi = clientKeyed<string[]>();
@@ -139,7 +139,8 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 const EMBED_ORIGIN_HEADER = { 'access-control-allow-origin': EMBED_CORS.allowOrigin };
 const EMBED_PREFLIGHT = {
   ...EMBED_ORIGIN_HEADER,
-  'access-control-allow-methods': EMBED_CORS.allowMethods.join(', '),
+  // As API Gateway's preflight mock sends it: CDK writes the list joined without spaces (lib/rest-apis.ts).
+  'access-control-allow-methods': EMBED_CORS.allowMethods.join(','),
   'access-control-allow-headers': EMBED_CORS.allowHeaders.join(', '),
 };
 

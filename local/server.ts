@@ -90,7 +90,7 @@ async function loadModule(file: string): Promise<HandlerModule> {
  * when it has none, one made for this run and added to the data, so the writer
  * stores it like any other (listable and revocable with `npm run keys`).
  */
-function withDemoKey(dataset: Dataset): { dataset: Dataset; demoKey: LocalServer['demoKey'] } {
+export function withDemoKey(dataset: Dataset): { dataset: Dataset; demoKey: LocalServer['demoKey'] } {
   const existing = dataset.api_keys?.find((k) => !k.revoked && SCOPES.every((s) => (k.scopes ?? SCOPES).includes(s)));
   if (existing) return { dataset, demoKey: { key: existing.key, source: 'dataset' } };
   const key = `pk_local_${randomBase62(40)}`;

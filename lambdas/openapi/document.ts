@@ -310,7 +310,7 @@ export function buildDocument(
             description: 'Preflight accepted.',
             headers: asHeaders({
               ...CORS_HEADERS,
-              // A list: `GET, OPTIONS` locally, `GET,OPTIONS` from API Gateway's preflight mock (CDK joins without spaces).
+              // A list: `GET,OPTIONS` from API Gateway's preflight mock (CDK joins without spaces), and the local server's too.
               'Access-Control-Allow-Methods': { description: 'Allowed methods.', required: true, schema: { type: 'string', maxLength: 64, pattern: '^[A-Z]+(, ?[A-Z]+)*$' } },
               'Access-Control-Allow-Headers': { description: 'Allowed request headers.', required: true, schema: { type: 'string', maxLength: 256, pattern: '^[A-Za-z0-9-]+(, ?[A-Za-z0-9-]+)*$' } },
             }),

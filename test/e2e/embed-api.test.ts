@@ -1,20 +1,22 @@
 /**
- * The Embed API over real HTTP against the local server, clock pinned to NOW:
+ * The Embed API over real HTTP against the local server, and in jest's
+ * rehearsal project against the synthesized stack's bundles and gateway
+ * (test/support/target.ts), clock pinned to NOW:
  * compact objects, ordering and bounds, errors, CORS and conditional GETs.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { EmbedEvent } from '../../lambdas/core/embed.js';
 import { get, type Reply } from '../support/http.js';
-import { startTestServer, type TestServer } from '../support/local.js';
+import { startTarget, type Target } from '../support/target.js';
 
 type Envelope<T> = { success: boolean; message: string; data: T; errors?: { field: string; message: string }[] };
-let server: TestServer;
+let server: Target;
 const embed = <T = unknown>(path: string, headers: Record<string, string> = {}, method = 'GET') =>
   get<Envelope<T>>(`${server.embedBaseUrl}${path}`, { origin: 'https://host.example', ...headers }, method);
 const ids = (events: { id: string }[]) => events.map((e) => e.id);
 
 beforeAll(async () => {
-  server = await startTestServer({ siteUrl: 'https://events.example' });
+  server = await startTarget({ siteUrl: 'https://events.example.com' });
 });
 afterAll(async () => server?.close());
 
@@ -39,7 +41,7 @@ describe('GET /api/embed/v1/events/{eventId}', () => {
         end_date: '2027-01-15T04:00:00.000Z',
         timezone: 'America/Chicago',
         location: { name: 'Skyline Terrace, 12 Main St', city: 'Austin', country: 'US' },
-        url: 'https://events.example/e/evt_jazz01',
+        url: 'https://events.example.com/e/evt_jazz01',
         creator: { username: 'Alice', image: 'https://images.example.com/u/alice.png', verified: true },
         status: 'upcoming',
       },
@@ -63,8 +65,17 @@ describe('GET /api/embed/v1/events/{eventId}', () => {
 
   it('answers 400 envelopes with CORS for a missing or invalid id', async () => {
     const missing = await embed('/events/');
-    expect(missing.status).toBe(400);
-    expect(missing.body.message).toBe('Event id is required');
+    if (server.name === 'rehearsal') {
+      // AWS: an empty segment matches no `{eventId}` and the template has no GET on `…/events`, so API Gateway
+      // answers itself (MISSING_AUTHENTICATION_TOKEN: "a method or resource that does not exist",
+      // https://repost.aws/knowledge-center/api-gateway-authentication-token-errors), the stack's 404 envelope.
+      // The local server lets the handler name the missing parameter instead (PRODUCT P6).
+      expect(missing.status).toBe(404);
+      expect(missing.body.message).toBe('Resource not found.');
+    } else {
+      expect(missing.status).toBe(400);
+      expect(missing.body.message).toBe('Event id is required');
+    }
     expectCors(missing);
     const invalid = await embed('/events/%3Cscript%3E');
     expect(invalid.status).toBe(400);
@@ -126,7 +137,7 @@ describe('CORS', () => {
       expect(reply.status).toBe(204);
       expect(reply.text).toBe('');
       expect(reply.headers.get('access-control-allow-origin')).toBe('*');
-      expect(reply.headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
+      expect(reply.headers.get('access-control-allow-methods')).toBe('GET,OPTIONS');
       expect(reply.headers.get('access-control-allow-headers')).toBe('Content-Type');
     }
   });

@@ -1,27 +1,45 @@
 /**
  * The Public API over real HTTP against the local server (dynalite, real
- * table, real handlers, API Gateway emulation), clock pinned to NOW.
+ * table, real handlers, API Gateway emulation), and in jest's rehearsal
+ * project against the synthesized stack's bundles and gateway
+ * (test/support/target.ts), clock pinned to NOW.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { PublicEvent, Guest } from '../../lambdas/core/event-mapper.js';
 import type { Pagination } from '../../lambdas/core/pagination.js';
 import { KEYS } from '../support/fixtures.js';
 import { get, type Reply } from '../support/http.js';
-import { startTestServer, type TestServer } from '../support/local.js';
+import { startTarget, type Target } from '../support/target.js';
 
 type Envelope<T> = { success: boolean; message: string; data: T; pagination?: Pagination; errors?: { field: string; message: string }[] };
 
-let server: TestServer;
+let server: Target;
 let base: string;
 const auth = { 'x-events-api-key': KEYS.both };
 const api = <T = unknown>(path: string, headers: Record<string, string> = auth) => get<Envelope<T>>(`${base}${path}`, headers);
 const ids = (events: { id: string }[]) => events.map((e) => e.id);
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTarget();
   base = server.publicBaseUrl;
 });
 afterAll(async () => server?.close());
+
+/**
+ * A request whose path parameter is an empty segment. AWS: `{param}` matches
+ * no empty segment, so no method matches and API Gateway answers itself
+ * (MISSING_AUTHENTICATION_TOKEN, "a method or resource that does not exist":
+ * https://repost.aws/knowledge-center/api-gateway-authentication-token-errors),
+ * the stack's 404 envelope, before the authorizer. The local server lets the
+ * handler name the missing parameter (PRODUCT P6). Read raw on the rehearsal:
+ * the contract check matches `{param}` as the local server does.
+ */
+async function expectEmptySegment(path: string, localStatus: number, localMessage?: string) {
+  if (server.name === 'rehearsal') {
+    const res = await fetch(`${base}${path}`, { headers: auth });
+    expect([res.status, await res.json()]).toEqual([404, { success: false, message: 'Resource not found.' }]);
+  } else expectError(await api(path), localStatus, localMessage);
+}
 
 function expectError(reply: Reply<Envelope<unknown>>, status: number, message?: string) {
   expect(reply.status).toBe(status);
@@ -62,7 +80,7 @@ describe('GET /events/{eventId}', () => {
     const { body } = await api<PublicEvent>('/events/evt_meetup02');
     expect(body.data).toMatchObject({
       description: '',
-      cover: `${server.url.replace('127.0.0.1', 'localhost')}/images/default-cover.png`,
+      cover: `${server.siteUrl}/images/default-cover.png`,
       location: '',
       end_date: null,
       cost: null,
@@ -88,7 +106,7 @@ describe('GET /events/{eventId}', () => {
   });
 
   it('answers 400 "Event id is required" when the id is missing', async () => {
-    expectError(await api('/events/'), 400, 'Event id is required');
+    await expectEmptySegment('/events/', 400, 'Event id is required');
   });
 });
 
@@ -209,13 +227,14 @@ describe('user event lists', () => {
   });
 
   it.each(['%40alice', 'a%20b', '', '%20'])('rejects the username %j', async (username) => {
+    if (username === '') return expectEmptySegment('/users//upcoming-events', 400);
     const reply = await api(`/users/${username}/upcoming-events`);
     expectError(reply, 400);
     expect(reply.body.errors?.[0]?.field).toBe('username');
   });
 
   it('answers "Username is required" when the username is missing', async () => {
-    expectError(await api('/users//past-events'), 400, 'Username is required');
+    await expectEmptySegment('/users//past-events', 400, 'Username is required');
   });
 });
 
@@ -302,7 +321,7 @@ describe('GET /users/{username}/events (Variant B, typed: the default)', () => {
 
   it('answers 400 "Username missing or user not found" for an unknown user', async () => {
     expectError(await api('/users/nobody/events'), 400, 'Username missing or user not found');
-    expectError(await api('/users//events'), 400, 'Username missing or user not found');
+    await expectEmptySegment('/users//events', 400, 'Username missing or user not found');
   });
 
   it('rejects an unknown type, naming the allowed values', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
-import { SURFACES, routes, type RouteDefinition } from '../../lambdas/routes.js';
+import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
 import { resources, synthApp } from './support.js';
@@ -111,9 +111,9 @@ describe('IAM: read-only, and only what each function needs', () => {
   const ingestStatements = statements.filter((s) => s.id.startsWith('Ingest'));
   const otherStatements = statements.filter((s) => !s.id.startsWith('Ingest'));
 
-  it('grants the HTTP functions and the authorizer no DynamoDB action but GetItem and Query, and no wildcard action', () => {
+  it('grants the HTTP functions and the authorizer no DynamoDB action but the three reads, and no wildcard action', () => {
     const actions = new Set(otherStatements.flatMap((s) => [s.Action].flat()));
-    expect([...actions].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect([...actions].sort()).toEqual([...TABLE_READS, 'logs:CreateLogStream', 'logs:PutLogEvents'].sort());
   });
 
   it('lets only the ingest function write event data: on the base table, with no delete and no wildcard', () => {
@@ -126,9 +126,19 @@ describe('IAM: read-only, and only what each function needs', () => {
     expect(ingestStatements.flatMap((s) => [s.Action].flat()).some((a) => a.endsWith('*'))).toBe(false);
   });
 
+  it("grants each HTTP function exactly the read actions its route declares (tableReads), no write action", () => {
+    const policies = resources(t, 'AWS::IAM::Policy');
+    for (const route of table) {
+      const own = policies.filter(([pid]) => pid.startsWith(`${route.id}Role`));
+      const actions = own.flatMap(([, p]) => (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => [s.Action].flat()));
+      expect([route.id, actions.filter((a) => a.startsWith('dynamodb:')).sort()]).toEqual([route.id, [...route.tableReads].sort()]);
+      for (const a of route.tableReads) expect(TABLE_READS).toContain(a);
+    }
+  });
+
   it('scopes table reads to the table and its three indexes by name', () => {
-    const reads = otherStatements.filter((s) => [s.Action].flat().includes('dynamodb:Query'));
-    expect(reads).toHaveLength(table.filter((r) => r.readsTable !== false).length);
+    const reads = otherStatements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')) && !s.id.startsWith('Authorizer'));
+    expect(reads).toHaveLength(table.filter((r) => r.tableReads.length > 0).length);
     for (const s of reads) {
       const joined = JSON.stringify(s.Resource);
       for (const index of Object.values(INDEXES)) expect(joined).toContain(`/index/${index.name}`);
@@ -182,7 +192,7 @@ describe('Public REST API', () => {
 
   it('gives the documents and the redirect no table access', () => {
     const policies = resources(t, 'AWS::IAM::Policy').filter(notKeyAdmin);
-    for (const id of [...table.filter((r) => r.readsTable === false).map((r) => r.id), 'LegacyRedirect']) {
+    for (const id of [...table.filter((r) => r.tableReads.length === 0).map((r) => r.id), 'LegacyRedirect']) {
       const own = policies.filter(([pid]) => pid.startsWith(id));
       expect(JSON.stringify(own)).not.toContain('dynamodb:');
     }

@@ -19,6 +19,7 @@ export const ESTIMATED_SECONDS = {
   'test/integration/change-stream.property.test.ts': 105,
   'test/integration/schedules-triples.exhaustive.test.ts': 70,
   'test/e2e/bench.test.ts': 36,
+  'test/rehearsal/stages.test.ts': 45,
   'test/integration/big-host.test.ts': 28,
   'test/infra/synth.test.ts': 27,
 };

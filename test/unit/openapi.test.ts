@@ -106,7 +106,7 @@ describe('the OpenAPI documents', () => {
   });
 
   it('describes a route whose success body is not JSON by its media type, its errors still JSON with CORS', () => {
-    const calendar: RouteDefinition = { id: 'embedUserCalendar', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'unused', auth: 'none' };
+    const calendar: RouteDefinition = { id: 'embedUserCalendar', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'unused', auth: 'none', tableReads: [] };
     const doc = buildDocument('embed', DEFAULT_DOCUMENT_OPTIONS, [calendar], {
       embedUserCalendar: () => ({
         summary: 'Calendar feed',
@@ -141,7 +141,7 @@ describe('the OpenAPI documents', () => {
   });
 
   it('refuses to describe a route that has no description', () => {
-    const orphan: RouteDefinition = { id: 'noDescription', surface: 'public', method: 'GET', path: '/nothing', handler: 'unused', auth: 'key', scope: 'events:read' };
+    const orphan: RouteDefinition = { id: 'noDescription', surface: 'public', method: 'GET', path: '/nothing', handler: 'unused', auth: 'key', scope: 'events:read', tableReads: [] };
     expect(() => buildDocument('public', DEFAULT_DOCUMENT_OPTIONS, [orphan], OPERATIONS)).toThrow(/noDescription has no OpenAPI description/);
   });
 

@@ -1,0 +1,49 @@
+/**
+ * Every AWS call a rehearsed function makes is decided by its role's policies
+ * in the template, with @cloud-copilot/iam-simulate (a real IAM policy
+ * evaluator: action and resource matching, condition operators, explicit
+ * deny), never by a matcher of our own. A call it does not allow is recorded
+ * as a denial naming the function, the action and the resource, and answered
+ * as AWS answers it (AccessDeniedException).
+ */
+import { runSimulation } from '@cloud-copilot/iam-simulate';
+
+export const ACCOUNT = '123456789012';
+export const REGION = 'us-east-1';
+
+// `any`: an IAM policy document as the template holds it (resolved JSON).
+export type PolicyDocument = Record<string, any>;
+
+export interface AwsCall {
+  /** The function's logical id in the template. */
+  readonly fn: string;
+  /** `dynamodb:Query`, `sqs:SendMessage`… */
+  readonly action: string;
+  readonly resource: string;
+  readonly context: Record<string, string | string[]>;
+}
+
+export interface Denial extends AwsCall {
+  readonly decision: string;
+}
+
+export async function evaluate(call: AwsCall, roleName: string, policies: readonly PolicyDocument[]): Promise<{ allowed: boolean; decision: string }> {
+  const result = await runSimulation(
+    {
+      request: {
+        principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${roleName}/${call.fn}`,
+        action: call.action,
+        resource: { resource: call.resource, accountId: ACCOUNT },
+        contextVariables: call.context,
+      },
+      identityPolicies: policies.map((policy, i) => ({ name: `${roleName}-${i}`, policy })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+    },
+    {},
+  );
+  if (result.resultType === 'error') return { allowed: false, decision: `simulation error: ${JSON.stringify(result.errors)}` };
+  return { allowed: result.overallResult === 'Allowed', decision: result.overallResult };
+}
+
+export const describeDenial = (d: Denial) => `${d.fn} may not ${d.action} on ${d.resource} (${d.decision}${Object.keys(d.context).length ? `, context ${JSON.stringify(d.context)}` : ''})`;

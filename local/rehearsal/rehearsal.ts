@@ -1,0 +1,366 @@
+/**
+ * The rehearsal of a deployment: the cloud assembly `cdk deploy` would ship,
+ * served offline. Every API of the template on its own loopback port
+ * (rest-api.ts), every function run from its bundled asset (lambda-host.ts)
+ * with its template environment, every AWS call checked against its role
+ * (aws-endpoint.ts), the table in dynalite and the queues in memory
+ * (queues below), each SQS event source mapping delivering batches as Lambda
+ * does. Generic over the template: a new function, API or queue is served
+ * without a change here, and what cannot be served fails at start.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createTableInput } from '../../lambdas/store/table.js';
+import type { WriteSummary } from '../../lambdas/store/writer.js';
+import { startDynalite } from '../dynalite.js';
+import { servingWhenReady } from '../http-server.js';
+import { readDataset, writeDataset } from '../loader.js';
+import { withDemoKey, type LocalServer } from '../server.js';
+import { synthesizeAssembly, withCdkJsonContext, type Assembly } from './assembly.js';
+import { startAwsEndpoint, type AwsEndpoint, type KeySchema } from './aws-endpoint.js';
+import { REGION, describeDenial, type PolicyDocument } from './iam.js';
+import { LambdaHost, type FunctionSpec } from './lambda-host.js';
+import { RestApiRehearsal } from './rest-api.js';
+import { Template, TemplateError, type Json } from './template.js';
+
+export interface RehearsalOptions {
+  /** CDK context: `stage` and any key of bin/app.ts (cdk.json's context is merged under it). */
+  readonly context: Record<string, string>;
+  readonly dataFile: string;
+  /** Pins the functions' clock (and the quota's period) to this instant, or to what this clock says at each invocation; default: real time. */
+  readonly now?: Date | (() => Date);
+  /** Each line a function writes (its logs), with the function's logical id. */
+  readonly onLog?: (fn: string, line: string) => void;
+  /**
+   * The template's throttles (stage and usage plan), on unless false. Test
+   * suites that send requests faster than a key's rate turn them off and say
+   * so; test/rehearsal/ checks them on.
+   */
+  readonly throttle?: boolean;
+}
+
+export interface SqsMessage {
+  readonly messageId: string;
+  readonly body: string;
+  receiveCount: number;
+}
+
+export interface Rehearsal {
+  readonly assembly: Assembly;
+  /** Each REST API's logical id and its base URL. */
+  readonly apis: { id: string; url: string; rest: RestApiRehearsal }[];
+  /**
+   * Each custom domain of the template on its own port, routing as its
+   * routing rules say (priority order, base path match, the rule's API).
+   */
+  readonly domains: { id: string; name: string; url: string }[];
+  /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
+  urlFor(path: string, method?: string): string;
+  readonly endpoint: AwsEndpoint;
+  readonly tableName: string;
+  readonly storeEndpoint: string;
+  readonly demoKey: LocalServer['demoKey'];
+  readonly summary: WriteSummary;
+  /**
+   * Makes every API key in the table a usage-plan key, as `npm run keys`
+   * does in AWS (keys/key-manager.ts); a key created without it is refused
+   * by API Gateway (INVALID_API_KEY), here as there.
+   */
+  registerPlanKeys(): Promise<void>;
+  /** Functions invoked, by logical id, in order. */
+  readonly invocations: string[];
+  /** Queue logical id → messages waiting. */
+  readonly queues: Map<string, SqsMessage[]>;
+  /** Sends a message as a producer would (outside any role: the web product's own). */
+  send(queueId: string, body: string): void;
+  /** Delivers every queue's messages to its mapped function until all are applied or dead-lettered. */
+  drain(): Promise<{ batches: number; failures: number; deadLettered: number }>;
+  /** Everything that would fail in AWS so far: denials, calls not interpreted, function errors. */
+  problems(): string[];
+  close(): Promise<void>;
+}
+
+
+
+/**
+ * In AWS a key works only once `npm run keys` has made it a usage-plan key and
+ * stored the plan key's value with it (`usage_identifier`, which the
+ * authorizer returns as usageIdentifierKey; keys/key-manager.ts). The loader
+ * does not (it has no API Gateway), so the rehearsal does that step for every
+ * key of the dataset, and its usage plans know exactly these keys.
+ */
+async function registerPlanKeys(client: DynamoDBDocumentClient, tableName: string): Promise<Set<string>> {
+  const planKeys = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, FilterExpression: '#t = :k', ExpressionAttributeNames: { '#t': 'type' }, ExpressionAttributeValues: { ':k': 'API_KEY' } }));
+    for (const item of page.Items ?? []) {
+      const usage = `plan-key-${String(item.key_id)}`;
+      await client.send(new UpdateCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'SET usage_identifier = :u', ExpressionAttributeValues: { ':u': usage } }));
+      planKeys.add(usage);
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return planKeys;
+}
+
+export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal> {
+  const assembly = synthesizeAssembly(withCdkJsonContext(opts.context));
+  const loaded = await readDataset(opts.dataFile);
+  const { dataset, demoKey } = withDemoKey(loaded.dataset);
+  const store = await startDynalite();
+  const client = createDocumentClient({ endpoint: store.endpoint });
+  const closers: (() => Promise<unknown>)[] = [async () => client.destroy(), () => store.close()];
+  const close = async () => {
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    let endpointUrl = '';
+    const template = new Template(assembly.template, assembly.stackName, { queueUrl: (id) => `${endpointUrl}/${'123456789012'}/${id}` });
+
+    // The table(s): created from the shared definition under the logical id; the key schema from the template.
+    const tables = new Map<string, KeySchema>();
+    for (const [tid] of [...template.ofType('AWS::DynamoDB::GlobalTable'), ...template.ofType('AWS::DynamoDB::Table')]) {
+      const keySchema = template.prop(tid, 'KeySchema') as Json[];
+      const hashOf = (ks: Json[]) => String(ks.find((k) => k.KeyType === 'HASH')?.AttributeName);
+      const indexes = Object.fromEntries(((template.prop(tid, 'GlobalSecondaryIndexes') ?? []) as Json[]).map((i) => [String(i.IndexName), hashOf(i.KeySchema)]));
+      tables.set(tid, { hash: hashOf(keySchema), indexes });
+      await client.send(new CreateTableCommand(createTableInput(tid)));
+    }
+    if (tables.size !== 1) throw new TemplateError('DynamoDB', `expected one table, found ${tables.size}`);
+    const tableName = [...tables.keys()][0]!;
+    const summary = await writeDataset(client, tableName, dataset);
+    const planKeys = await registerPlanKeys(client, tableName);
+
+    // Queues and the roles of every function.
+    const queues = new Map<string, SqsMessage[]>(template.ofType('AWS::SQS::Queue').map(([qid]) => [qid, []]));
+    const queueOfUrl = (url: string) => [...queues.keys()].find((qid) => url.endsWith(`/${qid}`));
+    const roles = new Map<string, { roleName: string; policies: PolicyDocument[] }>();
+    const specs: FunctionSpec[] = [];
+    const assets = JSON.parse(readFileSync(join(assembly.dir, `${assembly.stackName}.assets.json`), 'utf8')) as { files: Record<string, { source: { path: string } }> };
+    for (const [fid, f] of template.ofType('AWS::Lambda::Function')) {
+      const where = `function ${fid}`;
+      const p = f.Properties ?? {};
+      const roleId = Template.targetOf(p.Role);
+      if (!roleId) throw new TemplateError(where, 'Role is not a role of this template');
+      const policies = template
+        .ofType('AWS::IAM::Policy')
+        .filter(([, pol]) => ((pol.Properties?.Roles ?? []) as Json[]).some((r) => Template.targetOf(r) === roleId))
+        .map(([pid]) => template.prop(pid, 'PolicyDocument') as PolicyDocument);
+      const inline = ((template.prop(roleId, 'Policies') ?? []) as Json[]).map((x) => x.PolicyDocument as PolicyDocument);
+      if (template.prop(roleId, 'ManagedPolicyArns')) throw new TemplateError(roleId, 'managed policies are not rehearsed');
+      roles.set(fid, { roleName: roleId, policies: [...policies, ...inline] });
+      const key = String(template.prop(fid, 'Code.S3Key')).replace(/\.zip$/, '');
+      const source = assets.files[key]?.source.path;
+      if (!source) throw new TemplateError(where, `no asset ${key} in the assembly`);
+      const environment = Object.fromEntries(Object.entries((template.prop(fid, 'Environment.Variables') ?? {}) as Record<string, Json>).map(([k, v]) => [k, String(v)]));
+      specs.push({
+        logicalId: fid,
+        assetDir: join(assembly.dir, source),
+        handler: String(p.Handler),
+        runtime: String(p.Runtime),
+        timeoutSeconds: Number(p.Timeout ?? 3),
+        memoryMb: Number(p.MemorySize ?? 128),
+        environment,
+      });
+    }
+
+    const endpoint = await startAwsEndpoint({
+      dynaliteEndpoint: store.endpoint,
+      tables,
+      roles,
+      queueArn: (url) => {
+        const qid = queueOfUrl(url);
+        return qid ? template.getAtt(qid, 'Arn', 'queue') : undefined;
+      },
+      onSend: (url, body) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+    });
+    endpointUrl = endpoint.url;
+    closers.push(() => endpoint.close());
+    const pinned = opts.now;
+    const now = () => (pinned === undefined ? new Date() : typeof pinned === 'function' ? pinned() : pinned);
+    const awsEnv: Record<string, string> = {
+      AWS_REGION: REGION,
+      AWS_DEFAULT_REGION: REGION,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
+      AWS_ENDPOINT_URL_SQS: endpoint.url,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
+    };
+    // Environment values resolved only now: queue URLs need the endpoint's port.
+    const hosts = new Map<string, LambdaHost>();
+    for (const spec of specs) {
+      const environment = Object.fromEntries(
+        Object.entries((template.prop(spec.logicalId, 'Environment.Variables') ?? {}) as Record<string, Json>).map(([k, v]) => [k, String(v)]),
+      );
+      hosts.set(spec.logicalId, new LambdaHost({ ...spec, environment }, { ...awsEnv, REHEARSAL_FUNCTION_ARN: template.getAtt(spec.logicalId, 'Arn', spec.logicalId) }, { clock: opts.now ? now : undefined, onLog: opts.onLog }));
+    }
+    closers.push(async () => Promise.all([...hosts.values()].map((h) => h.close())));
+
+    const invocations: string[] = [];
+    const apis: Rehearsal['apis'] = [];
+    for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
+      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
+      const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      );
+      apis.push({ id: apiId, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, rest });
+    }
+
+    // Custom domains in routing-rule mode: the rules' base paths, lowest priority first, decide the API.
+    const domains: Rehearsal['domains'] = [];
+    for (const [did] of template.ofType('AWS::ApiGateway::DomainName')) {
+      const rules = template
+        .ofType('AWS::ApiGatewayV2::RoutingRule')
+        .filter(([, r]) => Template.targetOf(r.Properties?.DomainNameArn) === did)
+        .map(([rid, r]) => {
+          const actions = (r.Properties?.Actions ?? []) as Json[];
+          const invoke = actions[0]?.InvokeApi;
+          const apiId = Template.targetOf(invoke?.ApiId);
+          const api = apis.find((a) => a.id === apiId);
+          if (actions.length !== 1 || !api) throw new TemplateError(rid, 'only a rule invoking one REST API of this template is rehearsed');
+          if (invoke.Stage !== api.rest.stageName) throw new TemplateError(rid, `stage ${invoke.Stage} is not the API's stage ${api.rest.stageName}`);
+          const basePaths = ((template.prop(rid, 'Conditions') ?? []) as Json[]).flatMap((c) => {
+            if (!c.MatchBasePaths) throw new TemplateError(rid, `condition ${Object.keys(c).join(', ')} is not rehearsed`);
+            return c.MatchBasePaths.AnyOf as string[];
+          });
+          return { priority: Number(template.prop(rid, 'Priority')), basePaths, api, strip: invoke.StripBasePath === true };
+        })
+        .sort((a, b) => a.priority - b.priority);
+      if (rules.length === 0) continue;
+      const domainName = String(template.prop(did, 'DomainName'));
+      const server: Server = servingWhenReady(
+        Promise.resolve((req, res) => {
+          const path = (req.url ?? '/').split('?')[0]!;
+          const hit = rules.flatMap((r) => r.basePaths.filter((bp) => path === `/${bp}` || path.startsWith(`/${bp}/`)).map((bp) => ({ ...r, bp })))[0];
+          if (!hit) {
+            // No rule matches: API Gateway's own answer for a custom domain without a mapping for the path.
+            res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': 'ForbiddenException' });
+            return res.end('{"message":"Forbidden"}');
+          }
+          if (hit.strip) req.url = (req.url ?? '/').slice(hit.bp.length + 1) || '/';
+          void hit.api.rest.handle(req, res, domainName);
+        }),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      );
+      domains.push({ id: did, name: domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    }
+
+    // SQS event source mappings: batches of BatchSize, partial batch responses when the mapping reports them.
+    const mappings = template.ofType('AWS::Lambda::EventSourceMapping').map(([mid, m]) => {
+      const queueId = Template.targetOf(m.Properties?.EventSourceArn);
+      const fn = Template.targetOf(m.Properties?.FunctionName);
+      if (!queueId || !queues.has(queueId) || !fn) throw new TemplateError(mid, 'only SQS event sources of this template are rehearsed');
+      const redrive = template.prop(queueId, 'RedrivePolicy') as Json;
+      return {
+        queueId,
+        fn,
+        batchSize: Number(template.prop(mid, 'BatchSize') ?? 10),
+        partial: ((template.prop(mid, 'FunctionResponseTypes') ?? []) as string[]).includes('ReportBatchItemFailures'),
+        maxReceiveCount: Number(redrive?.maxReceiveCount ?? Infinity),
+        deadLetterId: redrive ? [...queues.keys()].find((q) => template.getAtt(q, 'Arn', mid) === redrive.deadLetterTargetArn) : undefined,
+      };
+    });
+    const functionErrors: string[] = [];
+
+    async function drain() {
+      let batches = 0;
+      let failures = 0;
+      let deadLettered = 0;
+      for (let round = 0; round < 10_000; round++) {
+        const mapping = mappings.find((m) => queues.get(m.queueId)!.length > 0);
+        if (!mapping) break;
+        const queue = queues.get(mapping.queueId)!;
+        const batch = queue.splice(0, mapping.batchSize);
+        batches++;
+        const queueArn = template.getAtt(mapping.queueId, 'Arn', mapping.queueId);
+        const event = {
+          Records: batch.map((m) => ({
+            messageId: m.messageId,
+            receiptHandle: m.messageId,
+            body: m.body,
+            attributes: { ApproximateReceiveCount: String(++m.receiveCount), SentTimestamp: String(now().getTime()), SenderId: 'rehearsal', ApproximateFirstReceiveTimestamp: String(now().getTime()) },
+            messageAttributes: {},
+            md5OfBody: '',
+            eventSource: 'aws:sqs',
+            eventSourceARN: queueArn,
+            awsRegion: REGION,
+          })),
+        };
+        invocations.push(mapping.fn);
+        const out = await hosts.get(mapping.fn)!.invoke(event);
+        let failed: SqsMessage[];
+        if (!out.ok) {
+          functionErrors.push(`${mapping.fn}: ${out.errorType}: ${out.errorMessage}`);
+          failed = batch;
+        } else if (mapping.partial) {
+          const ids = new Set((((JSON.parse(out.payload) as Json)?.batchItemFailures ?? []) as Json[]).map((f) => String(f.itemIdentifier)));
+          failed = batch.filter((m) => ids.has(m.messageId));
+        } else failed = [];
+        failures += failed.length;
+        for (const m of failed) {
+          if (m.receiveCount >= mapping.maxReceiveCount && mapping.deadLetterId) {
+            queues.get(mapping.deadLetterId)!.push(m);
+            deadLettered++;
+          } else queue.push(m);
+        }
+        // A dead-letter queue has no mapping: stop once only it holds messages.
+      }
+      return { batches, failures, deadLettered };
+    }
+
+    const urlFor = (path: string, method = 'GET') => {
+      const api = apis.find((a) => a.rest.serves(method, path.split('?')[0]!));
+      if (!api) throw new Error(`no API of the template serves ${path}`);
+      return `${api.url}${path}`;
+    };
+
+    return {
+      assembly,
+      apis,
+      domains,
+      urlFor,
+      endpoint,
+      tableName,
+      storeEndpoint: store.endpoint,
+      demoKey,
+      summary,
+      invocations,
+      queues,
+      registerPlanKeys: async () => {
+        for (const k of await registerPlanKeys(client, tableName)) planKeys.add(k);
+      },
+      send: (queueId, body) => queues.get(queueId)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      drain,
+      problems: () => [
+        ...endpoint.denials.map((d) => `denied: ${describeDenial(d)}`),
+        ...endpoint.unsupported,
+        ...apis.flatMap((a) => a.rest.functionErrors),
+        ...functionErrors,
+      ],
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The rehearsal of both stages' templates (local/rehearsal/): the bundles
+ * from cdk.out behind each template's gateway, every AWS call evaluated
+ * against the calling function's role. Every documented route answers 200
+ * (the two profile routes included: their BatchGetItem is in their roles
+ * now), a change batch goes through the ingest queue and applies, and no
+ * call is denied. Runs in jest's "rehearsal" project only.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
+import { dynamoCalls } from '../../local/rehearsal/aws-endpoint.js';
+import { evaluate } from '../../local/rehearsal/iam.js';
+import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
+import { Template } from '../../local/rehearsal/template.js';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DEMO_FILE, NOW } from '../support/fixtures.js';
+
+const CHANGES = readFileSync(new URL('../fixtures/changes-example.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean);
+
+describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_stage, context) => {
+  let rehearsal: Rehearsal;
+  beforeAll(async () => {
+    rehearsal = await startRehearsal({ context, dataFile: DEMO_FILE, now: new Date(NOW) });
+  }, 120_000);
+  afterAll(async () => rehearsal?.close());
+
+  it('answers 200 on every route of both APIs, through the template gateway and the bundles', async () => {
+    const statuses: [string, number][] = [];
+    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+      const res = await fetch(rehearsal.urlFor(path), { headers, redirect: 'manual' });
+      await res.arrayBuffer();
+      statuses.push([route, res.status]);
+    }
+    expect(statuses.filter(([, s]) => s !== 200)).toEqual([]);
+    // The profile lists read their events with BatchGetItem, allowed by their roles.
+    const batchGets = rehearsal.endpoint.calls.filter((c) => c.action === 'dynamodb:BatchGetItem');
+    expect(new Set(batchGets.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(['getUserEvents', 'getUserProfileEvents']));
+    expect(batchGets.every((c) => c.allowed)).toBe(true);
+  });
+
+  it('serves both APIs through the custom domain where the stage has one (production), by its routing rules', async () => {
+    expect(rehearsal.domains.map((d) => d.name)).toEqual(context.domainName ? [context.domainName] : []);
+    for (const domain of rehearsal.domains) {
+      const statuses: [string, number][] = [];
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+        const res = await fetch(`${domain.url}${path}`, { headers, redirect: 'manual' });
+        await res.arrayBuffer();
+        statuses.push([route, res.status]);
+      }
+      expect(statuses.filter(([, s]) => s !== 200)).toEqual([]);
+      // The old prefix's rule sends it to the Public API, which redirects it (PRODUCT P15).
+      const legacy = await fetch(`${domain.url}/api/ext/v1/events/evt_jazz01`, { redirect: 'manual' });
+      expect([legacy.status, legacy.headers.get('location')]).toEqual([308, '/api/public/v1/events/evt_jazz01']);
+      // A path no rule matches is API Gateway's own 403 on a custom domain.
+      expect((await fetch(`${domain.url}/elsewhere`)).status).toBe(403);
+    }
+  });
+
+  it('applies a change batch from the ingest queue, as the event source mapping delivers it', async () => {
+    const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+    for (const line of CHANGES) rehearsal.send(queueId, line);
+    const result = await rehearsal.drain();
+    expect(result).toEqual({ batches: Math.ceil(CHANGES.length / 10), failures: 0, deadLettered: 0 });
+    // The ingest function wrote through its role (and nothing else wrote).
+    const writes = rehearsal.endpoint.calls.filter((c) => /^dynamodb:(Put|Update)Item$/.test(c.action));
+    expect(writes.length).toBeGreaterThan(0);
+    expect(new Set(writes.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(['Ingest']));
+  });
+
+  it('redrives a record that never applies: reported failed in each partial batch response, dead-lettered after maxReceiveCount', async () => {
+    const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+    const deadLetterId = [...rehearsal.queues.keys()].find((q) => /DeadLetter/i.test(q))!;
+    rehearsal.send(queueId, '{"type":"event.upserted","version":1}');
+    // The queue's RedrivePolicy: 10 receives (lib/ingest.ts), each a one-record batch the function reports failed.
+    expect(await rehearsal.drain()).toEqual({ batches: 10, failures: 10, deadLettered: 1 });
+    expect(rehearsal.queues.get(deadLetterId)!.map((m) => m.body)).toEqual(['{"type":"event.upserted","version":1}']);
+    rehearsal.queues.get(deadLetterId)!.length = 0;
+  });
+
+  it("lets the ingest function send its continuation to its own queue, and to no other (its role's sqs:SendMessage)", async () => {
+    const [queueId, deadLetterId] = ['Queue', 'DeadLetters'].map((name) => [...rehearsal.queues.keys()].find((q) => q.startsWith(`Ingest${name}`))!);
+    const ingestFn = rehearsal.invocations.find((fn) => fn.startsWith('IngestFunction'))!;
+    const sqs = new SQSClient({ region: 'us-east-1', endpoint: rehearsal.endpoint.url, credentials: { accessKeyId: ingestFn, secretAccessKey: 'x' } });
+    const urlOf = (id: string) => `${rehearsal.endpoint.url}/123456789012/${id}`;
+    await sqs.send(new SendMessageCommand({ QueueUrl: urlOf(queueId!), MessageBody: 'continuation' }));
+    expect(rehearsal.queues.get(queueId!)!.map((m) => m.body)).toEqual(['continuation']);
+    await expect(sqs.send(new SendMessageCommand({ QueueUrl: urlOf(deadLetterId!), MessageBody: 'elsewhere' }))).rejects.toThrow(/not authorized to perform: sqs:SendMessage/);
+    sqs.destroy();
+    rehearsal.queues.get(queueId!)!.length = 0;
+    // The refusal is a denial the rehearsal reports, naming function, action and resource.
+    expect(rehearsal.endpoint.denials.map((d) => [d.fn, d.action, d.resource])).toEqual([[ingestFn, 'sqs:SendMessage', `arn:aws:sqs:us-east-1:123456789012:${deadLetterId}`]]);
+    rehearsal.endpoint.denials.length = 0;
+  });
+
+  it('saw no denied call, no call it could not interpret, no function error', () => {
+    expect(rehearsal.problems()).toEqual([]);
+    expect(rehearsal.endpoint.calls.length).toBeGreaterThan(0);
+  });
+
+  it("denies a call its role does not grant: the profile route's BatchGetItem without that grant (the 500 this stack had)", async () => {
+    const template = new Template(rehearsal.assembly.template, rehearsal.assembly.stackName, { queueUrl: (id) => id });
+    const [policyId] = template.ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('getUserProfileEventsRole'))!;
+    const policy = template.prop(policyId, 'PolicyDocument');
+    const without = { ...policy, Statement: policy.Statement.map((s: { Action: string | string[] }) => ({ ...s, Action: [s.Action].flat().filter((a) => a !== 'dynamodb:BatchGetItem') })) };
+    const [call] = dynamoCalls('getUserProfileEvents', 'BatchGetItem', { RequestItems: { [rehearsal.tableName]: { Keys: [{ pk: { S: 'EVENT#evt_jazz01' }, sk: { S: 'EVENT' } }] } } }, new Map());
+    expect(await evaluate(call!, 'role', [policy])).toEqual({ allowed: true, decision: 'Allowed' });
+    expect(await evaluate(call!, 'role', [without])).toEqual({ allowed: false, decision: 'ImplicitlyDenied' });
+  });
+
+  it("keeps the authorizer to API key items: its GetItem of any other partition is denied (dynamodb:LeadingKeys)", async () => {
+    const template = new Template(rehearsal.assembly.template, rehearsal.assembly.stackName, { queueUrl: (id) => id });
+    const [policyId] = template.ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('AuthorizerRole'))!;
+    const policy = template.prop(policyId, 'PolicyDocument');
+    const get = (pk: string) => dynamoCalls('Authorizer', 'GetItem', { TableName: rehearsal.tableName, Key: { pk: { S: pk }, sk: { S: 'X' } } }, new Map())[0]!;
+    expect((await evaluate(get('APIKEY#abc'), 'role', [policy])).allowed).toBe(true);
+    expect((await evaluate(get('EVENT#evt_jazz01'), 'role', [policy])).allowed).toBe(false);
+  });
+});
