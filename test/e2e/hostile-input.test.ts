@@ -223,7 +223,10 @@ describe('the old prefix and the local server’s pages under hostile input (PRO
   it.each(['/docs?__proto__=1', '/docs/embed?constructor=1&toString', 'http://other/docs', '/images/default-avatar.png?valueOf=1', '/embed/widget.js?a[]=1'])('GET %s is the local server’s page or file; the stack has none: 404', async (target) => {
     const answer = await send({ method: 'GET', target, headers: [['__proto__', '1']] });
     if (TARGET === 'rehearsal') {
-      // No resource of the template serves them: an unknown path, the template's 404 envelope.
+      // No resource of the template serves them. In AWS a path no resource has gets the MISSING_AUTHENTICATION_TOKEN
+      // gateway response ("…including the cases when the client attempts to invoke an unsupported API method or
+      // resource", https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html),
+      // which the template maps to the 404 envelope.
       await expectEnvelope(answer, target, 404);
       return;
     }
