@@ -49,6 +49,7 @@ export const REHEARSAL_TESTS = [
   '<rootDir>/test/e2e/public-api.test.ts',
   '<rootDir>/test/e2e/rate-limit-headers.test.ts',
   '<rootDir>/test/e2e/keys-and-quota.test.ts',
+  '<rootDir>/test/e2e/hostile-input.test.ts',
 ];
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */
