@@ -13,6 +13,7 @@ import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin
 import { USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
+import { keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
 import { REGION } from '../../local/rehearsal/iam.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
@@ -109,6 +110,19 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
     expect(rehearsal.apiKeys.list()).toEqual([]);
     const e = await refusal(admin.revoke(created.keyId));
     expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
+  });
+
+  it('the round trip `npm run rehearse` runs passes every check, and leaves no API key behind', async () => {
+    const lines = await keyAdminRoundTrip(rehearsal);
+    expect(lines.map((l) => l.line.replace(/key_\w+/g, 'KEY_ID'))).toEqual([
+      '403 key admin: unsigned create refused',
+      '201 key admin: signed create made KEY_ID',
+      '200 key admin: the new key on the Public API',
+      '200 key admin: retried create replayed KEY_ID without the key',
+      '401 key admin: the revoked key on the Public API',
+    ]);
+    expect(lines.every((l) => l.ok)).toBe(true);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
   });
 
   it("every call the key-admin function made was allowed by its role, API Gateway's create, attach and delete included", () => {
