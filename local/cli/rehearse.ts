@@ -3,11 +3,14 @@
  * bundling and rehearses each (local/rehearsal/): every documented route of
  * both APIs through the template's gateway (and its custom domain, if any),
  * with the demo key, must answer 200; a batch of change records goes through the ingest queue and must apply
- * with no failure; and no AWS call of any function may fall outside its role.
+ * with no failure; the key-management API refuses an unsigned request and its
+ * create, retry and revoke work on the Public API at once (key-admin-check.ts);
+ * and no AWS call of any function may fall outside its role.
  * Offline: no AWS account, no Docker. Exits 1 with every problem named.
  */
 import { readFileSync } from 'node:fs';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../rehearsal/checks.js';
+import { keyAdminRoundTrip } from '../rehearsal/key-admin-check.js';
 import { startRehearsal } from '../rehearsal/rehearsal.js';
 import '../sdk-node-warning.js';
 
@@ -27,6 +30,11 @@ for (const [name, context] of Object.entries(REHEARSAL_STAGES)) {
         lines.push(`${res.status === 200 ? 'ok  ' : 'FAIL'} ${res.status} ${route} GET ${path}${base.name}`);
         if (res.status !== 200) failed = true;
       }
+    }
+    // Before the change batch, which edits the demo event the round trip reads.
+    for (const check of await keyAdminRoundTrip(rehearsal)) {
+      lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}`);
+      if (!check.ok) failed = true;
     }
     const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
     for (const line of readFileSync(`${ROOT}test/fixtures/changes-example.jsonl`, 'utf8').split('\n').filter(Boolean)) rehearsal.send(queueId, line);

@@ -1,17 +1,20 @@
 /**
  * The AWS endpoint the rehearsed functions talk to (AWS_ENDPOINT_URL_DYNAMODB
- * and AWS_ENDPOINT_URL_SQS point here, and each function signs with its own
+ * AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_API_GATEWAY point here, and each function signs with its own
  * logical id as access key, so every request names its caller). Each call is
  * evaluated against the caller's role in the template (iam.ts) with what AWS
  * authorizes it on: the action from X-Amz-Target, the table, index or queue
  * ARN, and `dynamodb:LeadingKeys` from the keys in the request. Allowed
  * DynamoDB calls go on to dynalite unchanged; SQS sends go to an in-memory
- * queue (queues.ts). A denied call is answered AccessDeniedException, as AWS
+ * queue; API Gateway's key calls (CreateApiKey, CreateUsagePlanKey,
+ * DeleteApiKey) to the in-memory key store the usage plans read
+ * (api-keys.ts), evaluated with its ARNs and tag condition keys. A denied call is answered AccessDeniedException, as AWS
  * does, and recorded.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ApiKeyStore } from './api-keys.js';
 import { ACCOUNT, REGION, describeDenial, evaluate, type AwsCall, type Denial, type PolicyDocument } from './iam.js';
 
 export interface KeySchema {
@@ -29,6 +32,8 @@ export interface EndpointOptions {
   /** Queue ARN for a queue URL the function sends to; undefined: not a queue of the template. */
   readonly queueArn: (queueUrl: string) => string | undefined;
   readonly onSend: (queueUrl: string, body: string) => void;
+  /** API Gateway's API keys and usage-plan keys (the store the rehearsed usage plans read). */
+  readonly apiKeys: ApiKeyStore;
 }
 
 export interface AwsEndpoint {
@@ -151,10 +156,29 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
     return undefined;
   }
 
+  // API Gateway's REST-JSON protocol: the operation is the method and path; errors name their type in x-amzn-errortype.
+  async function apiGateway(fn: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
+    const answer = (status: number, errorType: string | undefined, json: Record<string, unknown> | undefined) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), ...(errorType ? { 'x-amzn-errortype': errorType } : {}) });
+      res.end(json ? JSON.stringify(json) : '');
+    };
+    const call = opts.apiKeys.interpret(fn, req.method ?? 'GET', req.url ?? '/', JSON.parse(body.toString('utf8') || '{}') as Body);
+    if (!call) {
+      unsupported.push(`${fn}: apigateway ${req.method} ${req.url} is not interpreted by the rehearsal`);
+      return answer(400, 'BadRequestException', { message: `rehearsal: apigateway ${req.method} ${req.url} not interpreted` });
+    }
+    const denial = await authorize(fn, call.evaluations, call.operation);
+    if (denial) return answer(403, 'AccessDeniedException', { message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: ${denial.action} on resource: ${denial.resource}` });
+    const out = call.run();
+    return answer(out.status, out.errorType, out.body);
+  }
+
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
-      const fn = /Credential=([^/]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? 'unsigned';
+      const credential = /Credential=([^/]+)\/\d{8}\/[^/]+\/([^/]+)\//.exec(String(req.headers.authorization ?? ''));
+      const fn = credential?.[1] ?? 'unsigned';
+      if (credential?.[2] === 'apigateway') return apiGateway(fn, req, body, res);
       const [service, operation] = String(req.headers['x-amz-target'] ?? '').split('.');
       const parsed = JSON.parse(body.toString('utf8') || '{}') as Body;
       if (service?.startsWith('DynamoDB_') && operation) {

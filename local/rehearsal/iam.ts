@@ -28,15 +28,25 @@ export interface Denial extends AwsCall {
 }
 
 export async function evaluate(call: AwsCall, roleName: string, policies: readonly PolicyDocument[]): Promise<{ allowed: boolean; decision: string }> {
+  return evaluateAs(`arn:aws:sts::${ACCOUNT}:assumed-role/${roleName}/${call.fn}`, call, policies, roleName);
+}
+
+/** The same evaluation for any principal of the account (the web product's role calling execute-api:Invoke). */
+export async function evaluateAs(
+  principal: string,
+  call: Pick<AwsCall, 'action' | 'resource' | 'context'>,
+  policies: readonly PolicyDocument[],
+  policyName = 'policy',
+): Promise<{ allowed: boolean; decision: string }> {
   const result = await runSimulation(
     {
       request: {
-        principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${roleName}/${call.fn}`,
+        principal,
         action: call.action,
         resource: { resource: call.resource, accountId: ACCOUNT },
         contextVariables: call.context,
       },
-      identityPolicies: policies.map((policy, i) => ({ name: `${roleName}-${i}`, policy })),
+      identityPolicies: policies.map((policy, i) => ({ name: `${policyName}-${i}`, policy })),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
     },

@@ -22,12 +22,15 @@ import { startDynalite } from '../dynalite.js';
 import { servingWhenReady } from '../http-server.js';
 import { readDataset, writeDataset } from '../loader.js';
 import { withDemoKey, type LocalServer } from '../server.js';
+import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../sigv4-check.js';
 import { synthesizeAssembly, withCdkJsonContext, type Assembly } from './assembly.js';
+import { ApiKeyStore } from './api-keys.js';
 import { startAwsEndpoint, type AwsEndpoint, type KeySchema } from './aws-endpoint.js';
-import { REGION, describeDenial, type PolicyDocument } from './iam.js';
+import { ACCOUNT, REGION, describeDenial, type PolicyDocument } from './iam.js';
 import { LambdaHost, type FunctionSpec } from './lambda-host.js';
 import { RestApiRehearsal } from './rest-api.js';
 import { Template, TemplateError, type Json } from './template.js';
+import { webProductGrant, type WebProduct } from './web-product.js';
 
 export interface RehearsalOptions {
   /** CDK context: `stage` and any key of bin/app.ts (cdk.json's context is merged under it). */
@@ -43,6 +46,8 @@ export interface RehearsalOptions {
    * so; test/rehearsal/ checks them on.
    */
   readonly throttle?: boolean;
+  /** Edits a copy of the synthesized template before it is served: tests show what a missing statement or a narrower grant does. */
+  readonly amendTemplate?: (template: Json) => void;
 }
 
 export interface SqsMessage {
@@ -63,6 +68,14 @@ export interface Rehearsal {
   /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
   urlFor(path: string, method?: string): string;
   readonly endpoint: AwsEndpoint;
+  /** API Gateway's API keys and usage-plan keys, as the functions' API Gateway calls left them. */
+  readonly apiKeys: ApiKeyStore;
+  /**
+   * The web product's IAM principal (the local key pair, in the rehearsal's
+   * account) and the one statement docs/managing-keys.md grants it, on the
+   * template's KeyAdminInvokeArn output; no grant when the template has none.
+   */
+  readonly webProduct: WebProduct;
   readonly tableName: string;
   readonly storeEndpoint: string;
   readonly demoKey: LocalServer['demoKey'];
@@ -95,8 +108,7 @@ export interface Rehearsal {
  * does not (it has no API Gateway), so the rehearsal does that step for every
  * key of the dataset, and its usage plans know exactly these keys.
  */
-async function registerPlanKeys(client: DynamoDBDocumentClient, tableName: string): Promise<Set<string>> {
-  const planKeys = new Set<string>();
+async function registerPlanKeys(client: DynamoDBDocumentClient, tableName: string, planKeys: Set<string>): Promise<Set<string>> {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, FilterExpression: '#t = :k', ExpressionAttributeNames: { '#t': 'type' }, ExpressionAttributeValues: { ':k': 'API_KEY' } }));
@@ -122,7 +134,9 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
   };
   try {
     let endpointUrl = '';
-    const template = new Template(assembly.template, assembly.stackName, { queueUrl: (id) => `${endpointUrl}/${'123456789012'}/${id}` });
+    const templateJson = structuredClone(assembly.template) as Json;
+    opts.amendTemplate?.(templateJson);
+    const template = new Template(templateJson, assembly.stackName, { queueUrl: (id) => `${endpointUrl}/${'123456789012'}/${id}` });
 
     // The table(s): created from the shared definition under the logical id; the key schema from the template.
     const tables = new Map<string, KeySchema>();
@@ -136,7 +150,14 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     if (tables.size !== 1) throw new TemplateError('DynamoDB', `expected one table, found ${tables.size}`);
     const tableName = [...tables.keys()][0]!;
     const summary = await writeDataset(client, tableName, dataset);
-    const planKeys = await registerPlanKeys(client, tableName);
+    const apiKeys = new ApiKeyStore(template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)));
+    const planKeys = await registerPlanKeys(client, tableName, apiKeys.planKeys);
+    const invokeArn = templateJson.Outputs?.KeyAdminInvokeArn?.Value as Json;
+    const webProduct: WebProduct = {
+      ...LOCAL_KEY_ADMIN_PRINCIPAL,
+      principalArn: `arn:aws:sts::${ACCOUNT}:assumed-role/web-product/rehearsal`,
+      policies: invokeArn === undefined ? [] : [webProductGrant(String(template.resolve(invokeArn, 'Outputs.KeyAdminInvokeArn')))],
+    };
 
     // Queues and the roles of every function.
     const queues = new Map<string, SqsMessage[]>(template.ofType('AWS::SQS::Queue').map(([qid]) => [qid, []]));
@@ -180,6 +201,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         return qid ? template.getAtt(qid, 'Arn', 'queue') : undefined;
       },
       onSend: (url, body) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      apiKeys,
     });
     endpointUrl = endpoint.url;
     closers.push(() => endpoint.close());
@@ -190,6 +212,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       AWS_DEFAULT_REGION: REGION,
       AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
       AWS_ENDPOINT_URL_SQS: endpoint.url,
+      AWS_ENDPOINT_URL_API_GATEWAY: endpoint.url,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
     };
@@ -206,7 +229,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     const invocations: string[] = [];
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
-      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
+      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
       const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
       closers.push(
@@ -340,6 +363,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       domains,
       urlFor,
       endpoint,
+      apiKeys,
+      webProduct,
       tableName,
       storeEndpoint: store.endpoint,
       demoKey,
@@ -347,7 +372,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       invocations,
       queues,
       registerPlanKeys: async () => {
-        for (const k of await registerPlanKeys(client, tableName)) planKeys.add(k);
+        await registerPlanKeys(client, tableName, planKeys);
       },
       send: (queueId, body) => queues.get(queueId)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
       drain,

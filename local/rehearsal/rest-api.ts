@@ -10,18 +10,28 @@
  * What the template holds that this cannot serve fails at start, naming the
  * method: an integration type other than AWS_PROXY and MOCK, an authorizer
  * type other than REQUEST, an AuthorizationType other than NONE, CUSTOM and
- * AWS_IAM. AWS_IAM is served as API Gateway answers an unsigned request: the
- * MISSING_AUTHENTICATION_TOKEN gateway response (403 "Missing Authentication
- * Token" unless the template maps it); the rehearsal does not verify SigV4.
+ * AWS_IAM. AWS_IAM is served as API Gateway authorizes it
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/permissions.html):
+ * the SigV4 signature is verified (local/sigv4-check.ts; the documented local
+ * key pair stands in for the web product's IAM credentials), then the
+ * signer's identity policies must allow `execute-api:Invoke` on the method's
+ * ARN (`arn:aws:execute-api:{region}:{account}:{api}/{stage}/{METHOD}/{path}`),
+ * evaluated with iam-simulate against the grant the rehearsal gives the web
+ * product (web-product.ts). No signature: MISSING_AUTHENTICATION_TOKEN; a bad
+ * one: INVALID_SIGNATURE; not allowed: ACCESS_DENIED (each 403 unless the
+ * template's gateway responses say otherwise). The caller is put in
+ * requestContext.identity as API Gateway does.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headersOf, queryOf } from '../gateway.js';
 import { methodArnTooLong, sizeLimitBreach } from '../request-limits.js';
 import { parseRequestTarget } from '../request-target.js';
-import { ACCOUNT, REGION } from './iam.js';
+import { verifySigV4 } from '../sigv4-check.js';
+import { ACCOUNT, REGION, evaluateAs } from './iam.js';
 import type { LambdaHost } from './lambda-host.js';
 import { Template, TemplateError, type Json } from './template.js';
+import type { WebProduct } from './web-product.js';
 
 /** API Gateway's default status and message per gateway response type (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html). */
 const RESPONSE_TYPES: Record<string, { status: number; message: string }> = {
@@ -31,6 +41,7 @@ const RESPONSE_TYPES: Record<string, { status: number; message: string }> = {
   AUTHORIZER_FAILURE: { status: 500, message: 'Internal server error' },
   INTEGRATION_FAILURE: { status: 504, message: 'Internal server error' },
   INTEGRATION_TIMEOUT: { status: 504, message: 'Endpoint request timed out' },
+  INVALID_SIGNATURE: { status: 403, message: 'The request signature we calculated does not match the signature you provided.' },
   INVALID_API_KEY: { status: 403, message: 'Forbidden' },
   MISSING_AUTHENTICATION_TOKEN: { status: 403, message: 'Missing Authentication Token' },
   QUOTA_EXCEEDED: { status: 429, message: 'Limit Exceeded' },
@@ -93,6 +104,10 @@ export interface RestApiOptions {
   readonly now: () => Date;
   /** The usage-plan keys that exist (API Gateway refuses any other value with INVALID_API_KEY). */
   readonly planKeys: ReadonlySet<string>;
+  /** The IAM principal AWS_IAM methods know (its key pair signs, its policies are evaluated); absent: every signature is refused. */
+  readonly iam?: WebProduct;
+  /** What signatures are checked against (AWS: its own clock; the signer uses the wall clock). Default: the wall clock. */
+  readonly signatureClock?: () => Date;
   /** False: the stage's and the plans' throttles are not applied (quota still is). */
   readonly throttle: boolean;
   readonly onInvoke?: (fn: string) => void;
@@ -290,6 +305,7 @@ export class RestApiRehearsal {
     const { headers, multiValueHeaders } = headersOf(req);
     const query = queryOf(url);
     const methodArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${this.opts.apiId}/${this.stageName}/${method}${url.pathname}`;
+    const body = await readBody(req);
     const requestContext = {
       accountId: ACCOUNT,
       apiId: this.opts.apiId,
@@ -302,11 +318,31 @@ export class RestApiRehearsal {
       domainName: domain ?? `${this.opts.apiId.toLowerCase()}.execute-api.${REGION}.amazonaws.com`,
       protocol: `HTTP/${req.httpVersion}`,
       requestTimeEpoch: this.opts.now().getTime(),
-      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null },
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null } as Record<string, string | null>,
     };
 
-    if (m.authorizationType === 'AWS_IAM' && !headers.Authorization && !headers.authorization) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
-    if (m.authorizationType === 'AWS_IAM') return this.gatewayResponse('ACCESS_DENIED', requestId, {}, 'The rehearsal does not verify SigV4 signatures');
+    if (m.authorizationType === 'AWS_IAM') {
+      const verdict = await verifySigV4({ method, target, headers: req.headers, body }, this.opts.iam ? [this.opts.iam] : [], (this.opts.signatureClock ?? (() => new Date()))());
+      if (!verdict.ok) return this.gatewayResponse(verdict.message === 'Missing Authentication Token' ? 'MISSING_AUTHENTICATION_TOKEN' : 'INVALID_SIGNATURE', requestId, {}, verdict.message);
+      const iam = this.opts.iam!;
+      const decision = await evaluateAs(iam.principalArn, { action: 'execute-api:Invoke', resource: methodArn, context: {} }, iam.policies, 'web-product');
+      if (!decision.allowed) {
+        return this.gatewayResponse('ACCESS_DENIED', requestId, {}, `User: ${iam.principalArn} is not authorized to perform: execute-api:Invoke on resource: ${methodArn}`);
+      }
+      // What API Gateway puts there for an IAM caller; the function audits userArn.
+      const roleSession = iam.principalArn.split('/').slice(-2);
+      Object.assign(requestContext.identity, {
+        accountId: ACCOUNT,
+        accessKey: iam.accessKeyId,
+        caller: `AROAREHEARSAL:${roleSession[1]}`,
+        user: `AROAREHEARSAL:${roleSession[1]}`,
+        userArn: iam.principalArn,
+        cognitoIdentityPoolId: null,
+        cognitoIdentityId: null,
+        cognitoAuthenticationType: null,
+        cognitoAuthenticationProvider: null,
+      });
+    }
     let authorizer: Record<string, string> | undefined;
     let usageKey: string | undefined = this.keySource === 'HEADER' ? (headers['x-api-key'] ?? headers['X-API-Key']) : undefined;
     if (m.authorizer) {
@@ -375,7 +411,7 @@ export class RestApiRehearsal {
       multiValueQueryStringParameters: query.multi,
       pathParameters: Object.keys(found.params).length ? found.params : null,
       stageVariables: null,
-      body: null,
+      body: body === '' ? null : body,
       isBase64Encoded: false,
       requestContext: { ...requestContext, authorizer },
     };
@@ -406,6 +442,15 @@ export class RestApiRehearsal {
     this.opts.onInvoke?.(fn);
     return host.invoke(event);
   }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
 
 function decodeURIComponentSafe(s: string): string {

@@ -7,8 +7,9 @@
  * https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html),
  * or what the stage's DEFAULT_5XX gateway response makes of it; an
  * authorization or integration type, or an intrinsic, it does not know fails
- * at start naming the resource; AWS_IAM is answered as API Gateway answers an
- * unsigned request; the usage plan's quota and throttle are the template's.
+ * at start naming the resource; AWS_IAM refuses an unsigned request as API
+ * Gateway does (signed requests: test/rehearsal/key-admin.test.ts); the usage
+ * plan's quota and throttle are the template's.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -1,0 +1,122 @@
+/**
+ * API Gateway's API keys and usage-plan keys, in memory: what a rehearsed
+ * function's API Gateway SDK calls create and delete (through the AWS
+ * endpoint, after its role allowed them), and what the rehearsed usage plans
+ * accept. One store serves both sides, so a key made through the
+ * key-management API is a plan key of the Public API at once, and a deleted
+ * one is refused at once (INVALID_API_KEY), as in AWS.
+ *
+ * Only the calls key management makes are interpreted (keys/usage-plan.ts):
+ * CreateApiKey, CreateUsagePlanKey, DeleteApiKey; anything else is reported
+ * as not interpreted by the endpoint. Each call's IAM evaluation uses the
+ * resource ARNs of
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html
+ * (`arn:aws:apigateway:{region}::/apikeys`, `…::/apikeys/{id}`,
+ * `…::/usageplans/{id}/keys`) and the tag condition keys IAM gives them:
+ * aws:RequestTag/* and aws:TagKeys on a create, aws:ResourceTag/* on a delete.
+ */
+import { randomUUID } from 'node:crypto';
+import { REGION, type AwsCall } from './iam.js';
+
+export interface ApiKey {
+  readonly id: string;
+  readonly value: string;
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly tags: Record<string, string>;
+  readonly createdDate: number;
+}
+
+/** An answer in API Gateway's REST-JSON shape: status, error type (x-amzn-errortype) or body. */
+export interface ApiGatewayAnswer {
+  readonly status: number;
+  readonly errorType?: string;
+  readonly body?: Record<string, unknown>;
+}
+
+/** One interpreted call: its IAM evaluations, then what it does if they all allow it. */
+export interface ApiGatewayCall {
+  readonly operation: string;
+  readonly evaluations: AwsCall[];
+  readonly run: () => ApiGatewayAnswer;
+}
+
+const arn = (path: string) => `arn:aws:apigateway:${REGION}::${path}`;
+
+export class ApiKeyStore {
+  private readonly keys = new Map<string, ApiKey>();
+  private readonly members = new Map<string, Set<string>>();
+  /**
+   * The values of every API key in a usage plan: the set the rehearsed usage
+   * plans check a request's key against (RestApiOptions.planKeys). Keys the
+   * rehearsal registers for the dataset are added here directly.
+   */
+  readonly planKeys = new Set<string>();
+
+  /** `plans`: the usage plan ids of the template (a key attached to another is NotFoundException, as in AWS). */
+  constructor(private readonly plans: readonly string[]) {
+    for (const p of plans) this.members.set(p, new Set());
+  }
+
+  list(): ApiKey[] {
+    return [...this.keys.values()];
+  }
+
+  /** The call a REST request of the API Gateway SDK makes, or undefined when it is not one key management makes. */
+  interpret(fn: string, method: string, path: string, body: Record<string, unknown>): ApiGatewayCall | undefined {
+    const segments = path.split('?')[0]!.split('/').filter(Boolean).map(decodeURIComponent);
+    if (method === 'POST' && segments.length === 1 && segments[0] === 'apikeys') {
+      const tags = (body.tags ?? {}) as Record<string, string>;
+      const tagContext = { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), ...(Object.keys(tags).length ? { 'aws:TagKeys': Object.keys(tags) } : {}) };
+      const id = randomUUID().replace(/-/g, '').slice(0, 10);
+      const evaluations: AwsCall[] = [{ fn, action: 'apigateway:POST', resource: arn('/apikeys'), context: tagContext }];
+      // Tag-on-create may also be authorized as the tagging call on the new key (the role allows both, lib/key-admin.ts).
+      if (Object.keys(tags).length) evaluations.push({ fn, action: 'apigateway:PUT', resource: arn(`/tags/${encodeURIComponent(arn(`/apikeys/${id}`))}`), context: tagContext });
+      return {
+        operation: 'CreateApiKey',
+        evaluations,
+        run: () => {
+          const value = typeof body.value === 'string' ? body.value : randomUUID().replace(/-/g, '');
+          if (this.list().some((k) => k.value === value)) return { status: 409, errorType: 'ConflictException', body: { message: 'API Key already exists' } };
+          const key: ApiKey = { id, value, name: String(body.name ?? ''), enabled: body.enabled === true, tags, createdDate: Math.floor(Date.now() / 1000) };
+          this.keys.set(id, key);
+          return { status: 201, body: { ...key } };
+        },
+      };
+    }
+    if (method === 'POST' && segments.length === 3 && segments[0] === 'usageplans' && segments[2] === 'keys') {
+      const planId = segments[1]!;
+      return {
+        operation: 'CreateUsagePlanKey',
+        evaluations: [{ fn, action: 'apigateway:POST', resource: arn(`/usageplans/${planId}/keys`), context: {} }],
+        run: () => {
+          const key = this.keys.get(String(body.keyId));
+          const members = this.members.get(planId);
+          if (!members) return { status: 404, errorType: 'NotFoundException', body: { message: 'Invalid Usage Plan ID specified' } };
+          if (!key) return { status: 404, errorType: 'NotFoundException', body: { message: 'Invalid API Key identifier specified' } };
+          members.add(key.id);
+          if (key.enabled) this.planKeys.add(key.value);
+          return { status: 201, body: { id: key.id, type: 'API_KEY', value: key.value, name: key.name } };
+        },
+      };
+    }
+    if (method === 'DELETE' && segments.length === 2 && segments[0] === 'apikeys') {
+      const id = segments[1]!;
+      const key = this.keys.get(id);
+      // IAM sees the key's tags; a key that does not exist has none.
+      const context = Object.fromEntries(Object.entries(key?.tags ?? {}).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
+      return {
+        operation: 'DeleteApiKey',
+        evaluations: [{ fn, action: 'apigateway:DELETE', resource: arn(`/apikeys/${id}`), context }],
+        run: () => {
+          if (!key || !this.keys.has(id)) return { status: 404, errorType: 'NotFoundException', body: { message: 'Invalid API Key identifier specified' } };
+          this.keys.delete(id);
+          for (const m of this.members.values()) m.delete(id);
+          this.planKeys.delete(key.value);
+          return { status: 202 };
+        },
+      };
+    }
+    return undefined;
+  }
+}

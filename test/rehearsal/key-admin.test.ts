@@ -1,0 +1,171 @@
+/**
+ * The key-management API in the rehearsal of the staging template: its
+ * AWS_IAM methods verify SigV4 and evaluate execute-api:Invoke against the
+ * web product's documented grant (the stand-in principal signs with the
+ * local key pair), the key-admin bundle runs from cdk.out, and its API
+ * Gateway calls are evaluated against its role and served by the same
+ * in-memory key store the Public API's usage plan reads. So a key made
+ * through the admin client works on the rehearsed Public API at once and is
+ * refused at once after revoke, with no IAM denial on the way.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
+import { USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
+import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
+import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
+import { keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
+import { REGION } from '../../local/rehearsal/iam.js';
+import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
+import { DEMO_FILE, NOW } from '../support/fixtures.js';
+
+let rehearsal: Rehearsal;
+let base: string;
+let admin: KeyAdminClient;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  rehearsal = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: new Date(NOW), onLog: (fn, line) => fn.startsWith('KeyAdmin') && logs.push(line) });
+  const api = rehearsal.apis.find((a) => a.id.startsWith('KeyAdminApi'));
+  if (!api) throw new Error('no key-management API in the template');
+  base = `${api.url}${KEY_ADMIN_BASE_PATH}`;
+  const { accessKeyId, secretAccessKey } = rehearsal.webProduct;
+  admin = new KeyAdminClient({ baseUrl: base, region: REGION, credentials: { accessKeyId, secretAccessKey } });
+}, 120_000);
+afterAll(async () => rehearsal?.close());
+
+const keyAdminFunction = () => rehearsal.endpoint.calls.filter((c) => c.fn.startsWith('KeyAdminFunction'));
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (e: unknown) => e as KeyAdminError,
+  );
+/** One keyed Public API route, with the key given. */
+const publicGet = (key: string) => {
+  const keyed = rehearsalRequests(key).find((r) => r.headers['x-events-api-key'] && r.path.startsWith('/api/public/'))!;
+  return fetch(rehearsal.urlFor(keyed.path), { headers: keyed.headers });
+};
+
+describe('the key-management API, rehearsed: API Gateway refuses what IAM refuses, before the function runs', () => {
+  it('an unsigned create is 403 MISSING_AUTHENTICATION_TOKEN, and nothing runs', async () => {
+    const invoked = rehearsal.invocations.length;
+    const res = await fetch(`${base}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: 'unsigned-0001', username: 'frank', name: 'x' }) });
+    expect([res.status, res.headers.get('x-amzn-errortype'), await res.json()]).toEqual([403, 'MISSING_AUTHENTICATION_TOKEN', { message: 'Missing Authentication Token' }]);
+    expect(rehearsal.invocations.length).toBe(invoked);
+  });
+
+  it.each([
+    ['a wrong secret', { accessKeyId: 'AKIALOCALKEYADMIN000', secretAccessKey: 'not-the-secret' }, /signature we calculated does not match/],
+    ['an unknown access key', { accessKeyId: 'AKIAUNKNOWN000000000', secretAccessKey: 'whatever' }, /security token included in the request is invalid/],
+  ])('a create signed with %s is 403 INVALID_SIGNATURE, and nothing runs', async (_case, credentials, message) => {
+    const invoked = rehearsal.invocations.length;
+    const wrong = new KeyAdminClient({ baseUrl: base, region: REGION, credentials });
+    const e = await refusal(wrong.create({ idempotencyKey: 'wrongly-signed-0001', username: 'frank', name: 'x' }));
+    expect([e.status, e.message]).toEqual([403, expect.stringMatching(message)]);
+    expect(rehearsal.invocations.length).toBe(invoked);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+  });
+
+  it('a request signed for a path of the API but altered after signing is 403', async () => {
+    const fetchAltered: typeof fetch = (input, init) => fetch(String(input).replace('/users/frank/', '/users/alice/'), init);
+    const altered = new KeyAdminClient({ baseUrl: base, region: REGION, credentials: rehearsal.webProduct, fetch: fetchAltered });
+    expect((await refusal(altered.list('frank'))).status).toBe(403);
+  });
+});
+
+describe('create → use on the Public API → revoke, through the rehearsed stack', () => {
+  let created: CreatedKey;
+
+  it('creates a key whose API Gateway key is tagged with the usage plan and attached to it; the key works on the Public API at once', async () => {
+    const answer = await admin.create({ idempotencyKey: 'rehearsal-create-0001', username: 'frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
+    expect(answer.replayed).toBe(false);
+    created = answer as CreatedKey;
+    expect(created.key).toMatch(/^pk_/);
+    const [apiKey, ...others] = rehearsal.apiKeys.list();
+    expect(others).toEqual([]);
+    expect(apiKey).toMatchObject({ name: created.keyId, enabled: true, tags: { [USAGE_PLAN_TAG]: expect.stringMatching(/UsagePlan|DailyQuota/) } });
+    expect(rehearsal.apiKeys.planKeys.has(apiKey!.value)).toBe(true);
+    expect((await publicGet(created.key)).status).toBe(200);
+  });
+
+  it('a retried create (same idempotency key) answers the same key id without the key, and makes no second API key', async () => {
+    const again = await admin.create({ idempotencyKey: 'rehearsal-create-0001', username: 'frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
+    expect(again).toMatchObject({ keyId: created.keyId, replayed: true });
+    expect(again).not.toHaveProperty('key');
+    expect(rehearsal.apiKeys.list()).toHaveLength(1);
+  });
+
+  it('audits the IAM caller API Gateway verified (requestContext.identity.userArn), never the key', () => {
+    const text = logs.join('\n');
+    expect(text).toContain(rehearsal.webProduct.principalArn);
+    expect(text).toContain(created.keyId);
+    expect(text).not.toContain(created.key);
+  });
+
+  it('revoke is immediate: the next Public request with the key is 401, and its API Gateway key is gone', async () => {
+    const revoked = await admin.revoke(created.keyId);
+    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true, planKeyRemoved: true });
+    expect((await publicGet(created.key)).status).toBe(401);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+    const e = await refusal(admin.revoke(created.keyId));
+    expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
+  });
+
+  it('the round trip `npm run rehearse` runs passes every check, and leaves no API key behind', async () => {
+    const lines = await keyAdminRoundTrip(rehearsal);
+    expect(lines.map((l) => l.line.replace(/key_\w+/g, 'KEY_ID'))).toEqual([
+      '403 key admin: unsigned create refused',
+      '201 key admin: signed create made KEY_ID',
+      '200 key admin: the new key on the Public API',
+      '200 key admin: retried create replayed KEY_ID without the key',
+      '401 key admin: the revoked key on the Public API',
+    ]);
+    expect(lines.every((l) => l.ok)).toBe(true);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+  });
+
+  it("every call the key-admin function made was allowed by its role, API Gateway's create, attach and delete included", () => {
+    const actions = new Set(keyAdminFunction().map((c) => `${c.action} ${c.resource.replace(/\/apikeys\/[^/]+$/, '/apikeys/{id}').replace(/\/tags\/.*$/, '/tags/{arn}')}`));
+    expect([...actions].filter((a) => a.startsWith('apigateway:')).sort()).toEqual([
+      `apigateway:DELETE arn:aws:apigateway:${REGION}::/apikeys/{id}`,
+      `apigateway:POST arn:aws:apigateway:${REGION}::/apikeys`,
+      expect.stringMatching(new RegExp(`^apigateway:POST arn:aws:apigateway:${REGION}::/usageplans/[^/]+/keys$`)),
+      `apigateway:PUT arn:aws:apigateway:${REGION}::/tags/{arn}`,
+    ]);
+    expect(keyAdminFunction().filter((c) => !c.allowed)).toEqual([]);
+    expect(rehearsal.problems()).toEqual([]);
+  });
+});
+
+describe('the same stack with a narrower grant and a statement removed from the function role', () => {
+  let narrowed: Rehearsal;
+  let narrowedAdmin: KeyAdminClient;
+  // `any`: CloudFormation JSON, edited by key.
+  const amend = (t: Record<string, any>) => {
+    const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
+    t.Outputs.KeyAdminInvokeArn.Value = { 'Fn::Join': ['', [`arn:aws:execute-api:${REGION}:123456789012:`, { Ref: apiId }, '/staging/POST/admin/v1/*']] };
+    for (const [, r] of Object.entries<Record<string, any>>(t.Resources)) {
+      if (r.Type !== 'AWS::IAM::Policy') continue;
+      r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter((s: { Sid?: string }) => s.Sid !== 'AttachToThisUsagePlan');
+    }
+  };
+  beforeAll(async () => {
+    narrowed = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: new Date(NOW), amendTemplate: amend });
+    const api = narrowed.apis.find((a) => a.id.startsWith('KeyAdminApi'))!;
+    narrowedAdmin = new KeyAdminClient({ baseUrl: `${api.url}${KEY_ADMIN_BASE_PATH}`, region: REGION, credentials: narrowed.webProduct });
+  }, 120_000);
+  afterAll(async () => narrowed?.close());
+
+  it('a validly signed request outside the grant is 403 ACCESS_DENIED naming execute-api:Invoke and the method ARN', async () => {
+    const e = await refusal(narrowedAdmin.list('frank'));
+    expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/staging\/GET\/admin\/v1\/users\/frank\/keys$/)]);
+  });
+
+  it('without the attach statement, a create fails, the denial is named, and the compensation leaves no API key behind', async () => {
+    const e = await refusal(narrowedAdmin.create({ idempotencyKey: 'narrowed-create-0001', username: 'frank', name: 'Website' }));
+    expect(e.status).toBe(500);
+    expect(narrowed.problems()).toEqual([expect.stringMatching(/^denied: KeyAdminFunction\w* may not apigateway:POST on arn:aws:apigateway:[^:]+::\/usageplans\/[^/]+\/keys/)]);
+    expect(narrowed.apiKeys.list()).toEqual([]);
+  });
+});
