@@ -16,12 +16,20 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 export const WRITE_PATH_RETRY = { maxAttempts: 5, retryMode: 'standard' } as const satisfies Pick<DynamoDBClientConfig, 'maxAttempts' | 'retryMode'>;
 
 /** The change path's client (the ingest Lambda, `data:apply`): createDocumentClient with WRITE_PATH_RETRY. */
-export function createWriteClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBDocumentClient {
+export function createWriteClient(opts: ClientOptions = {}): DynamoDBDocumentClient {
   return createDocumentClient({ ...opts, ...WRITE_PATH_RETRY });
 }
 
-export function createDocumentClient(opts: { endpoint?: string; region?: string; maxAttempts?: number; retryMode?: string } = {}): DynamoDBDocumentClient {
+export interface ClientOptions {
+  endpoint?: string;
+  region?: string;
+  /** Tests only: dynalite called in-process instead of over a socket (test/support/in-process-dynalite.ts). */
+  requestHandler?: DynamoDBClientConfig['requestHandler'];
+}
+
+export function createDocumentClient(opts: ClientOptions & { maxAttempts?: number; retryMode?: string } = {}): DynamoDBDocumentClient {
   const config: DynamoDBClientConfig = {};
+  if (opts.requestHandler) config.requestHandler = opts.requestHandler;
   if (opts.maxAttempts !== undefined) config.maxAttempts = opts.maxAttempts;
   if (opts.retryMode !== undefined) config.retryMode = opts.retryMode;
   if (opts.region) config.region = opts.region;

@@ -47,7 +47,10 @@ import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { Explorer, permutations, type Calls, type Scenario, type Step } from './schedules.js';
-import { startLoopbackStore } from './store.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { startInProcessDynalite } from './in-process-dynalite.js';
+import { STORE, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
 export const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
@@ -252,11 +255,21 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
 /** The exploration of `scenarios` as a jest suite: one test per scenario, the count printed at the end. */
 export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[]): void {
   let explorer: Explorer;
-  let store: Awaited<ReturnType<typeof startLoopbackStore>>;
+  let store: { client: DynamoDBDocumentClient; close(): Promise<void> };
   const counts: string[] = [];
   beforeAll(async () => {
-    store = await startLoopbackStore();
-    explorer = new Explorer(store.endpoint, store.client, fixedClock('2026-11-21T12:00:00.000Z'));
+    const clock = fixedClock('2026-11-21T12:00:00.000Z');
+    if (STORE === 'dynalite') {
+      // dynalite called in-process: the same store code without the loopback round trips (a third less CPU a schedule).
+      const inProcess = await startInProcessDynalite();
+      const client = createDocumentClient(inProcess);
+      store = { client, close: async () => (client.destroy(), inProcess.close()) };
+      explorer = new Explorer(inProcess, client, clock);
+    } else {
+      const loopback = await startLoopbackStore();
+      store = loopback;
+      explorer = new Explorer(loopback.endpoint, loopback.client, clock);
+    }
   });
   afterAll(async () => {
     const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);

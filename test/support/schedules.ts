@@ -28,6 +28,7 @@ import { createWriteClient } from '../../lambdas/store/client.js';
 import { INDEXES } from '../../lambdas/store/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
+import type { InProcessStore } from './in-process-dynalite.js';
 import { readModel, scanAll } from './read-model.js';
 
 export interface Scenario {
@@ -104,8 +105,9 @@ export class Explorer {
   private readonly allowed = new Map<string, Set<string>>();
   private readonly roles: { client: DynamoDBDocumentClient; ctl: Controller }[] = [];
 
+  /** `store`: an endpoint, or an in-process store (test/support/in-process-dynalite.ts) the appliers' clients call directly. */
   constructor(
-    private readonly endpoint: string,
+    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler'>,
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
   ) {}
@@ -176,7 +178,7 @@ export class Explorer {
   private role(i: number): { client: DynamoDBDocumentClient; ctl: Controller } {
     while (this.roles.length <= i) {
       const ctl: Controller = { calls: 0, writes: 0, conditional: [], takes: [] };
-      const client = createWriteClient({ endpoint: this.endpoint });
+      const client = createWriteClient(typeof this.store === 'string' ? { endpoint: this.store } : this.store);
       client.middlewareStack.add(
         (next, context) => async (args) => {
           if (ctl.pauseAfter !== undefined && ctl.calls === ctl.pauseAfter && ctl.gate) {
