@@ -100,6 +100,7 @@ interface Controller {
 export class Explorer {
   /** Schedules run so far. */
   runs = 0;
+  private readonly started = Date.now();
   private tables = 0;
   private readonly expected = new Map<string, Promise<{ model: string; keys: Set<string> }>>();
   private readonly allowed = new Map<string, Set<string>>();
@@ -119,6 +120,11 @@ export class Explorer {
   /** Runs the schedule; answers how many calls each delivery made (for enumerating the next schedules). */
   async run(s: Scenario, schedule: Schedule): Promise<Map<Step, Calls>> {
     this.runs++;
+    // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
+    if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
+      (globalThis as { gc?: () => void }).gc?.();
+      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB\n`);
+    }
     const table = `sched-${this.tables++}`;
     await ensureTable(this.client, table);
     await writeDataset(this.client, table, s.d0);
