@@ -12,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import '../../local/level-iterators.js';
 
 type Handler = (req: unknown, res: unknown) => void;
 interface SdkRequest {
