@@ -29,6 +29,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/ingest.test.ts',
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',
+  '<rootDir>/test/integration/write-side-duplicates.test.ts',
+  '<rootDir>/test/integration/item-size.test.ts',
   '<rootDir>/test/integration/change-cost.test.ts',
   // The pairs exploration is left out: its quick share alone takes about 6 min
   // on DynamoDB Local on 2 cores (it passes; to run it there:

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
+import './level-iterators.js';
 import { createTableInput } from '../lambdas/store/table.js';
 
 /** The table name the local server and `data:load --endpoint` use by default. */

@@ -102,7 +102,7 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     const jazz = demo.events.find((e) => e.id === 'evt_jazz01')!;
     const cases: [string, Change][] = [
       ['user e-mail change only (nothing public changes)', { type: 'user.upserted', version: 1, user: { ...alice, email: 'alice@new.example' } }],
-      ['user edit (name), hosts 6 events, 1 RSVP', { type: 'user.upserted', version: 3, user: { ...alice, name: 'Alice L.' } }],
+      ['user edit (name), 10 linked events (hosts 7, answered 3)', { type: 'user.upserted', version: 3, user: { ...alice, name: 'Alice L.' } }],
       ['user rename', { type: 'user.upserted', version: 4, user: { ...alice, username: 'alice-l' } }],
       ['event edit (title), 5 members', { type: 'event.upserted', version: 1, event: { ...jazz, title: 'Rooftop Jazz II' } }],
       ['event hidden', { type: 'event.upserted', version: 2, event: { ...jazz, visibility: 'private' } }],

@@ -6,8 +6,11 @@
  * path (`event.start_date: invalid date-time`).
  */
 import * as z from 'zod';
-import { eventSchema, isoDateTime, issuesToProblems, rsvpSchema, userSchema } from './dataset.js';
+import { TEXT_MAX, eventSchema, isoDateTime, issuesToProblems, rsvpSchema, userSchema } from './dataset.js';
 import { EVENT_ID_PATTERN, USER_ID_PATTERN } from './ids.js';
+
+/** An id another record points at: bounded like every text of the contract (dataset.ts, TEXT_MAX). */
+const reference = z.string({ error: 'must be a string' }).max(TEXT_MAX.reference, { error: `must be at most ${TEXT_MAX.reference} characters` });
 
 export const CHANGE_TYPES = ['user.upserted', 'user.deleted', 'event.upserted', 'event.deleted', 'rsvp.upserted', 'rsvp.deleted'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -30,7 +33,7 @@ export const changeSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('event.upserted'), ...common, event: eventSchema }),
     z.strictObject({ type: z.literal('event.deleted'), ...common, event_id: z.string().regex(EVENT_ID_PATTERN, { error: 'must match evt_ followed by 1-64 of [A-Za-z0-9_-]' }) }),
     z.strictObject({ type: z.literal('rsvp.upserted'), ...common, rsvp: rsvpSchema }),
-    z.strictObject({ type: z.literal('rsvp.deleted'), ...common, event_id: z.string(), user_id: z.string() }),
+    z.strictObject({ type: z.literal('rsvp.deleted'), ...common, event_id: reference, user_id: reference }),
   ],
   { error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${CHANGE_TYPES.map((t) => JSON.stringify(t)).join(', ')}` : undefined) },
 );

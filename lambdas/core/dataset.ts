@@ -26,34 +26,71 @@ function inStoredRange(date: Date): boolean {
   return year >= 1 && year <= 9999;
 }
 
-const uri = z.url({ error: 'invalid URI' });
+/**
+ * The longest value of every free-text field of the contracts, in UTF-16 code
+ * units (JavaScript's length; JSON Schema's maxLength counts code points, so
+ * the generated schema lets through a few astral-plane strings the loader
+ * refuses). Why these bound every table item below DynamoDB's 400 KB: a code
+ * unit is at most 3 bytes of UTF-8, and no item holds more than one copy of
+ * a record's texts; the largest, an event's item (its texts and its creator's
+ * image, username and id), sums to ITEM_TEXT_MAX_UNITS (32,760) units: at
+ * most 98 KB of text, about 100 KB with its keys and attribute names, a
+ * quarter of the limit
+ * (docs/data-model.md, "Item sizes"; test/integration/item-size.test.ts
+ * applies a record at every maximum and measures the items).
+ */
+export const TEXT_MAX = {
+  title: 200,
+  description: 20_000,
+  locationName: 200,
+  locationPart: 100,
+  url: 2_048,
+  timezone: 64,
+  handle: 512,
+  lightning: 2_048,
+  name: 200,
+  email: 320,
+  phone: 64,
+  reference: 128,
+  keyName: 100,
+  key: 512,
+} as const;
+
+/** The event item's text at every maximum (the creator's image, username and id included): the bound argued above. */
+export const ITEM_TEXT_MAX_UNITS =
+  TEXT_MAX.title + TEXT_MAX.description + TEXT_MAX.locationName + 2 * TEXT_MAX.locationPart + 4 * TEXT_MAX.url + TEXT_MAX.timezone + 3 * TEXT_MAX.handle + TEXT_MAX.lightning + 2 * TEXT_MAX.reference + 64;
+
+/** A string of at most `max` units, refused with the bound named. */
+const text = (max: number) => z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` });
+const uri = z.url({ error: 'invalid URI' }).max(TEXT_MAX.url, { error: `must be at most ${TEXT_MAX.url} characters` });
 const uriOrNull = uri.nullable();
-const stringOrNull = z.string({ error: 'must be a string or null' }).nullable();
+const textOrNull = (max: number) => z.string({ error: 'must be a string or null' }).max(max, { error: `must be at most ${max} characters` }).nullable();
+const reference = text(TEXT_MAX.reference);
 
 export const userSchema = z.strictObject({
   id: z.string().regex(USER_ID_PATTERN, { error: 'must match usr_ followed by 1-64 of [A-Za-z0-9_-]' }),
   username: z.string().regex(USERNAME_PATTERN, { error: 'must be 1-64 of [A-Za-z0-9_.-]' }),
-  name: stringOrNull.optional(),
+  name: textOrNull(TEXT_MAX.name).optional(),
   image: uriOrNull.optional(),
   verification_status: z.enum(['verified', 'id_verified']).nullable().optional(),
-  email: stringOrNull.optional(),
-  phone: stringOrNull.optional(),
+  email: textOrNull(TEXT_MAX.email).optional(),
+  phone: textOrNull(TEXT_MAX.phone).optional(),
 });
 
 export const eventSchema = z.strictObject({
   id: z.string().regex(EVENT_ID_PATTERN, { error: 'must match evt_ followed by 1-64 of [A-Za-z0-9_-]' }),
-  creator_id: z.string(),
-  title: z.string(),
-  description: stringOrNull.optional(),
+  creator_id: reference,
+  title: text(TEXT_MAX.title),
+  description: textOrNull(TEXT_MAX.description).optional(),
   cover: uriOrNull.optional(),
   location: z
-    .strictObject({ name: z.string(), city: stringOrNull.optional(), country: stringOrNull.optional() })
+    .strictObject({ name: text(TEXT_MAX.locationName), city: textOrNull(TEXT_MAX.locationPart).optional(), country: textOrNull(TEXT_MAX.locationPart).optional() })
     .nullable()
     .optional(),
   start_date: isoDateTime,
   end_date: isoDateTime.nullable().optional(),
   // The contract only says "string"; an unknown zone is a warning (see below), not a refusal.
-  timezone: z.string(),
+  timezone: text(TEXT_MAX.timezone),
   status: z.enum(['published', 'draft', 'cancelled']),
   visibility: z.enum(['public', 'private', 'unlisted']),
   cost: z.number().min(0).nullable().optional(),
@@ -61,31 +98,31 @@ export const eventSchema = z.strictObject({
   links: z.strictObject({ spotify_url: uriOrNull.optional(), wavlake_url: uriOrNull.optional() }).optional(),
   contributions: z
     .strictObject({
-      cashapp: stringOrNull.optional(),
-      venmo: stringOrNull.optional(),
-      paypal: stringOrNull.optional(),
-      btc_lightning: stringOrNull.optional(),
+      cashapp: textOrNull(TEXT_MAX.handle).optional(),
+      venmo: textOrNull(TEXT_MAX.handle).optional(),
+      paypal: textOrNull(TEXT_MAX.handle).optional(),
+      btc_lightning: textOrNull(TEXT_MAX.lightning).optional(),
     })
     .optional(),
 });
 
 export const rsvpSchema = z.strictObject({
-  event_id: z.string(),
-  user_id: stringOrNull.optional(),
+  event_id: reference,
+  user_id: textOrNull(TEXT_MAX.reference).optional(),
   status: z.enum(['yes', 'maybe', 'no']),
   rsvp_date: isoDateTime,
-  name: stringOrNull.optional(),
-  email: stringOrNull.optional(),
-  phone: stringOrNull.optional(),
+  name: textOrNull(TEXT_MAX.name).optional(),
+  email: textOrNull(TEXT_MAX.email).optional(),
+  phone: textOrNull(TEXT_MAX.phone).optional(),
 });
 
 export const SCOPES = ['events:read', 'guests:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const apiKeySchema = z.strictObject({
-  key: z.string().min(20, { error: 'must be at least 20 characters' }),
-  user_id: z.string(),
-  name: z.string(),
+  key: z.string().min(20, { error: 'must be at least 20 characters' }).max(TEXT_MAX.key, { error: `must be at most ${TEXT_MAX.key} characters` }),
+  user_id: reference,
+  name: text(TEXT_MAX.keyName),
   scopes: z.array(z.enum(SCOPES)).optional(),
   revoked: z.boolean().optional(),
 });

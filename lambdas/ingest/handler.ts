@@ -36,7 +36,7 @@ import { changeSubject, parseChangeLine, type Change } from '../core/changes.js'
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseDateTime } from '../core/dates.js';
 import { ChangeApplier, FanOutIncomplete, type ApplyResult } from '../store/applier.js';
-import { createDocumentClient } from '../store/client.js';
+import { createWriteClient } from '../store/client.js';
 import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
@@ -125,7 +125,7 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const sqs = new SQSClient({});
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
   const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
-  const ingest = buildIngest({ client: createDocumentClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater });
+  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

@@ -15,7 +15,14 @@
  *    conditional on the exact settled version read; if someone got there
  *    first, start again at 1.
  * 3. Settle the item just written: re-check its references, cascade,
- *    re-derive what depends on it (derivation.ts), clear `pending`.
+ *    re-derive what depends on it (derivation.ts), clear `pending`. A settle
+ *    that handed a unit to a newer derivation leaves `pending` (settle.ts):
+ *    read the item again and settle whatever it still owes.
+ *
+ * A source write whose response was lost (it landed; the SDK's retry failed
+ * its condition) reads as "someone got there first": step 1 reads the item,
+ * settles it like any pending item, and reports the change stale, as it
+ * would a duplicate's. The table is the same either way.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../core/changes.js';
@@ -30,6 +37,22 @@ import { keys } from './table.js';
 import { TableIO, type Item, type Key } from './table-io.js';
 
 export { FanOutIncomplete } from './settle.js';
+
+/**
+ * Settles one change may do before it gives up (and is redelivered, `pending`
+ * still set): a settle is repeated only when a concurrent applier took a
+ * newer number of one of its units, so a few suffice unless appliers keep
+ * racing on the same item, which a redelivery's delay then breaks.
+ */
+const MAX_SETTLES = 10;
+
+/** A change whose source item kept being settled concurrently; its redelivery settles it. */
+export class SettleContended extends Error {
+  constructor(readonly subject: string) {
+    super(`${subject} was settled ${MAX_SETTLES} times while concurrent appliers took newer numbers; the redelivery settles it`);
+    this.name = 'SettleContended';
+  }
+}
 
 export type ApplyResult = Outcome & {
   /** Items written (puts and updates) for this change, fan-out included. */
@@ -116,12 +139,15 @@ export class ChangeApplier {
 
   /** Steps 1–3 of the file comment. */
   private async replace(plan: Plan, version: number): Promise<Outcome> {
-    for (;;) {
+    let applied = false;
+    for (let settles = 0; ; ) {
       const stored = (await this.io.get(plan.key)) as SourceItem | undefined;
       if (stored?.pending) {
+        if (++settles > MAX_SETTLES) throw new SettleContended(`${plan.key.pk} ${plan.key.sk}`);
         await this.settler.settle(stored);
         continue;
       }
+      if (applied) return { result: 'applied' };
       if (stored && stored.version >= version) return { result: 'stale', storedVersion: stored.version };
       const missing = await plan.missing?.();
       if (missing) return { result: 'waiting', missing };
@@ -131,8 +157,9 @@ export class ChangeApplier {
         ? await this.io.putIf(item, '#version = :was AND attribute_not_exists(#pending)', { ':was': stored.version }, { '#pending': 'pending' })
         : await this.io.putIf(item, 'attribute_not_exists(#pk)');
       if (!written) continue;
-      await this.settler.settle(item as SourceItem);
-      return { result: 'applied' };
+      if (await this.settler.settle(item as SourceItem)) return { result: 'applied' };
+      applied = true; // a unit was handed off: settle again what the item still owes (file comment)
+      settles++;
     }
   }
 }

@@ -5,8 +5,33 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
-export function createDocumentClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBDocumentClient {
+/**
+ * The write side's retries, chosen (docs/data-model.md, "Lost responses and
+ * retries"): the standard strategy (exponential backoff with jitter, a retry
+ * quota) with 5 attempts, not the default 3, so a fan-out that meets
+ * throttling on a hot partition rides it out instead of failing the batch.
+ * Retrying is safe because every write of the change path is idempotent or
+ * recognises its own landed write when a retry fails its condition.
+ */
+export const WRITE_PATH_RETRY = { maxAttempts: 5, retryMode: 'standard' } as const satisfies Pick<DynamoDBClientConfig, 'maxAttempts' | 'retryMode'>;
+
+/** The change path's client (the ingest Lambda, `data:apply`): createDocumentClient with WRITE_PATH_RETRY. */
+export function createWriteClient(opts: ClientOptions = {}): DynamoDBDocumentClient {
+  return createDocumentClient({ ...opts, ...WRITE_PATH_RETRY });
+}
+
+export interface ClientOptions {
+  endpoint?: string;
+  region?: string;
+  /** Tests only: dynalite called in-process instead of over a socket (test/support/in-process-dynalite.ts). */
+  requestHandler?: DynamoDBClientConfig['requestHandler'];
+}
+
+export function createDocumentClient(opts: ClientOptions & { maxAttempts?: number; retryMode?: string } = {}): DynamoDBDocumentClient {
   const config: DynamoDBClientConfig = {};
+  if (opts.requestHandler) config.requestHandler = opts.requestHandler;
+  if (opts.maxAttempts !== undefined) config.maxAttempts = opts.maxAttempts;
+  if (opts.retryMode !== undefined) config.retryMode = opts.retryMode;
   if (opts.region) config.region = opts.region;
   if (opts.endpoint) {
     config.endpoint = opts.endpoint;

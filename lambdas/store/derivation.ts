@@ -17,8 +17,10 @@
  * One derivation of a unit:
  * 1. Take the next number `gen` of the unit's counter, then read (consistent)
  *    its sources and current items. A derivation that finds a newer number
- *    taken leaves the work to it: the newer one reads every source write
- *    this one was started for.
+ *    taken leaves the work to it (the newer one reads every source write
+ *    this one was started for) and answers that it handed off: the newer
+ *    derivation may belong to an applier that dies, so the caller keeps its
+ *    `pending` until a derivation of its own finishes (settle.ts).
  * 2. Write only what differs, each item stamped `gen` and conditional on an
  *    older stamp, in three groups:
  *    - hiding writes first (tombstones, removed index keys), so no moment
@@ -35,6 +37,11 @@
  *      completed hide stays hidden, whoever dies when.
  * 3. Read the counter again: a newer derivation that started while this one
  *    wrote may have read before these writes landed, so derive again.
+ *
+ * Every conditional write recognises its own landed write when its response
+ * was lost and the SDK's retry then failed the condition: `gen` is unique to
+ * one derivation, so an item stamped with this derivation's `gen` (and this
+ * derivation's mark, or none) is this derivation's write.
  *
  * Items that may be listed (the event, profile entries) are written
  * conditional on the exact version read and move their tally entry when
@@ -81,16 +88,16 @@ export class Deriver {
    * after the count entry and before the recount must be finished by a
    * repeat that finds the entry already right.
    */
-  async refreshGuest(eventId: string, userId: string): Promise<void> {
-    await this.deriveGuest(eventId, userId);
+  async refreshGuest(eventId: string, userId: string): Promise<boolean> {
+    const guest = await this.deriveGuest(eventId, userId);
     await this.counts.recount(eventId, countBucket(userId));
-    await this.deriveEvent(eventId);
+    return (await this.deriveEvent(eventId)) && guest;
   }
 
-  /** Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources. */
-  async deriveEvent(eventId: string): Promise<void> {
+  /** Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources; false: handed off (derive). */
+  async deriveEvent(eventId: string): Promise<boolean> {
     const own = [keys.event(eventId)];
-    await this.derive(keys.derivationSeq(eventId), own, async () => {
+    return this.derive(keys.derivationSeq(eventId), own, async () => {
       const got = await this.io.getMany([keys.eventSource(eventId), keys.derivationSeq(eventId), ...own]);
       const source = got.get(keyString(keys.eventSource(eventId))) as EventSourceItem | undefined;
       const event = source && !source.deleted ? source.event : undefined;
@@ -100,10 +107,10 @@ export class Deriver {
     });
   }
 
-  /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources. */
-  async deriveGuest(eventId: string, userId: string): Promise<void> {
+  /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources; false: handed off (derive). */
+  async deriveGuest(eventId: string, userId: string): Promise<boolean> {
     const own = [keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
-    await this.derive(keys.guestSeq(eventId, userId), own, async () => {
+    return this.derive(keys.guestSeq(eventId, userId), own, async () => {
       const got = await this.io.getMany([keys.eventSource(eventId), keys.rsvpSource(eventId, userId), keys.guestSeq(eventId, userId), keys.user(userId), ...own]);
       const source = got.get(keyString(keys.eventSource(eventId))) as EventSourceItem | undefined;
       const event = source && !source.deleted ? source.event : undefined;
@@ -119,13 +126,18 @@ export class Deriver {
    * One unit's derivation (steps 1–3 of the file comment): `read` runs after
    * the number is taken and answers every item it read (the counter and the
    * unit's own items among them) and the unit's target items.
+   *
+   * Answers true when this derivation finished as the unit's newest (its
+   * items are what the sources it read give, and no newer derivation had
+   * started), false when it handed the unit to a newer number: whoever
+   * settles must then not clear `pending` on its word (settle.ts).
    */
-  private async derive(seqKey: Key, own: readonly Key[], read: () => Promise<{ got: Map<string, Item>; target: TableItem[] }>): Promise<void> {
+  private async derive(seqKey: Key, own: readonly Key[], read: () => Promise<{ got: Map<string, Item>; target: TableItem[] }>): Promise<boolean> {
     this.derivations++;
     for (let round = 0; round < MAX_DERIVATION_ROUNDS; round++) {
       const gen = await this.io.increment(seqKey, 'seq', 'DERIVATION_SEQ');
       const { got, target: targetItems } = await read();
-      if (Number(got.get(keyString(seqKey))?.seq) > gen) return;
+      if (Number(got.get(keyString(seqKey))?.seq) > gen) return false;
 
       const existing = new Map(own.flatMap((k) => (got.has(keyString(k)) ? [[k[SK]!, got.get(keyString(k))!] as const] : [])));
       // A derivation that stopped between an item and its tally entry: finish its move first.
@@ -143,7 +155,7 @@ export class Deriver {
         if (!want || (have && sameContent(have, want))) continue;
         plan[kindOf(have, want)].push({ want, have });
       }
-      if (!plan.hide.length && !plan.plain.length && !plan.reveal.length) return;
+      if (!plan.hide.length && !plan.plain.length && !plan.reveal.length) return true;
       await this.each(plan.hide, (w) => this.write(w.want, gen, w.have));
       await this.each(plan.plain, (w) => this.write(w.want, gen, w.have));
       if (plan.reveal.length) {
@@ -157,9 +169,9 @@ export class Deriver {
         if (marked.length && newest) await this.each(marked, (w) => this.write(w.want, gen, w.have));
         // A round that only marked changed no content: a newer derivation reveals what is due, so this one may stop.
         // (Deriving again here is how derivations racing to reveal once chased each other's numbers without end.)
-        if (!newest && !plan.hide.length && !plan.plain.length) return;
+        if (!newest && !plan.hide.length && !plan.plain.length) return false;
       }
-      if (Number((await this.io.get(seqKey))?.seq) === gen) return;
+      if (Number((await this.io.get(seqKey))?.seq) === gen) return true;
     }
     throw new Error(`derivation of ${seqKey[PK]} ${seqKey[SK]} did not settle after ${MAX_DERIVATION_ROUNDS} rounds`);
   }
@@ -190,6 +202,8 @@ export class Deriver {
         const stub = await this.io.updateIf(key, 'SET #type = :tomb, gen = :gen, revealing = :gen, #ttl = :ttl', 'attribute_not_exists(#pk)', { ':tomb': 'TOMBSTONE', ':gen': gen, ':ttl': this.expiry() }, { '#type': 'type', '#ttl': TTL_ATTRIBUTE });
         if (stub) return stub;
       } else {
+        // This derivation's own mark: a retried mark whose first attempt landed (its response lost) fails its condition.
+        if (isMarkedBy(current, gen)) return current;
         if (typeof current.gen === 'number' && current.gen >= gen) return undefined;
         const marked = await this.io.updateIf(key, 'SET gen = :gen, revealing = :gen', 'attribute_exists(#pk) AND (attribute_not_exists(gen) OR gen < :gen)', { ':gen': gen });
         if (marked) return marked;
@@ -238,8 +252,13 @@ export class Deriver {
         if (moves) await this.finishTally(item);
         return;
       }
-      if (ours) return; // the mark was replaced: a newer derivation decides
       current = await this.io.get(key);
+      // This very write landed and its response was lost (the SDK's retry failed the condition): finish its move.
+      if (current?.gen === gen && current.revealing === undefined) {
+        if (current.tally_pending) await this.finishTally(current);
+        return;
+      }
+      // Otherwise another derivation wrote: a newer one's word stands (the loop's first check), an older one's is read again.
     }
   }
 

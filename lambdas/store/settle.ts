@@ -19,6 +19,14 @@
  * `pending` is cleared only when the follow-up is done, conditional on the
  * very state settled (version and liveness), so a cascade that turned a
  * pending live item into a tombstone keeps the tombstone's own pending.
+ * "Done" means every derivation of this settle finished as its unit's
+ * newest: one that handed its unit to a newer number (derivation.ts) may have
+ * handed it to an applier that dies right after taking it — a duplicate of
+ * this very change settling this very item, whose redelivery would then find
+ * nothing pending. Such a settle answers false and leaves `pending` (and the
+ * fan-out's progress before that chunk) in place; the applier reads the item
+ * again and settles it again (applier.ts), and if it dies first, the next
+ * arrival does.
  *
  * Cascades re-check at the moment they write: a dependent is tombstoned
  * conditional on the exact version the decision was made on, after reading
@@ -56,13 +64,18 @@ export class Settler {
     private readonly opts: SettleOptions = {},
   ) {}
 
-  /** Does what the stored item still owes, then clears its `pending`. */
-  async settle(stored: SourceItem): Promise<void> {
-    if (!stored.pending) return;
+  /**
+   * Does what the stored item still owes, then clears its `pending`. False:
+   * some unit was handed to a newer derivation, `pending` is left for a
+   * settle that finishes every unit itself (file comment).
+   */
+  async settle(stored: SourceItem): Promise<boolean> {
+    if (!stored.pending) return true;
+    let done = true;
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
-        await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.refreshGuest(eventId, userId)));
+        done = await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.refreshGuest(eventId, userId)));
         break;
       }
       case 'EVENT_SOURCE': {
@@ -71,11 +84,11 @@ export class Settler {
         if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
         else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored);
         // The event item first: hiding it hides the event from every route that starts from it.
-        await this.deriver.deriveEvent(eventId);
+        done = await this.deriver.deriveEvent(eventId);
         // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
         if (stored.deleted || stored.fanout) {
-          await this.deriveGuestsOf(stored, creator);
-          await this.deriver.deriveEvent(eventId);
+          const guests = await this.deriveGuestsOf(stored, creator);
+          done = (await this.deriver.deriveEvent(eventId)) && guests && done;
         }
         break;
       }
@@ -83,13 +96,15 @@ export class Settler {
         const rsvp = (stored as unknown as RsvpSourceItem).rsvp;
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
         if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored);
-        await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id));
+        done = await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id));
         break;
       }
       default:
         throw new Error(`no follow-up is known for a ${stored.type} item`);
     }
+    if (!done) return false;
     await this.clearPending(stored);
+    return true;
   }
 
   /** The first reference of an RSVP that is unknown or deleted, or null. */
@@ -115,21 +130,24 @@ export class Settler {
   /**
    * Runs `each` for every event linked to the user, a chunk at a time, saving
    * the last finished event on the user's item so the next arrival resumes
-   * there instead of starting over.
+   * there instead of starting over. Progress is saved only past chunks whose
+   * every unit finished, so a resumed settle redoes a handed-off one.
    */
-  private async fanOut(user: SourceItem, each: (eventId: string) => Promise<void>): Promise<void> {
+  private async fanOut(user: SourceItem, each: (eventId: string) => Promise<boolean>): Promise<boolean> {
     const userKey = keyOf(user);
     const after = typeof user.pending_after === 'string' ? user.pending_after : undefined;
     const links = (await this.io.queryAll({ pk: userKey[PK]!, prefix: LINK_PREFIX, after: after ? `${LINK_PREFIX}${after}` : undefined })) as { event_id: string }[];
     const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
+    let done = true;
     for (let i = 0; i < links.length; i += chunk) {
       if (i > 0) this.checkTime(String(user.user_id));
       const part = links.slice(i, i + chunk);
-      await Promise.all(part.map((l) => each(l.event_id)));
-      if (i + chunk < links.length) {
+      done = (await Promise.all(part.map((l) => each(l.event_id)))).every(Boolean) && done;
+      if (done && i + chunk < links.length) {
         await this.io.updateIf(userKey, 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!.event_id, ':v': user.version, ':true': true }, { '#pending': 'pending' });
       }
     }
+    return done;
   }
 
   /**
@@ -140,51 +158,53 @@ export class Settler {
    * A guest derivation that takes its counter after this Query read it also
    * reads the event's source after it: it derives from the new state itself.
    */
-  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined): Promise<void> {
+  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    if (creator && after === undefined) await this.deriver.deriveGuest(eventId, creator);
+    let done = creator && after === undefined ? await this.deriver.deriveGuest(eventId, creator) : true;
     const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
     for (let i = 0; i < guests.length; i += chunk) {
       if (i > 0) this.checkTime(eventId);
       const part = guests.slice(i, i + chunk);
-      await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g)));
+      done = (await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g)))).every(Boolean) && done;
       for (const bucket of new Set(part.map(countBucket))) await this.deriver.counts.recount(eventId, bucket);
-      if (i + chunk < guests.length) {
+      if (done && i + chunk < guests.length) {
         await this.io.updateIf(keyOf(stored), 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!, ':v': stored.version, ':true': true }, { '#pending': 'pending' });
       }
     }
+    return done;
   }
 
   /** One linked event of a deleted user: the event goes if the user created it (checked at the write), and the user's RSVP to it. */
-  private async cascadeUser(eventId: string, userId: string): Promise<void> {
+  private async cascadeUser(eventId: string, userId: string): Promise<boolean> {
+    let done = true;
     for (;;) {
       const source = (await this.io.get(keys.eventSource(eventId))) as (EventSourceItem & SourceItem) | undefined;
-      if (source?.deleted && source.pending) await this.settle(source);
+      if (source?.deleted && source.pending) done = (await this.settle(source)) && done;
       if (!source?.event || source.deleted || source.event.creator_id !== userId) break;
-      if (await this.liveUser(userId)) return; // re-created since: whoever re-created it settled this deletion first
+      if (await this.liveUser(userId)) return done; // re-created since: whoever re-created it settled this deletion first
       if (await this.tombstone(keys.eventSource(eventId), source.version)) {
-        await this.cascadeEvent(eventId, source.version);
+        done = (await this.cascadeEvent(eventId, source.version)) && done;
         break;
       }
     }
     const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
-    await this.deriver.refreshGuest(eventId, userId);
+    return (await this.deriver.refreshGuest(eventId, userId)) && done;
   }
 
   /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */
-  private async tombstoneAndSettle(stored: SourceItem): Promise<void> {
+  private async tombstoneAndSettle(stored: SourceItem): Promise<boolean> {
     await this.tombstone(keyOf(stored), stored.version);
     const now = (await this.io.get(keyOf(stored))) as SourceItem | undefined;
-    if (now) await this.settle(now);
+    return now ? this.settle(now) : true;
   }
 
   /** An event tombstoned by a cascade at `version`: its RSVPs go, then its copies. */
-  private async cascadeEvent(eventId: string, version: number): Promise<void> {
-    await this.settle({ ...keys.eventSource(eventId), type: 'EVENT_SOURCE', event_id: eventId, version, deleted: true, pending: true });
+  private async cascadeEvent(eventId: string, version: number): Promise<boolean> {
+    return this.settle({ ...keys.eventSource(eventId), type: 'EVENT_SOURCE', event_id: eventId, version, deleted: true, pending: true });
   }
 
   /**

@@ -16,7 +16,7 @@ import '../sdk-node-warning.js';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createWriteClient } from '../../lambdas/store/client.js';
 import { applyChangeFile, exitStatus, formatReport, headline } from '../change-file.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     fail(`data:apply: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n${USAGE}`, 2);
   }
   const tableName = values.table ?? LOCAL_TABLE;
-  const client = createDocumentClient({ endpoint: values.endpoint });
+  const client = createWriteClient({ endpoint: values.endpoint });
   try {
     if (values.endpoint) await ensureTable(client, tableName);
     const report = await applyChangeFile(new ChangeApplier(client, tableName), text);

@@ -4,7 +4,9 @@
  * given call (the call lands), or stop for the time limit, and redeliveries
  * after any of that. Every DynamoDB call of an applier goes through its own
  * client, whose middleware counts, pauses and crashes, so a schedule is
- * fixed by numbers, not by timing.
+ * fixed by numbers, not by timing. A lost response is one more fault: the
+ * k-th write lands, then the caller sees a socket timeout, and the client's
+ * own retry strategy (the change path's, WRITE_PATH_RETRY) retries it.
  *
  * Checks, against fresh loads of fold(D0, order) for the orders a schedule
  * admits (cached per scenario):
@@ -22,10 +24,11 @@ import type { Clock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createWriteClient } from '../../lambdas/store/client.js';
 import { INDEXES } from '../../lambdas/store/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
+import type { InProcessStore } from './in-process-dynalite.js';
 import { readModel, scanAll } from './read-model.js';
 
 export interface Scenario {
@@ -35,11 +38,27 @@ export interface Scenario {
   changes: Change[];
 }
 
-/** One delivery of one change: it may die right after its k-th write, or stop for time after its first chunk. */
+/**
+ * One delivery of one change: it may die right after its k-th write, lose the
+ * response of its k-th write (the write lands, the SDK retries it), or stop
+ * for time after its first chunk.
+ */
 export interface Step {
   change: number;
   crashAfter?: number;
+  loseAfter?: number;
   timeLimit?: boolean;
+}
+
+/** What one delivery did, for enumerating the next schedules. */
+export interface Calls {
+  calls: number;
+  /** Writes that landed. */
+  writes: number;
+  /** The writes (by number) that were conditional: a lost response makes their retry fail its condition. */
+  conditional: number[];
+  /** The derivation numbers it took (counter `ADD`s), by the call and the write that took them. */
+  takes: { call: number; write: number }[];
 }
 
 /**
@@ -70,20 +89,26 @@ interface Controller {
   afterWrite?: (item: Item) => Promise<void>;
   pauseAfter?: number;
   crashAfter?: number;
+  loseAfter?: number;
+  conditional: number[];
+  takes: { call: number; write: number }[];
   paused?: () => void;
   gate?: Promise<void>;
+  resetLost?: () => void;
 }
 
 export class Explorer {
   /** Schedules run so far. */
   runs = 0;
+  private readonly started = Date.now();
   private tables = 0;
   private readonly expected = new Map<string, Promise<{ model: string; keys: Set<string> }>>();
   private readonly allowed = new Map<string, Set<string>>();
   private readonly roles: { client: DynamoDBDocumentClient; ctl: Controller }[] = [];
 
+  /** `store`: an endpoint, or an in-process store (test/support/in-process-dynalite.ts) the appliers' clients call directly. */
   constructor(
-    private readonly endpoint: string,
+    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler'>,
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
   ) {}
@@ -93,19 +118,25 @@ export class Explorer {
   }
 
   /** Runs the schedule; answers how many calls each delivery made (for enumerating the next schedules). */
-  async run(s: Scenario, schedule: Schedule): Promise<Map<Step, { calls: number; writes: number }>> {
+  async run(s: Scenario, schedule: Schedule): Promise<Map<Step, Calls>> {
     this.runs++;
+    // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
+    if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
+      (globalThis as { gc?: () => void }).gc?.();
+      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB\n`);
+    }
     const table = `sched-${this.tables++}`;
     await ensureTable(this.client, table);
     await writeDataset(this.client, table, s.d0);
     const completed: number[] = [];
     const inFlight = new Set<number>();
-    const calls = new Map<Step, { calls: number; writes: number }>();
+    const calls = new Map<Step, Calls>();
     const observe = async (when: string) => this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`);
     const deliver = async (step: Step, role: number, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
-      Object.assign(ctl, { calls: 0, writes: 0, crashAfter: step.crashAfter, pauseAfter, afterWrite: undefined });
+      Object.assign(ctl, { calls: 0, writes: 0, conditional: [], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, pauseAfter, afterWrite: undefined });
+      ctl.resetLost?.();
       const applier = new ChangeApplier(this.role(role).client, table, {
         clock: this.clock,
         writeConcurrency: 1,
@@ -121,7 +152,7 @@ export class Explorer {
         if (!(error instanceof Crash || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describeSchedule(s, schedule)}`);
         await observe(`after change ${step.change} stopped`);
       } finally {
-        calls.set(step, { calls: ctl.calls, writes: ctl.writes });
+        calls.set(step, { calls: ctl.calls, writes: ctl.writes, conditional: ctl.conditional, takes: ctl.takes });
       }
     };
     try {
@@ -152,8 +183,8 @@ export class Explorer {
 
   private role(i: number): { client: DynamoDBDocumentClient; ctl: Controller } {
     while (this.roles.length <= i) {
-      const ctl: Controller = { calls: 0, writes: 0 };
-      const client = createDocumentClient({ endpoint: this.endpoint });
+      const ctl: Controller = { calls: 0, writes: 0, conditional: [], takes: [] };
+      const client = createWriteClient(typeof this.store === 'string' ? { endpoint: this.store } : this.store);
       client.middlewareStack.add(
         (next, context) => async (args) => {
           if (ctl.pauseAfter !== undefined && ctl.calls === ctl.pauseAfter && ctl.gate) {
@@ -165,6 +196,9 @@ export class Explorer {
           ctl.calls++;
           if (!WRITES.test(String(context.commandName))) return out;
           ctl.writes++;
+          const input = args.input as { ConditionExpression?: string; UpdateExpression?: string; Key?: Item };
+          if (input.ConditionExpression) ctl.conditional.push(ctl.writes);
+          if (/^ADD #n /.test(input.UpdateExpression ?? '') && String(input.Key?.sk).startsWith('SEQ')) ctl.takes.push({ call: ctl.calls, write: ctl.writes });
           if (ctl.crashAfter !== undefined && ctl.writes >= ctl.crashAfter) throw new Crash(`crash after write ${ctl.writes}`);
           // Only a write that puts index keys can make something reachable: the others need no look.
           const item = (args.input as { Item?: Item }).Item;
@@ -173,6 +207,21 @@ export class Explorer {
         },
         { step: 'initialize', name: 'schedule' },
       );
+      // Inside the retry middleware (which wraps this step), so the SDK retries the lost response as it would a real one.
+      // The write in flight is number writes + 1: the middleware above counts it once the call, retries and all, returns.
+      let lost = false;
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          if (ctl.loseAfter !== undefined && !lost && WRITES.test(String(context.commandName)) && ctl.writes + 1 === ctl.loseAfter) {
+            lost = true;
+            throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+          }
+          return out;
+        },
+        { step: 'deserialize', name: 'lose-response' },
+      );
+      ctl.resetLost = () => (lost = false);
       this.roles.push({ client, ctl });
     }
     return this.roles[i]!;
@@ -241,7 +290,7 @@ const indexKey = (index: { name: string; partitionKey: string; sortKey: string }
   `${index.name} ${String(i[index.partitionKey])} ${String(i[index.sortKey])} <- ${String(i.pk)} ${String(i.sk)}`;
 
 export function describeSchedule(s: Scenario, schedule: Schedule): string {
-  const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.timeLimit ? '⏱' : ''}`;
+  const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.timeLimit ? '⏱' : ''}`;
   const p = schedule.paused;
   return `${s.name}: ${p ? `${step(p)} paused after ${p.pauseAfter} [${schedule.during.map(step).join(' ')}] resumed` : schedule.during.map(step).join(' ')}${schedule.after.length ? ` then ${schedule.after.map(step).join(' ')}` : ''}`;
 }

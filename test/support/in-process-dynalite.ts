@@ -1,0 +1,75 @@
+/**
+ * dynalite without the network: the same store code, called in-process
+ * through the SDK's request-handler seam instead of over a loopback socket.
+ * Every DynamoDB call still goes through the SDK's whole middleware stack
+ * (serialisation, signing, retries, the tests' own middleware) and through
+ * dynalite's whole HTTP handler (validation, the CRC header), so what a test
+ * sees is what it would see over HTTP; only the sockets, the HTTP parsing
+ * and the event-loop turns between them are gone. The schedule explorations
+ * run on it (a schedule makes a few hundred calls: most of their time was
+ * the loopback round trips).
+ */
+import { EventEmitter } from 'node:events';
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import '../../local/level-iterators.js';
+
+type Handler = (req: unknown, res: unknown) => void;
+interface SdkRequest {
+  method: string;
+  path?: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export interface InProcessStore {
+  /** An endpoint the SDK needs to build requests; nothing listens on it. */
+  endpoint: string;
+  requestHandler: NonNullable<DynamoDBClientConfig['requestHandler']>;
+  close(): Promise<void>;
+}
+
+export async function startInProcessDynalite(): Promise<InProcessStore> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Listening (on a loopback port no request uses) only so that close() runs dynalite's whole shutdown: on a server
+  // that never listened it stops at "not running" and leaves the store's handles open.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const handle = server.listeners('request')[0] as Handler;
+  const requestHandler = {
+    handle: (request: SdkRequest) =>
+      new Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>((resolve, reject) => {
+        const req = Object.assign(new EventEmitter(), {
+          method: request.method,
+          url: request.path ?? '/',
+          headers: Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v])),
+        });
+        const headers: Record<string, string> = {};
+        const res = {
+          statusCode: 200,
+          contentType: undefined as string | undefined,
+          setHeader: (name: string, value: unknown) => void (headers[name.toLowerCase()] = String(value)),
+          end: (body?: string | Buffer) => resolve({ response: { statusCode: res.statusCode, headers, body: body === undefined ? new Uint8Array() : Buffer.from(body) } }),
+        };
+        try {
+          handle(req, res);
+          // A Uint8Array body's bytes as they are (Buffer.from(object) would go through its valueOf, a string).
+          const body = request.body === undefined || typeof request.body === 'string' ? Buffer.from(request.body ?? '') : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
+          if (body.length) req.emit('data', body);
+          req.emit('end');
+        } catch (error) {
+          reject(error as Error);
+        }
+      }),
+    updateHttpClientConfig: () => undefined,
+    httpHandlerConfigs: () => ({}),
+    destroy: () => undefined,
+  };
+  return {
+    endpoint: 'http://in-process.invalid',
+    requestHandler: requestHandler as unknown as InProcessStore['requestHandler'],
+    close: () => new Promise<void>((resolve, reject) => server.close((err?: Error) => (err ? reject(err) : resolve()))),
+  };
+}
