@@ -152,7 +152,7 @@ async function runtimeFigures() {
 
   const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
   const repository = new DynamoRepository(client, LOCAL_TABLE);
-  const deps = createDeps(config, { reader: repository, keys: repository, clock: fixedClock(NOW), logger: silentLogger });
+  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: fixedClock(NOW), logger: silentLogger });
   const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];

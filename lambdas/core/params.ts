@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { DATE_BOUND_MAX_LENGTH, parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
+import { CURSOR_MAX_LENGTH, decodeCursor, type FeedCursor } from './feed-cursor.js';
 import { EVENT_ID_MAX_LENGTH, EVENT_ID_PATTERN, USERNAME_MAX_LENGTH, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
@@ -172,6 +173,26 @@ export function parseParams<S extends z.ZodObject>(
   const input: Raw = Object.assign(Object.create(null) as Raw, query, path);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const errors = result.error.issues.map((issue) => ({ field: String(issue.path[0] ?? 'request'), message: issue.message }));
+  const errors = result.error.issues.flatMap((issue) =>
+    // A strict schema (the changes feeds) names each parameter it does not know.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: key, message: `Unknown query parameter: ${key}` }))
+      : [{ field: String(issue.path[0] ?? 'request'), message: issue.message }],
+  );
   throw new ValidationError(errors);
 }
+
+/** A changes feed's cursor: structure and check here (400 naming `cursor`); its scope and age where the feed is known (feeds.ts). */
+export const cursorParam = z
+  .string()
+  .optional()
+  .transform((value, ctx): FeedCursor | undefined => {
+    if (value === undefined) return undefined;
+    const cursor = decodeCursor(value);
+    if (!cursor) {
+      ctx.addIssue({ code: 'custom', message: 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.' });
+      return z.NEVER;
+    }
+    return cursor;
+  })
+  .meta({ type: 'string', maxLength: CURSOR_MAX_LENGTH, description: 'The `next_cursor` of the previous page, as given; absent: start from the current contents.' });
