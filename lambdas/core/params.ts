@@ -162,6 +162,14 @@ export function resolveStartBounds(p: { since?: Date; from?: Date; to?: Date }):
  * parameters win over query parameters of the same name; unknown query
  * parameters are ignored (PRODUCT P6).
  */
+const STRICT_QUERY = new WeakSet<z.ZodObject>();
+
+/** Marks a route's schema as refusing query parameters it does not name (400, field = the parameter). */
+export function strictQuery<S extends z.ZodObject>(schema: S): S {
+  STRICT_QUERY.add(schema);
+  return schema;
+}
+
 export function parseParams<S extends z.ZodObject>(
   schema: S,
   path: Raw | null | undefined,
@@ -171,14 +179,14 @@ export function parseParams<S extends z.ZodObject>(
   // property (`__proto__`, `constructor` included), so the merge target has no
   // prototype and copies own properties only.
   const input: Raw = Object.assign(Object.create(null) as Raw, query, path);
+  // A route that refuses unknown query parameters (the changes feeds) names each one.
+  const unknown = STRICT_QUERY.has(schema) ? Object.keys(query ?? {}).filter((k) => !Object.hasOwn(schema.shape, k)) : [];
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const errors = result.error.issues.flatMap((issue) =>
-    // A strict schema (the changes feeds) names each parameter it does not know.
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ field: key, message: `Unknown query parameter: ${key}` }))
-      : [{ field: String(issue.path[0] ?? 'request'), message: issue.message }],
-  );
+  if (result.success && !unknown.length) return result.data;
+  const errors = [
+    ...unknown.map((key) => ({ field: key, message: `Unknown query parameter: ${key}` })),
+    ...(result.success ? [] : result.error.issues.map((issue) => ({ field: String(issue.path[0] ?? 'request'), message: issue.message }))),
+  ];
   throw new ValidationError(errors);
 }
 
