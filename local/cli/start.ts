@@ -1,6 +1,7 @@
 /**
  * `npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated]
- *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S]`
+ *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S]
+ *                [--clock-offset-days N]`
  * with env fallbacks PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL.
  * Other tools start the server exactly this way: keep this interface.
  */
@@ -22,6 +23,8 @@ const optionsSchema = z.object({
   serviceName: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, { error: 'lower-case letters, digits and "-"' }),
   siteUrl: z.url().optional(),
   embedCacheMaxAge: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400),
+  /** Runs the server's clock N days ahead (or behind): to see a changes-feed cursor expire without waiting. */
+  clockOffsetDays: z.coerce.number({ error: 'must be a number' }).int().min(-3650).max(3650),
 });
 
 async function main(): Promise<void> {
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
         'service-name': { type: 'string' },
         'site-url': { type: 'string' },
         'embed-cache-max-age': { type: 'string' },
+        'clock-offset-days': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--clock-offset-days N]\n');
     return;
   }
   const env = process.env;
@@ -54,6 +58,7 @@ async function main(): Promise<void> {
     serviceName: values['service-name'] ?? env.SERVICE_NAME ?? 'events',
     siteUrl: values['site-url'] ?? (env.SITE_URL || undefined),
     embedCacheMaxAge: values['embed-cache-max-age'] ?? env.EMBED_CACHE_MAX_AGE ?? 60,
+    clockOffsetDays: values['clock-offset-days'] ?? 0,
   });
   if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
   const o = parsed.data;
@@ -65,6 +70,7 @@ async function main(): Promise<void> {
     serviceName: o.serviceName,
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
+    ...(o.clockOffsetDays ? { clock: () => new Date(Date.now() + o.clockOffsetDays * 86_400_000) } : {}),
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),
