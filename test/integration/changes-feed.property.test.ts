@@ -32,6 +32,8 @@ import { writeDataset } from '../../local/loader.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { scanAll } from '../support/read-model.js';
 import { startLoopbackStore } from '../support/store.js';
+import { Turns } from '../support/turns.js';
+import { fold } from '../../lambdas/core/fold.js';
 
 const RUNS = Number(process.env.FEED_RUNS ?? 15);
 const TIMEOUT = 30_000 + RUNS * 2_000;
@@ -224,6 +226,52 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         for (const item of await scanAll(client, table)) expect(item.feed_pending).toBeUndefined();
       }),
       { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
+  it('two appliers applying the same stream at once, call by call in a generated order, while the consumer reads inside their turns: replica = read model', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        historyArb({ maxSteps: 6 }),
+        fc.array(fc.record({ who: fc.nat(1), calls: fc.integer({ min: 1, max: 24 }) }), { maxLength: 10 }).map((bursts) => bursts.flatMap((b) => Array.from({ length: b.calls }, () => b.who))),
+        fc.integer({ min: 3, max: 12 }),
+        async (h, order, every) => {
+          // Changes that would wait for a reference depend on order by definition (P14); the rest must not.
+          const sequential = fold(h.d0, h.delivered);
+          const stream = h.delivered.filter((_, i) => sequential.outcomes[i]!.result !== 'waiting');
+          const table = await loadedTable(h);
+          const repo = new DynamoRepository(client, table);
+          const consumer = new Consumer(repo, scopesOf(table, h));
+          await consumer.poll();
+          const turns = new Turns(order, 2);
+          const clients = [0, 1].map((i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+          let calls = 0;
+          // Inside applier 0's turn (added after the gate): the consumer reads between two calls of the appliers.
+          clients[0]!.middlewareStack.add(
+            (next) => async (args) => {
+              if (++calls % every === 0) await consumer.poll();
+              return next(args);
+            },
+            { step: 'initialize', name: 'consumer' },
+          );
+          try {
+            await Promise.all([0, 1].map((i) => turns.run(i, async () => {
+              const applier = new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
+              for (const change of stream) await applier.apply(change);
+            })));
+          } finally {
+            for (const c of clients) c.destroy();
+          }
+          await consumer.drain();
+          const expected = await expectedScopes(table);
+          const publicEvents = new Set(expected.get('catalogue')?.keys() ?? []);
+          for (const [scope, replica] of consumer.replicas) {
+            if (scope.startsWith('guests:') && !publicEvents.has(scope.slice(7))) continue;
+            expect({ scope, members: Object.fromEntries(replica) }).toEqual({ scope, members: Object.fromEntries(expected.get(scope) ?? new Map()) });
+          }
+        },
+      ),
+      { numRuns: Math.ceil(RUNS / 2) },
     );
   }, TIMEOUT);
 });
