@@ -35,6 +35,8 @@ export interface RouteDefinition {
   readonly scope?: Scope;
   /** False for routes that never touch the table (no read grant in AWS). Default true. */
   readonly readsTable?: false;
+  /** The DynamoDB read actions the handler uses, granted in AWS; default GetItem and Query. */
+  readonly tableReads?: readonly ('GetItem' | 'Query' | 'BatchGetItem')[];
 }
 
 export const routes = [
@@ -45,9 +47,9 @@ export const routes = [
   { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', auth: 'key', scope: 'events:read' },
   { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', auth: 'key', scope: 'events:read' },
   // Changes feeds (PRODUCT P16): what changed since a cursor, in the scope of a read route.
-  { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read' },
-  { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read' },
-  { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read' },
+  { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: ['Query', 'BatchGetItem'] },
+  { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: ['Query', 'BatchGetItem'] },
+  { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: ['Query', 'BatchGetItem'] },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', readsTable: false },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none' },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none' },

@@ -60,7 +60,7 @@ export class PublicEventsStack extends Stack {
       });
       // The OpenAPI documents never read the table: no grant, only the name the config parser expects.
       if (route.readsTable === false) rf.fn.addEnvironment('TABLE_NAME', table.tableName);
-      else rf.bindTableReads(table);
+      else rf.bindTableReads(table, route.tableReads);
       functions.set(route.id, rf.fn);
     }
     const authorizer = new RouteFunction(this, 'Authorizer', {

@@ -99,12 +99,12 @@ export class RouteFunction extends Construct {
     });
   }
 
-  /** GET handlers: GetItem and Query on the table (API keys, list tallies) and its indexes, by name, nothing else. */
-  bindTableReads(table: ITableV2): void {
+  /** GET handlers: the route's read actions (default GetItem and Query) on the table (API keys, list tallies) and its indexes, by name, nothing else. */
+  bindTableReads(table: ITableV2, reads: readonly string[] = ['GetItem', 'Query']): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
     this.role.addToPolicy(
       new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+        actions: reads.map((a) => `dynamodb:${a}`),
         resources: [table.tableArn, ...Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`)],
       }),
     );

@@ -108,9 +108,12 @@ describe('IAM: read-only, and only what each function needs', () => {
   const ingestStatements = statements.filter((s) => s.id.startsWith('Ingest'));
   const otherStatements = statements.filter((s) => !s.id.startsWith('Ingest'));
 
-  it('grants the HTTP functions and the authorizer no DynamoDB action but GetItem and Query, and no wildcard action', () => {
+  it('grants the HTTP functions and the authorizer no DynamoDB action but GetItem, Query and (where the route declares it) BatchGetItem, and no wildcard action', () => {
     const actions = new Set(otherStatements.flatMap((s) => [s.Action].flat()));
-    expect([...actions].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect([...actions].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    // Only the routes whose handlers read by key in batches (the changes feeds) get BatchGetItem.
+    const batch = otherStatements.filter((s) => [s.Action].flat().includes('dynamodb:BatchGetItem'));
+    expect(batch).toHaveLength(table.filter((r) => (r as { tableReads?: readonly string[] }).tableReads?.includes('BatchGetItem')).length);
   });
 
   it('lets only the ingest function write event data: on the base table, with no delete and no wildcard', () => {
