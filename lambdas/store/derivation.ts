@@ -55,7 +55,7 @@ import { sameContent } from './item-content.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
 import { TallyRecounter } from './tally-recount.js';
-import { FeedAppender, feedMemberOf, scopesShowing, scopesToAppend } from './feed.js';
+import { FeedAppender, feedMemberOf, scopesToAppend } from './feed.js';
 import type { Clock } from '../core/clock.js';
 
 /** How long a derived tombstone is kept: far longer than any derivation runs. */
@@ -310,8 +310,7 @@ export class Deriver {
   private async finishFeed(version: Item): Promise<void> {
     const gen = Number(version.gen);
     const member = feedMemberOf(version);
-    const shown = new Set(scopesShowing(version));
-    for (const scope of version.feed_pending as string[]) await this.feeds.append(scope, member, shown.has(scope));
+    for (const scope of version.feed_pending as string[]) await this.feeds.append(scope, member);
     const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
     if (version.type === 'TOMBSTONE' && !version.tally_pending) {
       await this.io.updateIf(key, 'REMOVE feed_pending SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE });

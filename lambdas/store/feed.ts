@@ -12,11 +12,14 @@
  *   written at (the highest position) + 1, `IF attribute_not_exists`, so an
  *   entry exists only where every lower position was written before it. A
  *   reader that has passed position p never meets a later entry at or below p.
- * - one pointer per member ever shown in the scope, `M#{memberId}`: `pos`, its
- *   newest position, set before that entry is written. A reader skips an entry
- *   below its member's pointer (a newer one follows), so each member shows
- *   once per pass, and only a member with a pointer (once shown) can ever be
- *   appended as not shown: `removed` only where the id was shown.
+ * - one pointer per member appended since the load, `M#{memberId}`: `pos`,
+ *   its newest position, set before that entry is written. A reader skips an
+ *   entry below its member's pointer (a newer one follows), so each member
+ *   shows once per pass. (A loaded entry has no pointer until its member's
+ *   next append: nothing is above it to skip it for.)
+ * A member is appended only to scopes that the version written or the one it
+ * replaced shows it in (derivation.ts), so `removed` appears only in a scope
+ * that showed the id: the replaced version was there, on the read routes.
  * An entry its member has superseded expires (TTL); a member's newest entry
  * never does, so the highest position never goes away and the scope's
  * members are all there for a start from no cursor.
@@ -98,17 +101,15 @@ export class FeedAppender {
   ) {}
 
   /**
-   * Appends "member may have changed" to a scope: nothing for a member the
-   * scope never showed that is not shown now; otherwise the pointer is moved
-   * to the next position, then the entry is written there (retrying at a
+   * Appends "member may have changed" to a scope: the pointer is moved to
+   * the next position, then the entry is written there (retrying at a
    * higher one when another append took it), then the member's previous entry
    * expires. A crash anywhere leaves the derived item's note, and whoever
    * derives the unit next appends again (derivation.ts).
    */
-  async append(scope: string, memberId: string, shown: boolean): Promise<void> {
+  async append(scope: string, memberId: string): Promise<void> {
     const pointerKey = memberKey(scope, memberId);
     const pointer = await this.io.get(pointerKey);
-    if (!pointer && !shown) return;
     const previous = typeof pointer?.pos === 'number' ? pointer.pos : undefined;
     const pk = feedPartition(scope);
     for (;;) {
@@ -146,9 +147,9 @@ export class FeedAppender {
 }
 
 /**
- * A full load's feeds: every shown member of every scope, positions from 1 in
- * the order given, with their pointers (a table loaded from a dataset starts
- * its feeds with its current contents).
+ * A full load's feeds: an entry per shown member of every scope, positions
+ * from 1 in the order given, no pointers (a table loaded from a dataset starts
+ * its feeds with its current contents, at one small item per member).
  */
 export function loadedFeedItems(derived: readonly Item[]): Item[] {
   const next = new Map<string, number>();
@@ -159,7 +160,6 @@ export function loadedFeedItems(derived: readonly Item[]): Item[] {
       next.set(scope, position);
       const member = feedMemberOf(item);
       items.push({ [PK]: feedPartition(scope), [SK]: entrySortKey(position), type: 'FEED_ENTRY', member, written_at: '1970-01-01T00:00:00.000Z' });
-      items.push({ ...memberKey(scope, member), type: 'FEED_MEMBER', pos: position });
     }
   }
   return items;

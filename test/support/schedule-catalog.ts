@@ -250,13 +250,13 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
 }
 
 /** The exploration of `scenarios` as a jest suite: one test per scenario, the count printed at the end. */
-export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[]): void {
+export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[], opts: { feeds?: boolean } = {}): void {
   let explorer: Explorer;
   let store: Awaited<ReturnType<typeof startLoopbackStore>>;
   const counts: string[] = [];
   beforeAll(async () => {
     store = await startLoopbackStore();
-    explorer = new Explorer(store.endpoint, store.client, fixedClock('2026-11-21T12:00:00.000Z'));
+    explorer = new Explorer(store.endpoint, store.client, fixedClock('2026-11-21T12:00:00.000Z'), opts.feeds ?? true);
   });
   afterAll(async () => {
     const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);
