@@ -18,6 +18,7 @@ export const ESTIMATED_SECONDS = {
   'test/integration/schedules-pairs-events.exhaustive.test.ts': 180,
   'test/integration/change-stream.property.test.ts': 105,
   'test/integration/schedules-triples.exhaustive.test.ts': 70,
+  'test/integration/changes-feed.property.test.ts': 60,
   'test/e2e/bench.test.ts': 36,
   'test/integration/big-host.test.ts': 28,
   'test/infra/synth.test.ts': 27,
