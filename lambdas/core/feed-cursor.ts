@@ -13,6 +13,8 @@
 import { createHash } from 'node:crypto';
 
 export const CURSOR_VERSION = 'f1';
+/** The 400's message for a cursor this API did not give, or gave for another feed. */
+export const CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.';
 /** Changes are kept at least this long; an older cursor answers 410. */
 export const CURSOR_LIFETIME_SECONDS = 30 * 86_400;
 /** Longest cursor accepted: a scope holds an id of at most 64 characters. */

@@ -3,7 +3,7 @@
  * request reads, the cursor's checks, and each entry turned into a change
  * from the member's current item (docs/data-model.md, "Changes feeds").
  */
-import { encodeCursor, CURSOR_LIFETIME_SECONDS, type FeedCursor } from './feed-cursor.js';
+import { encodeCursor, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, type FeedCursor } from './feed-cursor.js';
 import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import type { EventReader, FeedReader } from './ports.js';
@@ -22,7 +22,6 @@ export interface FeedPage<C> {
 }
 
 export const CURSOR_EXPIRED = 'Cursor expired: start again without a cursor.';
-export const CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.';
 
 export class CursorExpiredError extends HttpError {
   constructor() {

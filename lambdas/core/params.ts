@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { DATE_BOUND_MAX_LENGTH, parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
-import { CURSOR_MAX_LENGTH, decodeCursor, type FeedCursor } from './feed-cursor.js';
+import { CURSOR_INVALID, CURSOR_MAX_LENGTH, decodeCursor, type FeedCursor } from './feed-cursor.js';
 import { EVENT_ID_MAX_LENGTH, EVENT_ID_PATTERN, USERNAME_MAX_LENGTH, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
@@ -198,7 +198,7 @@ export const cursorParam = z
     if (value === undefined) return undefined;
     const cursor = decodeCursor(value);
     if (!cursor) {
-      ctx.addIssue({ code: 'custom', message: 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.' });
+      ctx.addIssue({ code: 'custom', message: CURSOR_INVALID });
       return z.NEVER;
     }
     return cursor;
