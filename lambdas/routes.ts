@@ -49,7 +49,7 @@ export type TableRead = (typeof TABLE_READS)[number];
 
 /** Query: every index read (events, guests, tallies, user lookup). */
 const QUERY = ['dynamodb:Query'] as const;
-/** A profile list also reads its events by key (repository `eventsOf`: BatchGetItem). */
+/** A profile list and a changes feed also read items by key (repository `eventsOf`, feed pages: BatchGetItem). */
 const QUERY_AND_BATCH_GET = ['dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
 
 export const routes = [
@@ -59,6 +59,10 @@ export const routes = [
   { id: 'getUserProfileEvents', surface: 'public', method: 'GET', path: '/users/{username}/profile-events', handler: 'get-user-profile-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
   { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
   { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
+  // Changes feeds (PRODUCT P16): what changed since a cursor, in the scope of a read route.
+  { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: QUERY_AND_BATCH_GET },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none', tableReads: QUERY },

@@ -8,6 +8,7 @@
 import { fixedClock } from '../lambdas/core/clock.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 import { windowTooLarge } from '../lambdas/core/queries.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor } from '../lambdas/core/feed-cursor.js';
 import { errorBody } from '../lambdas/http/envelope.js';
 import { SURFACES } from '../lambdas/routes.js';
 import { startLocalServer } from './server.js';
@@ -15,6 +16,8 @@ import { startLocalServer } from './server.js';
 const DEMO_FILE = new URL('../data/demo.json', import.meta.url).pathname;
 export const EXAMPLE_CLOCK = '2026-11-21T12:00:00.000Z';
 export const EXAMPLE_SITE_URL = 'https://events.example.com';
+/** A catalogue cursor issued a day past the feeds' 30 days before the example clock. */
+const EXPIRED_CURSOR = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Date.parse(EXAMPLE_CLOCK) / 1000 - CURSOR_LIFETIME_SECONDS - 86_400 });
 /** Demo keys from data/demo.json (test data, documented in docs/local-server.md). */
 const BOTH = 'pk_demo_0123456789abcdefghijklmnopqrstuv';
 const EVENTS_ONLY = 'pk_events_only_0123456789abcdefghijklmnop';
@@ -46,6 +49,8 @@ const REQUESTS: Record<string, ExampleRequest> = {
   invalidUsername: { surface: 'embed', path: '/users/%40alice/events.ics', status: 400 },
   typedUserNotFound: { surface: 'public', path: '/users/nobody/events', key: BOTH, status: 400 },
   notFound: { surface: 'public', path: '/events/evt_secret03', key: BOTH, status: 404 },
+  // A cursor issued 31 days before the demo's clock (lambdas/core/feed-cursor.ts).
+  cursorExpired: { surface: 'public', path: `/changes/events?cursor=${EXPIRED_CURSOR}`, key: BOTH, status: 410 },
   userNotFound: { surface: 'public', path: '/users/nobody/upcoming-events', key: BOTH, status: 404 },
   notAuthenticated: { surface: 'public', path: '/events/evt_jazz01', status: 401 },
   insufficientScope: { surface: 'public', path: '/events/evt_jazz01/guests', key: EVENTS_ONLY, status: 403 },

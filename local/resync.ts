@@ -24,7 +24,7 @@ import { apiKeyItems, readModelItems } from '../lambdas/store/writer.js';
 type Item = Record<string, unknown>;
 
 /** Partitions that are not the read model of users, events and RSVPs. */
-const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|QUOTA)#/;
+const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|QUOTA|FEED)#/;
 const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE']);
 const SOURCE_TYPES: Record<string, Kind> = { USER: 'users', EVENT_SOURCE: 'events', RSVP_SOURCE: 'rsvps' };
 const INDEX_ATTRIBUTES: string[] = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);

@@ -144,7 +144,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     if (opts.onDynamoCall) onDynamoCall(client, opts.onDynamoCall);
     const repository = new DynamoRepository(client, LOCAL_TABLE);
     const logger = opts.logger ?? silentLogger;
-    const deps: Deps = createDeps(config, { reader: repository, keys: repository, clock: opts.clock ?? systemClock, logger });
+    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: opts.clock ?? systemClock, logger });
 
     const handlers = new Map<string, HttpHandler>();
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);

@@ -10,6 +10,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailure } from '../lambdas/store/conditions.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table.js';
+import { FEED_PARTITION_PREFIX } from '../lambdas/store/feed.js';
 import { writeBill } from './write-billing.js';
 import type { Change } from '../lambdas/core/changes.js';
 import { fixedClock } from '../lambdas/core/clock.js';
@@ -36,7 +37,7 @@ const INDEX_KEYS = Object.values(INDEXES);
  * before and after its write through a second, unmetered client.
  */
 function meter(client: DynamoDBDocumentClient, endpoint: string) {
-  const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0 };
+  const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0 };
   const raw = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   // The document client's commands may reach this step before or after marshalling: accept both shapes.
   const image = async (table: string, key: Record<string, unknown>) => {
@@ -68,13 +69,16 @@ function meter(client: DynamoDBDocumentClient, endpoint: string) {
       } finally {
         const bill = writeBill(before, failed ? before : await image(input.TableName, key), INDEX_KEYS, failed);
         m.writes++;
+        // The changes feeds' own writes (entries, member pointers, a superseded entry's expiry), PRODUCT P16.
+        if (String(key[PK]).startsWith(FEED_PARTITION_PREFIX)) m.feedWrites++;
+        if (!failed && name === 'PutItemCommand' && input.Item?.type === 'FEED_ENTRY') m.feedEntries++;
         m.wcu += bill.total;
         m.gsiWcu += bill.indexes;
       }
     },
     { step: 'serialize', name: 'benchMeter', priority: 'high' },
   );
-  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0 }), close: () => raw.destroy() };
+  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0 }), close: () => raw.destroy() };
 }
 
 const event = (id: string, creator: string, i: number) => ({
@@ -113,11 +117,11 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       ['event deleted', { type: 'event.deleted', version: 4, event_id: 'evt_jazz01' }],
       ['user deleted (cascade)', { type: 'user.deleted', version: 1, user_id: 'usr_carol' }],
     ];
-    rows.push('| Change | Result | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls |', '|---|---|---|---|---|---|');
+    rows.push('| Change | Result | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|');
     for (const [name, change] of cases) {
       reset();
       const r = await applier.apply(change);
-      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} |`);
+      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${m.feedEntries} (${m.feedWrites}) |`);
     }
 
     // Throughput through the data:apply path: RSVP flips on the demo data.
@@ -158,17 +162,17 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       [`deletion of that user (cascade: ${FANOUT} hosted events with their ${FANOUT} guests' RSVPs, and ${FANOUT} RSVPs of the user)`, { type: 'user.deleted', version: 2, user_id: 'usr_host' }],
     ];
     rows.push('', `Changes per second through data:apply (300 RSVP flips, demo data, one applier, in-process dynalite): ${perSecond}`, '');
-    rows.push('| Worst-case fan-out | Derivations (event and guest units) | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) |', '|---|---|---|---|---|---|---|');
+    rows.push('| Worst-case fan-out | Derivations (event and guest units) | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|---|');
     for (const [name, change] of fanouts) {
       reset();
       const t = performance.now();
       const r = await worstApplier.apply(change);
-      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} |`);
+      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} | ${m.feedEntries} (${m.feedWrites}) |`);
     }
 
     // What a change touches, by event size: the same RSVP and the same edit on events with N guests.
     rows.push('', 'Cost by event size: the same RSVP changes and the same edits that move no list, on an event with N yes/maybe guests.', '');
-    rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls |', '|---|---|---|---|---|---|');
+    rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|');
     const bySize: Record<string, { read: number; write: number }[]> = {};
     for (const size of GUEST_SIZES) {
       const table = `guests-${size}`;
@@ -192,7 +196,7 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       for (const [name, change] of touches) {
         reset();
         await sized.apply(change);
-        rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} |`);
+        rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${m.feedEntries} (${m.feedWrites}) |`);
         (bySize[name] ??= []).push({ read: m.rcu, write: m.wcu });
       }
     }

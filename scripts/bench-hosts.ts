@@ -50,7 +50,7 @@ export async function hostFigures(sizes: number[], iterations: number, now: stri
     await writeDataset(client, table, bigHostDataset({ username: 'venue', events: size, now }));
     const config = configSchema.parse({ tableName: table, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
     const repository = new DynamoRepository(client, table);
-    const deps = createDeps(config, { reader: repository, keys: repository, clock: fixedClock(now), logger: silentLogger });
+    const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: fixedClock(now), logger: silentLogger });
     for (const c of CASES) {
       const mod = (await import(`../lambdas/handlers/${c.handler}.js`)) as HandlerModule<HttpHandler>;
       const handler = mod.build(deps);

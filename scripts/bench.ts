@@ -20,6 +20,8 @@
  * probe bundles the Tracer like the rest of Powertools, found through a
  * node_modules link beside the probe's entry file.
  *
+ * Then the changes feeds' page cost by feed size (scripts/bench-feeds.ts).
+ *
  * Last, the cost per million requests of every route (scripts/bench-cost.ts),
  * priced from this run's read units, round trips, times and response bytes,
  * with the authorizer timed the same way for the keyed routes.
@@ -48,6 +50,7 @@ import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER } from '../lib/route-function.js';
 import { changeFigures } from './bench-changes.js';
 import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
+import { feedFigures } from './bench-feeds.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -70,6 +73,9 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
   embedGetUserFeed: { path: { username: 'eve-series' } },
   embedGetEventFeed: { path: { eventId: 'evt_jazz01' } },
+  getEventChanges: { path: {} },
+  getUserEventChanges: { path: { username: 'alice' } },
+  getEventGuestChanges: { path: { eventId: 'evt_jazz01' } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };
@@ -152,7 +158,7 @@ async function runtimeFigures() {
 
   const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
   const repository = new DynamoRepository(client, LOCAL_TABLE);
-  const deps = createDeps(config, { reader: repository, keys: repository, clock: fixedClock(NOW), logger: silentLogger });
+  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: fixedClock(NOW), logger: silentLogger });
   const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];
@@ -333,6 +339,7 @@ const demo = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'
 if (!demo.ok) throw new Error(demo.problems.join('\n'));
 const changes = await changeFigures(demo.dataset);
 const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
+const feeds = await feedFigures();
 process.stdout.write(
   [
     `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
@@ -356,6 +363,10 @@ process.stdout.write(
     `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
     '',
     ...hosts,
+    '',
+    'Changes feeds (scripts/bench-feeds.ts): a page of 100 from a catalogue feed with N entries behind it (100 public events, the rest removed ones); two round trips each.',
+    '',
+    ...feeds,
     '',
     'Cost per million requests (scripts/cost-model.ts), from the figures above.',
     '',

@@ -4,7 +4,7 @@
  * matching typed error. Messages come from the API or describe the status,
  * never the request, so no key or header can leak into them.
  */
-import { ApiError, NetworkError, RateLimitError, type FieldError } from './errors.js';
+import { ApiError, CursorExpiredError, NetworkError, RateLimitError, type FieldError } from './errors.js';
 import type { Answer, NoAnswer } from './transport.js';
 
 export interface SuccessBody {
@@ -35,6 +35,7 @@ export function toError(answer: Answer | NoAnswer): ApiError {
   const message = failureMessage(answer);
   if (answer.status === null) return new NetworkError(message, answer.attempts);
   const errors = fieldErrors(answer.json);
+  if (answer.status === 410) return new CursorExpiredError(message, answer.attempts);
   if (answer.status === 429) {
     return new RateLimitError(message, errors, answer.attempts, answer.declinedWaitMs ?? retryHintMs(answer.headers));
   }

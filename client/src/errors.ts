@@ -45,3 +45,11 @@ export class NetworkError extends ApiError {
     super(message, null, [], attempts);
   }
 }
+
+/** A changes feed's cursor older than the API keeps changes (410): start again without a cursor. */
+export class CursorExpiredError extends ApiError {
+  override readonly name: string = 'CursorExpiredError';
+  constructor(message: string, attempts: number) {
+    super(message, 410, [], attempts);
+  }
+}

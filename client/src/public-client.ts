@@ -9,8 +9,12 @@
 import { toError, unwrap } from './envelope.js';
 import { envVar, inBrowser, segment } from './environment.js';
 import { PagedList, type Page, type Pagination } from './paged-list.js';
+import { ChangeFeed, type FeedPage } from './change-feed.js';
 import { Transport, type Query, type RetryOptions, type TransportHooks } from './transport.js';
 import type {
+  ChangeFeedParams,
+  EventChange,
+  GuestChange,
   EventGuestsParams,
   Guest,
   PublicEvent,
@@ -105,6 +109,30 @@ export class PublicClient {
     /** GET /users/{username}/past-events, paginated. */
     pastEvents: (username: string, params: UserPastEventsParams = {}): PagedList<PublicEvent> =>
       this.list(`/users/${segment('username', username)}/past-events`, params),
+  };
+
+  private feed<C>(path: string, params: ChangeFeedParams): ChangeFeed<C> {
+    return new ChangeFeed<C>(
+      async (cursor, limit) => unwrap(await this.transport.get(path, { ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) })).data as FeedPage<C>,
+      params.cursor,
+      params.limit,
+    );
+  }
+
+  /**
+   * The changes feeds: `for await (const change of client.changes.events({ cursor }))`
+   * reads until up to date; save `feed.cursor` with what you applied. An
+   * expired cursor throws CursorExpiredError.
+   */
+  readonly changes = {
+    /** GET /changes/events: every public event. */
+    events: (params: ChangeFeedParams = {}): ChangeFeed<EventChange> => this.feed('/changes/events', params),
+    /** GET /changes/users/{username}/events: the events a user hosts (the cursor follows the user across renames). */
+    userEvents: (username: string, params: ChangeFeedParams = {}): ChangeFeed<EventChange> =>
+      this.feed(`/changes/users/${segment('username', username)}/events`, params),
+    /** GET /changes/events/{eventId}/guests: an event's guests (scope guests:read). */
+    guests: (eventId: string, params: ChangeFeedParams = {}): ChangeFeed<GuestChange> =>
+      this.feed(`/changes/events/${segment('eventId', eventId)}/guests`, params),
   };
 
   /** GET /openapi.json: the API's own description. */

@@ -7,6 +7,14 @@ import type { components as EmbedComponents, operations as EmbedOperations } fro
 
 export type PublicEvent = PublicComponents['schemas']['PublicEvent'];
 export type Guest = PublicComponents['schemas']['Guest'];
+/** A change of a changes feed: an upsert with the object as its read route shows it now, or a bare removal. */
+export type EventChange = PublicComponents['schemas']['EventUpserted'] | PublicComponents['schemas']['RemovedChange'];
+export type GuestChange = PublicComponents['schemas']['GuestUpserted'] | PublicComponents['schemas']['RemovedChange'];
+/** Where a feed starts (`cursor`: a saved `next_cursor`; absent: the current contents) and its page size. */
+export interface ChangeFeedParams {
+  cursor?: string;
+  limit?: number;
+}
 export type EmbedEvent = EmbedComponents['schemas']['EmbedEvent'];
 export type { FieldError } from './errors.js';
 export type { Pagination, Page } from './paged-list.js';

@@ -47,3 +47,27 @@ export interface ApiKeyReader {
   /** One GetItem by the key's SHA-256 hash. */
   getApiKey(keyHash: string): Promise<ApiKeyItem | null>;
 }
+
+/** A feed entry as the feed route reads it: its position and member, nothing else. */
+export interface FeedEntry {
+  position: number;
+  member: string;
+}
+
+/** What a feed route reads of a member now: its newest position in the scope, and its current item. */
+export interface FeedMemberState {
+  pointer: number | undefined;
+  item: Record<string, unknown> | undefined;
+}
+
+/** The changes feeds' reads (PRODUCT P16); every read consistent (docs/data-model.md, "Changes feeds"). */
+export interface FeedReader {
+  /** The first `count` entries after `after`, in position order. One Query. */
+  feedEntries(scope: string, after: number, count: number): Promise<FeedEntry[]>;
+  /** The scope's highest position, 0 when it has none. One Query, one item. */
+  feedHead(scope: string): Promise<number>;
+  /** Each member's pointer and current item. One round trip (BatchGetItem, 100 keys a call, all at once). */
+  feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>>;
+  /** A live user's id by username (case-insensitive), or null. One Query. */
+  userIdByName(username: string): Promise<string | null>;
+}

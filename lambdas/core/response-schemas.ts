@@ -144,3 +144,11 @@ export const openApiDocumentSchema = z.looseObject({
   paths: z.record(z.string(), z.unknown()),
 });
 
+
+/** A changes feed's page (PRODUCT P16): changes in order, the cursor to pass next, whether more is waiting now. */
+const removedChange = z.strictObject({ id: z.string().max(80), change: z.literal('removed') }).meta({ id: 'RemovedChange', description: 'The id left the feed (hidden, unpublished or deleted): no reason, no content.' });
+function feedPage<C extends z.ZodType>(change: C, id: string) {
+  return z.strictObject({ changes: z.array(z.union([change, removedChange])).max(PAGE_MAX_ITEMS), next_cursor: z.string().max(400), has_more: z.boolean() }).meta({ id });
+}
+export const eventChangesPage = feedPage(z.strictObject({ id: z.string().max(80), change: z.literal('upserted'), event: publicEventSchema }).meta({ id: 'EventUpserted' }), 'EventChanges');
+export const guestChangesPage = feedPage(z.strictObject({ id: z.string().max(80), change: z.literal('upserted'), guest: guestSchema }).meta({ id: 'GuestUpserted' }), 'GuestChanges');

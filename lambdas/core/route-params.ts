@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
-import { eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
+import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
 export const getEventParams = z.object({ eventId: eventIdParam });
 export const getEventGuestsParams = z.object({ eventId: eventIdParam, status: guestStatusParam, limit: limitParam(10), offset: offsetParam });
@@ -28,3 +28,8 @@ export const embedGetUserFeedParams = z.object({ username: usernameParam });
 export const embedGetEventFeedParams = z.object({ eventId: eventIdParam });
 /** The OpenAPI documents take no parameters. */
 export const noParams = z.object({});
+
+/** The changes feeds (PRODUCT P16): unknown query parameters are refused, each by name. */
+export const getEventChangesParams = strictQuery(z.object({ cursor: cursorParam, limit: limitParam(100) }));
+export const getUserEventChangesParams = strictQuery(z.object({ username: usernameParam, cursor: cursorParam, limit: limitParam(100) }));
+export const getEventGuestChangesParams = strictQuery(z.object({ eventId: eventIdParam, cursor: cursorParam, limit: limitParam(100) }));

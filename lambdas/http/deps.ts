@@ -5,7 +5,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import type { ApiKeyReader, EventReader } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, FeedReader } from '../core/ports.js';
 import { createDocumentClient } from '../store/client.js';
 import { DynamoRepository } from '../store/repository.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -15,6 +15,8 @@ export interface Deps {
   config: Config;
   reader: EventReader;
   keys: ApiKeyReader;
+  /** The changes feeds (PRODUCT P16). */
+  feeds: FeedReader;
   clock: Clock;
   logger: Logger;
   metrics: MetricsSink;
@@ -36,6 +38,7 @@ export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config
     config,
     reader: overrides.reader ?? repo(),
     keys: overrides.keys ?? repo(),
+    feeds: overrides.feeds ?? repo(),
     clock: overrides.clock ?? systemClock,
     logger: overrides.logger ?? silentLogger,
     metrics: overrides.metrics ?? noMetrics,

@@ -184,6 +184,8 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   }
   const notFound = op.errors[404];
   if (notFound) responses[404] = errorResponse('Not found, or not published and public.', errorHeaders, notFound);
+  const gone = op.errors[410];
+  if (gone) responses[410] = errorResponse('The cursor is older than 30 days: start again without a cursor.', errorHeaders, gone);
   // API Gateway's size quotas, checked before anything else (the key included).
   const count = (n: number) => n.toLocaleString('en-US');
   // Whether API Gateway's front door answers these through the gateway responses is not documented: the limit may be absent.

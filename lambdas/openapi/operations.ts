@@ -15,6 +15,8 @@ import type { UserEventsVariant } from '../core/config.js';
 import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/queries.js';
 import {
   embedEventList,
+  eventChangesPage,
+  guestChangesPage,
   embedEventSchema,
   guestPage,
   openApiDocumentSchema,
@@ -29,7 +31,10 @@ import {
   embedGetEventParams,
   embedGetUserEventsParams,
   embedGetUserFeedParams,
+  getEventGuestChangesParams,
+  getEventChangesParams,
   getEventGuestsParams,
+  getUserEventChangesParams,
   getEventParams,
   getUserEventsDatedParams,
   getUserEventsTypedParams,
@@ -63,7 +68,7 @@ export interface OperationDoc {
     example?: ExampleName;
   };
   /** Errors the handler itself answers, each with its examples. */
-  errors: Partial<Record<400 | 404, readonly ExampleName[]>>;
+  errors: Partial<Record<400 | 404 | 410, readonly ExampleName[]>>;
   /** The Embed API's ETag / If-None-Match → 304 (lambdas/http/conditional-get.ts). */
   conditional?: boolean;
   /** A 308 the handler answers for some paths matching the route's template (its `Location` relative). */
@@ -77,6 +82,9 @@ const calendarFormat =
 const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bounds on the start date.';
 /** The bound of the unpaginated lists (lambdas/core/queries.ts), so the answer stays under Lambda's 6 MB. */
 const unpaginatedBound = `A window holding more than ${UNPAGINATED_MAX_EVENTS} events (or more than ${UNPAGINATED_MAX_BYTES / 1_000_000} MB of them) answers 400 asking for a narrower one, never a cut list.`;
+
+const feedDescription = (scope: string) =>
+  `What changed in ${scope} since \`cursor\`, in order: \`{id, change: "upserted", …}\` with the object as its read route shows it now, or \`{id, change: "removed"}\` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass \`next_cursor\` next; \`has_more: false\` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one.`;
 
 const openApiOperation = (surface: string): OperationDoc => ({
   summary: `This document`,
@@ -146,6 +154,30 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     params: getUserTimelineParams,
     success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(publicEventPage, true), example: 'getUserPastEvents' },
     errors: { 400: ['validationError'], 404: ['userNotFound'] },
+  }),
+  getEventChanges: () => ({
+    summary: 'Follow changes to the catalogue',
+    description: `${feedDescription('every public, published event')}`,
+    tag: 'Events',
+    params: getEventChangesParams,
+    success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage) },
+    errors: { 400: ['validationError'], 410: ['cursorExpired'] },
+  }),
+  getUserEventChanges: ({ userEventsVariant }) => ({
+    summary: "Follow changes to a user's events",
+    description: `${feedDescription('the public events the user hosts')} The feed follows the user, not the name: after a rename a cursor keeps working under the new name.`,
+    tag: 'Users',
+    params: getUserEventChangesParams,
+    success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage) },
+    errors: userEventsVariant === 'typed' ? { 400: ['validationError', 'typedUserNotFound'], 410: ['cursorExpired'] } : { 400: ['validationError'], 404: ['userNotFound'], 410: ['cursorExpired'] },
+  }),
+  getEventGuestChanges: () => ({
+    summary: "Follow changes to an event's guests",
+    description: `${feedDescription("the event's guests with a linked user account")} Needs the \`guests:read\` scope; 404 while the event is not public.`,
+    tag: 'Guests',
+    params: getEventGuestChangesParams,
+    success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(guestChangesPage) },
+    errors: { 400: ['validationError'], 404: ['notFound'], 410: ['cursorExpired'] },
   }),
   publicOpenApi: () => openApiOperation('Public'),
   embedGetEvent: () => ({

@@ -55,6 +55,7 @@ import { sameContent } from './item-content.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
 import { TallyRecounter } from './tally-recount.js';
+import { FeedAppender, feedMemberOf, scopesToAppend } from './feed.js';
 import type { Clock } from '../core/clock.js';
 
 /** How long a derived tombstone is kept: far longer than any derivation runs. */
@@ -71,6 +72,7 @@ export class Deriver {
   derivations = 0;
   private readonly tallies: TallyRecounter;
   readonly counts: GuestCountRecounter;
+  private readonly feeds: FeedAppender;
 
   constructor(
     private readonly io: TableIO,
@@ -79,6 +81,7 @@ export class Deriver {
   ) {
     this.tallies = new TallyRecounter(io.client, io.tableName, () => io.writes++);
     this.counts = new GuestCountRecounter(io);
+    this.feeds = new FeedAppender(io, clock);
   }
 
   /**
@@ -140,8 +143,12 @@ export class Deriver {
       if (Number(got.get(keyString(seqKey))?.seq) > gen) return false;
 
       const existing = new Map(own.flatMap((k) => (got.has(keyString(k)) ? [[k[SK]!, got.get(keyString(k))!] as const] : [])));
-      // A derivation that stopped between an item and its tally entry: finish its move first.
+      // A derivation that stopped between an item and its feed entries or its tally entry: finish those first.
       for (const have of existing.values()) {
+        if (have.feed_pending) {
+          await this.finishFeed(have);
+          delete have.feed_pending;
+        }
         if (!have.tally_pending) continue;
         await this.finishTally(have);
         delete have.tally_pending;
@@ -214,7 +221,7 @@ export class Deriver {
 
   /** One derived item's write (a reveal's last step when `have` carries this derivation's mark). */
   private async write(want: Item, gen: number, have: Item | undefined): Promise<void> {
-    if (isListedKey(String(want[SK]))) return this.writeListed(want, gen, have);
+    if (isListedKey(String(want[SK])) || isFedKey(String(want[SK]))) return this.writeListed(want, gen, have);
     const ours = isMarkedBy(have, gen);
     await this.io.putIf(this.stamp(want, gen), ours ? 'gen = :gen AND revealing = :gen' : OLDER_OR_ABSENT, { ':gen': gen });
   }
@@ -233,12 +240,19 @@ export class Deriver {
     for (;;) {
       const ours = isMarkedBy(current, gen);
       if (!ours && typeof current?.gen === 'number' && current.gen >= gen) return; // a newer derivation's word stands
+      if (current?.feed_pending) await this.finishFeed(current);
       if (current?.tally_pending) await this.finishTally(current);
       const from = tallyKeyOf(current);
       const moves = !sameTallyKey(from, tallyKeyOf(want));
-      const item: Item = { ...this.stamp(want, gen), ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}) };
+      // The feeds this version changes, computed against the exact version it replaces (the write is conditional on it).
+      const feeds = scopesToAppend(current, want);
+      const item: Item = {
+        ...this.stamp(want, gen),
+        ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}),
+        ...(feeds.length ? { feed_pending: feeds } : {}),
+      };
       // A tombstone expires a day after its write; one holding an unfinished note must stay until the note is finished.
-      if (moves) delete item[TTL_ATTRIBUTE];
+      if (moves || feeds.length) delete item[TTL_ATTRIBUTE];
       const written =
         current === undefined
           ? await this.io.putIf(item, 'attribute_not_exists(#pk)')
@@ -249,12 +263,14 @@ export class Deriver {
               })
             : await this.io.putIf(item, 'attribute_exists(#pk) AND attribute_not_exists(gen)');
       if (written) {
+        if (feeds.length) await this.finishFeed(item);
         if (moves) await this.finishTally(item);
         return;
       }
       current = await this.io.get(key);
-      // This very write landed and its response was lost (the SDK's retry failed the condition): finish its move.
+      // This very write landed and its response was lost (the SDK's retry failed the condition): finish its notes.
       if (current?.gen === gen && current.revealing === undefined) {
+        if (current.feed_pending) await this.finishFeed(current);
         if (current.tally_pending) await this.finishTally(current);
         return;
       }
@@ -285,6 +301,24 @@ export class Deriver {
     }
   }
 
+  /**
+   * Appends one version's feed entries (its note: every scope the version it
+   * replaced or itself shows the member in), then clears the note,
+   * conditional on this version. Idempotent: an entry more only says "look
+   * again". A tombstone gets its expiry here unless its tally move still owes.
+   */
+  private async finishFeed(version: Item): Promise<void> {
+    const gen = Number(version.gen);
+    const member = feedMemberOf(version);
+    for (const scope of version.feed_pending as string[]) await this.feeds.append(scope, member);
+    const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
+    if (version.type === 'TOMBSTONE' && !version.tally_pending) {
+      await this.io.updateIf(key, 'REMOVE feed_pending SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE });
+    } else {
+      await this.io.updateIf(key, 'REMOVE feed_pending', 'gen = :gen', { ':gen': gen });
+    }
+  }
+
   private stamp(item: Item, gen: number): Item {
     const { revealing: _mark, ...rest } = item;
     return { ...rest, gen, ...(item.type === 'TOMBSTONE' ? { [TTL_ATTRIBUTE]: this.expiry() } : {}) };
@@ -303,6 +337,11 @@ function kindOf(have: Item | undefined, want: Item): Kind {
 }
 
 const isMarkedBy = (item: Item | undefined, gen: number): boolean => item?.gen === gen && item.revealing === gen;
+
+/** Derived items a changes feed shows (RSVP items), written like listed items so a feed note is never overwritten unfinished. */
+function isFedKey(sk: string): boolean {
+  return sk.startsWith(DERIVED_SORT_KEYS.rsvpPrefix);
+}
 
 /** Derived items that may be listed in user-events-index, and so carry a tally entry. */
 function isListedKey(sk: string): boolean {

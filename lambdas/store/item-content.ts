@@ -1,13 +1,13 @@
 /**
  * When two versions of an item say the same thing: equal apart from the
  * bookkeeping a derivation stamps on them (its number, a tombstone's expiry,
- * a tally note or recount ticket). A reveal's marker (`revealing`) is NOT
+ * a tally or feed note, a recount ticket). A reveal's marker (`revealing`) is NOT
  * bookkeeping here on purpose: an item that carries one differs from every
  * target, so the next derivation always rewrites it (derivation.ts).
  */
 type Item = Record<string, unknown>;
 
-const BOOKKEEPING = new Set(['gen', 'expires_at', 'tally_pending', 'tally_from', 'ticket', 'counted']);
+const BOOKKEEPING = new Set(['gen', 'expires_at', 'tally_pending', 'tally_from', 'feed_pending', 'ticket', 'counted']);
 
 export function sameContent(a: Item, b: Item): boolean {
   return stableJson(withoutBookkeeping(a)) === stableJson(withoutBookkeeping(b));

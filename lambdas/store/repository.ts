@@ -4,7 +4,8 @@
  * its round trips. No Scan anywhere.
  */
 import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyReader, EventReader, ListOrder, StartWindow } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, FeedEntry, FeedMemberState, FeedReader, ListOrder, StartWindow } from '../core/ports.js';
+import { FeedReads } from './feed-reads.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
@@ -25,7 +26,7 @@ import {
 /** DynamoDB's Limit is a 32-bit integer; a page never needs more than this per call (1 MB ends a call first anyway). */
 const MAX_LIMIT = 1000;
 
-export class DynamoRepository implements EventReader, ApiKeyReader {
+export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
   /** Tally reads on the request path are eventually consistent, like the index reads beside them. */
   private readonly tally: { client: DynamoDBDocumentClient; tableName: string; consistent: false };
 
@@ -34,6 +35,26 @@ export class DynamoRepository implements EventReader, ApiKeyReader {
     private readonly tableName: string,
   ) {
     this.tally = { client, tableName, consistent: false };
+    this.feeds = new FeedReads(client, tableName);
+  }
+
+  private readonly feeds: FeedReads;
+
+  /** The changes feeds' reads: feed-reads.ts. */
+  feedEntries(scope: string, after: number, count: number): Promise<FeedEntry[]> {
+    return this.feeds.feedEntries(scope, after, count);
+  }
+
+  feedHead(scope: string): Promise<number> {
+    return this.feeds.feedHead(scope);
+  }
+
+  feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>> {
+    return this.feeds.feedStates(scope, members);
+  }
+
+  userIdByName(username: string): Promise<string | null> {
+    return this.feeds.userIdByName(username);
   }
 
   /** event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item. */

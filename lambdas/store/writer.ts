@@ -11,6 +11,7 @@ import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, r
 import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyPointerItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
 import { keys } from './table.js';
 import { tallyItems } from './tally.js';
+import { loadedFeedItems } from './feed.js';
 
 
 export interface WriteSummary {
@@ -66,7 +67,9 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
  */
 export function datasetToItems(dataset: Dataset): { items: TableItem[]; summary: WriteSummary } {
   const readModel = readModelItems(dataset);
-  const items = [...readModel.items, ...apiKeyItems(dataset)];
+  // The feeds start with the loaded contents (resync leaves a table's feeds alone: they are its history).
+  const feeds = loadedFeedItems(readModel.items as unknown as Record<string, unknown>[]) as unknown as TableItem[];
+  const items = [...readModel.items, ...feeds, ...apiKeyItems(dataset)];
   return { items, summary: { ...readModel.summary, apiKeys: dataset.api_keys?.length ?? 0, items: items.length } };
 }
 

@@ -1,7 +1,7 @@
 /**
  * `npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated]
  *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S] [--daily-quota N]
- *                [--key-admin-port N]`
+ *                [--key-admin-port N] [--clock-offset-days N]`
  * with env fallbacks PORT, STORE_PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL,
  * EMBED_CACHE_MAX_AGE, DAILY_QUOTA, KEY_ADMIN_PORT (the key-management API's own port; default any
  * free one, printed in the banner). Other tools start the server exactly this way: keep this interface.
@@ -39,6 +39,8 @@ const optionsSchema = z
       .min(1, { error: 'must be at least 1' })
       .max(DAILY_QUOTA, { error: `must be at most ${DAILY_QUOTA}, the quota in AWS` }),
     keyAdminPort: portSchema.optional(),
+    /** Runs the server's clock N days ahead (or behind): to see a changes-feed cursor expire without waiting. */
+    clockOffsetDays: z.coerce.number({ error: 'must be a number' }).int().min(-3650).max(3650),
   })
   .refine((o) => o.port === 0 || o.port !== o.storePort, { path: ['storePort'], error: 'must differ from the port' });
 
@@ -56,6 +58,7 @@ async function main(): Promise<void> {
         'embed-cache-max-age': { type: 'string' },
         'daily-quota': { type: 'string' },
         'key-admin-port': { type: 'string' },
+        'clock-offset-days': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -64,7 +67,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N] [--clock-offset-days N]\n');
     return;
   }
   const env = process.env;
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     embedCacheMaxAge: values['embed-cache-max-age'] ?? env.EMBED_CACHE_MAX_AGE ?? 60,
     dailyQuota: values['daily-quota'] ?? env.DAILY_QUOTA ?? DAILY_QUOTA,
     keyAdminPort: values['key-admin-port'] ?? (env.KEY_ADMIN_PORT || undefined),
+    clockOffsetDays: values['clock-offset-days'] ?? 0,
   });
   if (!parsed.success) fail(`npm start: invalid option\n${z.prettifyError(parsed.error)}`, 2);
   const o = parsed.data;
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
     keyAdminPort: o.keyAdminPort ?? 0,
+    ...(o.clockOffsetDays ? { clock: () => new Date(Date.now() + o.clockOffsetDays * 86_400_000) } : {}),
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeCursor } from '../../lambdas/core/feed-cursor.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
@@ -76,6 +77,16 @@ describe('npm start', () => {
     // The banner prints the demo key on purpose; nothing after it may contain any key.
     const afterBanner = finished.stdout.slice(bannerEnd) + finished.stderr;
     for (const secret of [key!, KEYS.revoked, 'pk_unknown_0123456789abcdefghijklmnopqr']) expect(afterBanner).not.toContain(secret);
+  });
+
+  it('--clock-offset-days runs the clock ahead: a changes-feed cursor from today has expired 31 days on', async () => {
+    const run = runTs('local/cli/start.ts', ['--port', '0', '--clock-offset-days', '31']);
+    const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
+    const cursor = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
+    const reply = await get<{ message: string }>(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both });
+    expect([reply.status, reply.body.message]).toEqual([410, 'Cursor expired: start again without a cursor.']);
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
   });
 
   it('prints its banner and nothing else on a first run: no AWS SDK Node-version notice, no warning', async () => {

@@ -7,7 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ApiError, EmbedClient, PagedList, PublicClient, type PublicEvent } from '../../client/src/index.js';
+import { ApiError, CursorExpiredError, EmbedClient, PagedList, PublicClient, type PublicEvent } from '../../client/src/index.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { NOW } from '../support/fixtures.js';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -105,6 +107,41 @@ describe('Public API client: one method per route', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('Public API client: changes feeds', () => {
+  it('iterates a feed to the end with any page size, exposing the cursor to resume from', async () => {
+    const whole = [];
+    for await (const change of api.changes.events()) whole.push(change);
+    expect(whole.every((c) => c.change === 'upserted')).toBe(true);
+    for (const limit of [1, 2, 7]) {
+      const feed = api.changes.events({ limit });
+      const seen = [];
+      for await (const change of feed) seen.push(change);
+      expect(seen).toEqual(whole);
+      // Resuming from the saved cursor: up to date, nothing more.
+      const again = api.changes.events({ cursor: feed.cursor });
+      const more = [];
+      for await (const change of again) more.push(change);
+      expect(more).toEqual([]);
+      expect(again.cursor).toEqual(expect.any(String));
+    }
+    const guests = [];
+    for await (const change of api.changes.guests('evt_jazz01')) guests.push(change);
+    expect(guests.length).toBeGreaterThan(0);
+    const hosted = [];
+    for await (const change of api.changes.userEvents('alice')) hosted.push(change);
+    expect(hosted.length).toBeGreaterThan(0);
+  });
+
+  it('an expired cursor is a CursorExpiredError; a foreign one a 400 naming cursor', async () => {
+    const expired = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Date.parse(NOW) / 1000 - CURSOR_LIFETIME_SECONDS - 1 });
+    const error = await api.changes.events({ cursor: expired }).page().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CursorExpiredError);
+    expect((error as CursorExpiredError).status).toBe(410);
+    const foreign = await api.changes.userEvents('alice', { cursor: expired }).page().catch((e: unknown) => e);
+    expect([(foreign as ApiError).status, (foreign as ApiError).errors.map((e) => e.field)]).toEqual([400, ['cursor']]);
   });
 });
 

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
-import { KEYS } from '../support/fixtures.js';
+import { encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 
@@ -16,6 +17,9 @@ for (const line of doc.split('\n')) {
   const m = /^\|[^|]*\((\w+)\)\s*\|(?:[^|]*\|){3}\s*(\d+) \/ (\d+)\s*\|/.exec(line);
   if (m) documented.set(m[1] as string, { typical: Number(m[2]), edge: Number(m[3]) });
 }
+
+/** A catalogue cursor past the feed's end: one Query, nothing after it. */
+const caughtUp = encodeURIComponent(encodeCursor({ scope: 'EVENTS', position: 1_000_000, start: 0, issued: Date.parse(NOW) / 1000 }));
 
 /** A typical and an edge request per row (see the doc's notes column). */
 const cases: Record<string, { typical: string; edge: string }> = {
@@ -29,6 +33,9 @@ const cases: Record<string, { typical: string; edge: string }> = {
   embedGetUserEvents: { typical: '/users/alice/events?limit=2', edge: '/users/frank/events' },
   embedGetUserFeed: { typical: '/users/alice/events.ics', edge: '/users/frank/events.ics' },
   embedGetEventFeed: { typical: '/events/evt_jazz01/event.ics', edge: '/events/evt_missing/event.ics' },
+  getEventChanges: { typical: '/changes/events', edge: `/changes/events?cursor=${caughtUp}` },
+  getUserEventChanges: { typical: '/changes/users/alice/events', edge: '/changes/users/nobody/events' },
+  getEventGuestChanges: { typical: '/changes/events/evt_jazz01/guests', edge: '/changes/events/evt_missing/guests' },
   publicOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
   embedOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
 };

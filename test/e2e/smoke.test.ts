@@ -29,7 +29,8 @@ describe('npm run smoke', () => {
 
   it('fails, per route, with a key that lacks a scope', async () => {
     const results = await runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.eventsOnly, username: 'alice', eventId: 'evt_jazz01' });
-    expect(results.filter((r) => !r.ok).map((r) => r.name)).toEqual(['GET public /events/{eventId}/guests']);
+    // Every route that needs guests:read: the guest list and its changes feed.
+    expect(results.filter((r) => !r.ok).map((r) => r.name)).toEqual(['GET public /events/{eventId}/guests', 'GET public /changes/events/{eventId}/guests']);
   });
 
   it("with --quota-key, spends that key's day and reports the headers of the quota's 429", async () => {

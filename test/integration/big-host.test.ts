@@ -48,8 +48,8 @@ beforeAll(async () => {
     { step: 'serialize', name: 'capacity', priority: 'high' },
   );
   const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'dated' });
-  deps = createDeps(config, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger: silentLogger });
-  typedDeps = createDeps({ ...config, userEventsVariant: 'typed' }, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger: silentLogger });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger: silentLogger });
+  typedDeps = createDeps({ ...config, userEventsVariant: 'typed' }, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger: silentLogger });
 }, 120_000);
 afterAll(async () => store?.close());
 

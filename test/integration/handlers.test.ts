@@ -27,7 +27,7 @@ const context = { awsRequestId: 'req-1' } as Context;
 beforeAll(async () => {
   store = await startTestStore(demoDataset());
   const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
-  deps = createDeps(config, { reader: store.repository, keys: store.repository, clock: fixedClock(NOW), logger });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger });
 });
 afterAll(async () => store?.close());
 

@@ -253,7 +253,7 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
 }
 
 /** The exploration of `scenarios` as a jest suite: one test per scenario, the count printed at the end. */
-export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[]): void {
+export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[], opts: { feeds?: boolean } = {}): void {
   let explorer: Explorer;
   let store: { client: DynamoDBDocumentClient; close(): Promise<void> };
   const counts: string[] = [];
@@ -264,11 +264,11 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
       const inProcess = await startInProcessDynalite();
       const client = createDocumentClient(inProcess);
       store = { client, close: async () => (client.destroy(), inProcess.close()) };
-      explorer = new Explorer(inProcess, client, clock);
+      explorer = new Explorer(inProcess, client, clock, opts.feeds ?? true);
     } else {
       const loopback = await startLoopbackStore();
       store = loopback;
-      explorer = new Explorer(loopback.endpoint, loopback.client, clock);
+      explorer = new Explorer(loopback.endpoint, loopback.client, clock, opts.feeds ?? true);
     }
   });
   afterAll(async () => {

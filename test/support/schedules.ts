@@ -26,6 +26,8 @@ import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { INDEXES } from '../../lambdas/store/table.js';
+import { catalogueChanges, guestChanges } from '../../lambdas/core/feeds.js';
+import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import type { InProcessStore } from './in-process-dynalite.js';
@@ -111,6 +113,8 @@ export class Explorer {
     private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler'>,
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
+    /** Also read the changes feeds at every observation point (checkFeeds); the long pair files leave it off for CI's time. */
+    private readonly feeds = true,
   ) {}
 
   close(): void {
@@ -242,11 +246,33 @@ export class Explorer {
     const reached = only ? keysOf(only) : await reachableKeys(this.client, table);
     const leaked = reached.filter((k) => !allowed.has(k));
     if (leaked.length) throw new Error(`privacy: reachable with no admissible order (${where}):\n  ${leaked.join('\n  ')}`);
+    if (!only && this.feeds) await this.checkFeeds(s, table, new Set(reached), where);
+  }
+
+  /**
+   * The changes feeds at the same observation point (PRODUCT P16): read from
+   * no cursor, every event or guest they show as upserted is one the event
+   * index reaches now, so a feed never shows what the read routes would not.
+   */
+  private async checkFeeds(s: Scenario, table: string, reached: Set<string>, where: string): Promise<void> {
+    const repo = new DynamoRepository(this.client, table);
+    const shown = (pk: string, sk: string) => [...reached].some((k) => k.startsWith(`${INDEXES.event.name} `) && k.endsWith(`<- ${pk} ${sk}`));
+    const now = this.clock();
+    const events = await catalogueChanges(repo, { limit: 100 }, now, 'https://s.example');
+    for (const c of events.changes) if (!shown(`EVENT#${c.id}`, 'EVENT')) throw new Error(`feed: catalogue shows ${c.id}, which no read route does (${where})`);
+    const eventIds = new Set([...s.d0.events.map((e) => e.id), ...s.changes.flatMap((c) => ('event' in c ? [c.event.id] : 'event_id' in c ? [c.event_id] : []))]);
+    for (const eventId of eventIds) {
+      const guests = await guestChanges(repo, repo, { eventId, limit: 100 }, now).catch((error: { statusCode?: number }) => {
+        if (error.statusCode === 404) return { changes: [] };
+        throw error;
+      });
+      for (const c of guests.changes) if (!shown(`EVENT#${eventId}`, `RSVP#${c.id}`)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
+    }
   }
 
   private async checkFinal(s: Scenario, table: string, where: string): Promise<void> {
     const items = await scanAll(this.client, table);
-    const owed = items.filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
+    const owed = items.filter((i) => i.pending || i.tally_pending || i.feed_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
     if (owed.length) throw new Error(`work still owed at the end of ${where}: ${owed.join(', ')}`);
     const model = JSON.stringify(readModel(items));
     const all = [...new Set(s.changes.map((_, i) => i))];

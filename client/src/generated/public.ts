@@ -124,6 +124,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/changes/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes to the catalogue
+         * @description What changed in every public, published event since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one.
+         */
+        get: operations["getEventChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changes/users/{username}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes to a user's events
+         * @description What changed in the public events the user hosts since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. The feed follows the user, not the name: after a rename a cursor keeps working under the new name.
+         */
+        get: operations["getUserEventChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changes/events/{eventId}/guests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes to an event's guests
+         * @description What changed in the event's guests with a linked user account since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. Needs the `guests:read` scope; 404 while the event is not public.
+         */
+        get: operations["getEventGuestChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -245,6 +305,34 @@ export interface components {
         PagedEvents: {
             events: components["schemas"]["PublicEvent"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        EventChanges: {
+            changes: (components["schemas"]["EventUpserted"] | components["schemas"]["RemovedChange"])[];
+            next_cursor: string;
+            has_more: boolean;
+        };
+        EventUpserted: {
+            id: string;
+            /** @enum {string} */
+            change: "upserted";
+            event: components["schemas"]["PublicEvent"];
+        };
+        /** @description The id left the feed (hidden, unpublished or deleted): no reason, no content. */
+        RemovedChange: {
+            id: string;
+            /** @enum {string} */
+            change: "removed";
+        };
+        GuestChanges: {
+            changes: (components["schemas"]["GuestUpserted"] | components["schemas"]["RemovedChange"])[];
+            next_cursor: string;
+            has_more: boolean;
+        };
+        GuestUpserted: {
+            id: string;
+            /** @enum {string} */
+            change: "upserted";
+            guest: components["schemas"]["Guest"];
         };
     };
     responses: never;
@@ -1051,6 +1139,453 @@ export interface operations {
             };
             /** @description Not found, or not published and public. */
             404: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
+            414: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
+            429: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
+            500: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEventChanges: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page, as given; absent: start from the current contents. */
+                cursor?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes. */
+            200: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["EventChanges"];
+                    };
+                };
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
+            400: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            401: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            403: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than 30 days: start again without a cursor. */
+            410: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
+            414: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
+            429: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
+            500: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserEventChanges: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page, as given; absent: start from the current contents. */
+                cursor?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The username, without "@"; matched ignoring case. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes. */
+            200: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["EventChanges"];
+                    };
+                };
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
+            400: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            401: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            403: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than 30 days: start again without a cursor. */
+            410: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
+            414: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
+            429: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
+            500: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEventGuestChanges: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page, as given; absent: start from the current contents. */
+                cursor?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The event id. */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes. */
+            200: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["GuestChanges"];
+                    };
+                };
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
+            400: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            401: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            403: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not published and public. */
+            404: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than 30 days: start again without a cursor. */
+            410: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
                     "X-RateLimit-Limit": number;

@@ -1,0 +1,115 @@
+/**
+ * The changes feeds over HTTP on the local server (PRODUCT P16): a start from
+ * no cursor holds the scope's members once, as upserts; every bad input is a
+ * 400 naming its field (cursor malformed, tampered with, of another scope;
+ * limit out of range; unknown parameters); an expired cursor is a 410 with
+ * P16's message; unknown users and non-public events answer as their read
+ * routes. Every answer is also checked against the OpenAPI document.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CURSOR_LIFETIME_SECONDS, decodeCursor, encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { KEYS, NOW } from '../support/fixtures.js';
+import { get } from '../support/http.js';
+import { startTestServer, type TestServer } from '../support/local.js';
+
+type Page = { data: { changes: { id: string; change: string; event?: { id: string; creator: { username: string } }; guest?: { id: string } }[]; next_cursor: string; has_more: boolean } };
+type Failure = { message: string; errors?: { field: string; message: string }[] };
+
+let server: TestServer;
+const key = { 'x-events-api-key': KEYS.both };
+const call = <T = Page>(path: string, headers: Record<string, string> = key) => get<T>(`${server.publicBaseUrl}${path}`, headers);
+const nowSeconds = Date.parse(NOW) / 1000;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+/** Every page from `path` until has_more is false. */
+async function readAll(path: string, limit: number): Promise<{ changes: Page['data']['changes']; cursor: string }> {
+  const changes: Page['data']['changes'] = [];
+  let cursor = '';
+  for (let more = true; more; ) {
+    const page = await call(`${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    expect(page.status).toBe(200);
+    changes.push(...page.body.data.changes);
+    cursor = page.body.data.next_cursor;
+    more = page.body.data.has_more;
+  }
+  return { changes, cursor };
+}
+
+describe('changes feeds over HTTP (PRODUCT P16)', () => {
+  it('from no cursor: every public event once, as upserts, equal to the event route; then nothing more', async () => {
+    const { changes, cursor } = await readAll('/changes/events', 2);
+    expect(changes.every((c) => c.change === 'upserted')).toBe(true);
+    const ids = changes.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const c of changes) expect((await call<{ data: unknown }>(`/events/${c.id}`)).body.data).toEqual(c.event);
+    expect(ids).not.toContain('evt_secret03');
+    const later = await call(`/changes/events?cursor=${encodeURIComponent(cursor)}`);
+    expect(later.body.data).toEqual({ changes: [], next_cursor: expect.any(String), has_more: false });
+  });
+
+  it("a host's feed holds the host's events; a guest feed the event's guests", async () => {
+    const hosted = await readAll('/changes/users/alice/events', 100);
+    expect(hosted.changes.length).toBeGreaterThan(0);
+    expect(hosted.changes.every((c) => c.event?.creator.username === 'Alice')).toBe(true);
+    const list = await call<{ data: { id: string }[] }>('/users/alice/upcoming-events?limit=100');
+    for (const e of list.body.data) expect(hosted.changes.map((c) => c.id)).toContain(e.id);
+    const guests = await readAll('/changes/events/evt_jazz01/guests', 100);
+    const guestList = await call<{ data: { id: string }[] }>('/events/evt_jazz01/guests?status=all&limit=100');
+    expect(guests.changes.map((c) => c.guest)).toEqual(expect.arrayContaining(guestList.body.data));
+    expect(guests.changes).toHaveLength(guestList.body.data.length);
+  });
+
+  it('bad input is a 400 naming the field, and never reaches DynamoDB beyond the authorizer', async () => {
+    const good = (await call('/changes/events?limit=1')).body.data.next_cursor;
+    const [version, payload, check] = good.split('.') as [string, string, string];
+    const flipped = `${version}.${payload.slice(0, -1)}${payload.endsWith('A') ? 'B' : 'A'}.${check}`;
+    const host = (await call('/changes/users/alice/events?limit=1')).body.data.next_cursor;
+    const cases: [string, string][] = [
+      ['/changes/events?limit=0', 'limit'],
+      ['/changes/events?limit=101', 'limit'],
+      ['/changes/events?limit=ten', 'limit'],
+      ['/changes/events?since=2026-01-01', 'since'],
+      ['/changes/events?cursor=nonsense', 'cursor'],
+      [`/changes/events?cursor=${encodeURIComponent(flipped)}`, 'cursor'],
+      [`/changes/events?cursor=${encodeURIComponent(`x${good}`)}`, 'cursor'],
+      [`/changes/events?cursor=${encodeURIComponent(host)}`, 'cursor'],
+      [`/changes/users/alice/events?cursor=${encodeURIComponent(good)}`, 'cursor'],
+      [`/changes/users/bob.builder/events?cursor=${encodeURIComponent(host)}`, 'cursor'],
+      [`/changes/events/evt_jazz01/guests?cursor=${encodeURIComponent(good)}`, 'cursor'],
+    ];
+    for (const [path, field] of cases) {
+      server.calls.splice(0);
+      const reply = await call<Failure>(path);
+      expect({ path, status: reply.status, fields: reply.body.errors?.map((e) => e.field) }).toEqual({ path, status: 400, fields: [field] });
+      // The user lookup is the one read a foreign host cursor needs.
+      if (!path.startsWith('/changes/users/bob')) expect({ path, calls: server.calls.length }).toEqual({ path, calls: 1 });
+    }
+  });
+
+  it('a cursor older than 30 days is a 410 with the message; one just younger still works', async () => {
+    const at = (issued: number) => encodeURIComponent(encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued }));
+    const expired = await call<Failure>(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS - 1)}`);
+    expect({ status: expired.status, message: expired.body.message }).toEqual({ status: 410, message: 'Cursor expired: start again without a cursor.' });
+    expect((await call(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS + 60)}`)).status).toBe(200);
+  });
+
+  it('unknown users and non-public events answer as their read routes; the guest feed needs guests:read', async () => {
+    const user = await call<Failure>('/changes/users/nobody/events');
+    const route = await call<Failure>('/users/nobody/events');
+    expect([user.status, user.body.message]).toEqual([route.status, route.body.message]);
+    expect((await call<Failure>('/changes/events/evt_secret03/guests')).status).toBe(404);
+    expect((await call<Failure>('/changes/events/evt_missing/guests')).status).toBe(404);
+    expect((await call<Failure>('/changes/events/evt_jazz01/guests', { 'x-events-api-key': KEYS.eventsOnly })).status).toBe(403);
+  });
+
+  it('the cursor is opaque, versioned and names its scope', () => {
+    const c = encodeCursor({ scope: 'HOST#usr_1', position: 7, start: 3, issued: nowSeconds });
+    expect(c.startsWith('f1.')).toBe(true);
+    expect(decodeCursor(c)).toEqual({ scope: 'HOST#usr_1', position: 7, start: 3, issued: nowSeconds });
+    expect(decodeCursor(c.replace('f1.', 'f2.'))).toBeNull();
+  });
+});
