@@ -145,6 +145,7 @@ describe('the same stack with a narrower grant and a statement removed from the 
   const amend = (t: Record<string, any>) => {
     const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
     t.Outputs.KeyAdminInvokeArn.Value = { 'Fn::Join': ['', [`arn:aws:execute-api:${REGION}:123456789012:`, { Ref: apiId }, '/staging/POST/admin/v1/*']] };
+    // `any`: each resource's CloudFormation JSON, edited by key.
     for (const [, r] of Object.entries<Record<string, any>>(t.Resources)) {
       if (r.Type !== 'AWS::IAM::Policy') continue;
       r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter((s: { Sid?: string }) => s.Sid !== 'AttachToThisUsagePlan');
