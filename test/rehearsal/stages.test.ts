@@ -15,6 +15,7 @@ import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.
 import { Template } from '../../local/rehearsal/template.js';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
+import { routes } from '../../lambdas/routes.js';
 
 const CHANGES = readFileSync(new URL('../fixtures/changes-example.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean);
 
@@ -33,9 +34,11 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
       statuses.push([route, res.status]);
     }
     expect(statuses.filter(([, s]) => s !== 200)).toEqual([]);
-    // The profile lists read their events with BatchGetItem, allowed by their roles.
+    // Exactly the routes that declare BatchGetItem (the profile lists, the changes feeds) make it, allowed by their roles.
     const batchGets = rehearsal.endpoint.calls.filter((c) => c.action === 'dynamodb:BatchGetItem');
-    expect(new Set(batchGets.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(['getUserEvents', 'getUserProfileEvents']));
+    const declared = routes.filter((r) => (r.tableReads as readonly string[]).includes('dynamodb:BatchGetItem')).map((r) => r.id);
+    expect(declared).toEqual(expect.arrayContaining(['getUserEvents', 'getUserProfileEvents']));
+    expect(new Set(batchGets.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(declared));
     expect(batchGets.every((c) => c.allowed)).toBe(true);
   });
 
