@@ -12,8 +12,7 @@
  *
  * CHANGE_STREAM_RUNS=500 runs more cases than the default.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
@@ -21,11 +20,9 @@ import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldStat
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
-import { startLoopbackStore } from '../support/store.js';
+import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
@@ -34,32 +31,19 @@ const REPLAY = process.env.CHANGE_STREAM_SEED ? { seed: Number(process.env.CHANG
 /** Time for one property: about 150 ms a run here, with room for a slower machine. */
 const TIMEOUT = 30_000 + RUNS * 1_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-let store: Awaited<ReturnType<typeof startLoopbackStore>>;
-let client: DynamoDBDocumentClient;
-let tables = 0;
+const store = useFileStore();
 
-beforeAll(async () => {
-  store = await startLoopbackStore();
-  client = store.client;
-});
-afterAll(async () => store?.close());
-
-async function loadedTable(h: History): Promise<string> {
-  const name = `stream-${tables++}`;
-  await ensureTable(client, name);
-  await writeDataset(client, name, h.d0);
-  return name;
-}
+const loadedTable = (h: History): Promise<string> => store.loaded('stream', h.d0);
 
 async function expectReadModelOf(table: string, expected: ReturnType<typeof fold>['dataset']): Promise<void> {
-  const actual = readModel(await scanAll(client, table));
-  expect(actual).toEqual(await freshLoadReadModel(client, `${table}-fresh`, expected));
+  const actual = readModel(await scanAll(store.client, table));
+  expect(actual).toEqual(await freshLoadReadModel(store.client, `${table}-fresh`, expected));
 }
 
 /** What any GSI reaches must be live and public in the fold's state; no private field is stored anywhere. */
 async function expectNothingHiddenReachable(table: string, state: FoldState): Promise<void> {
   const liveUser = (id: unknown) => state.users.get(String(id))?.record !== undefined;
-  for (const item of await reachable(client, table)) {
+  for (const item of await reachable(store.client, table)) {
     if (item.type === 'USER') {
       expect(liveUser(item.user_id)).toBe(true);
       continue;
@@ -72,7 +56,7 @@ async function expectNothingHiddenReachable(table: string, state: FoldState): Pr
     }
     if (item.type === 'PROFILE_ENTRY') expect(liveUser(item.member_id)).toBe(true);
   }
-  expect(JSON.stringify(await scanAll(client, table))).not.toContain(PRIVATE_MARKER);
+  expect(JSON.stringify(await scanAll(store.client, table))).not.toContain(PRIVATE_MARKER);
 }
 
 /** Which applier's call goes next, as bursts of turns: races need one side to run several calls ahead. */
@@ -142,7 +126,7 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     await fc.assert(
       fc.asyncProperty(historyArb(), async (h) => {
         const table = await loadedTable(h);
-        const applier = new ChangeApplier(client, table, { clock });
+        const applier = new ChangeApplier(store.client, table, { clock });
         const state = initialState(h.d0);
         for (const change of h.delivered) {
           const expected = applyChange(state, change);
@@ -160,7 +144,7 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     await fc.assert(
       fc.asyncProperty(historyArb({ maxSteps: 12 }), async (h) => {
         const table = await loadedTable(h);
-        const applier = new ChangeApplier(client, table, { clock });
+        const applier = new ChangeApplier(store.client, table, { clock });
         for (const change of [...h.delivered, ...h.delivered]) await applier.apply(change);
         await expectReadModelOf(table, fold(h.d0, [...h.delivered, ...h.delivered]).dataset);
       }),
@@ -172,14 +156,14 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     await fc.assert(
       fc.asyncProperty(historyArb({ maxSteps: 10 }), fc.array(fc.nat(80), { minLength: 10, maxLength: 10 }), async (h, crashAt) => {
         const table = await loadedTable(h);
-        const healthy = new ChangeApplier(client, table, { clock });
+        const healthy = new ChangeApplier(store.client, table, { clock });
         for (const [i, change] of h.delivered.entries()) {
           await applyUntilCrash(table, change, crashAt[i % crashAt.length]! + 1);
           // An unfinished tally note is never on an item that may expire before the note is finished.
-          for (const item of await scanAll(client, table)) if (item.tally_pending) expect(item.expires_at).toBeUndefined();
+          for (const item of await scanAll(store.client, table)) if (item.tally_pending) expect(item.expires_at).toBeUndefined();
           await healthy.apply(change);
           // The redelivery finished every note, and every tombstone expires again.
-          for (const item of await scanAll(client, table)) {
+          for (const item of await scanAll(store.client, table)) {
             expect(item.tally_pending).toBeUndefined();
             if (item.type === 'TOMBSTONE') expect(typeof item.expires_at).toBe('number');
           }
@@ -203,12 +187,12 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
       events: [{ id: 'evt_g', creator_id: 'usr_a', title: 'Gig', start_date: '2026-12-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' }],
       rsvps: [{ event_id: 'evt_g', user_id: 'usr_b', status: 'yes' as const, rsvp_date: '2026-11-02T00:00:00.000Z' }],
     };
-    const expected = await freshLoadReadModel(client, `crash-expected-${tables++}`, fold(d0, [change]).dataset);
+    const expected = await freshLoadReadModel(store.client, store.nextTable('crash-expected'), fold(d0, [change]).dataset);
     for (let crashAfter = 1; ; crashAfter++) {
       const table = await loadedTable({ d0, made: [], delivered: [] });
       const finished = await applyUntilCrash(table, change, crashAfter);
-      await new ChangeApplier(client, table, { clock }).apply(change);
-      expect({ crashAfter, model: readModel(await scanAll(client, table)) }).toEqual({ crashAfter, model: expected });
+      await new ChangeApplier(store.client, table, { clock }).apply(change);
+      expect({ crashAfter, model: readModel(await scanAll(store.client, table)) }).toEqual({ crashAfter, model: expected });
       if (finished) break; // the change needed fewer calls than crashAfter: every crash point is covered
     }
     // One load and one run per call of the change: a move or a hide makes a hundred calls or so.
@@ -220,9 +204,9 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
         const changes = h.made.slice(0, n);
         const table = await loadedTable(h);
         await applyInTurns(table, changes, order);
-        const actual = readModel(await scanAll(client, table));
+        const actual = readModel(await scanAll(store.client, table));
         const orders = permutations(changes);
-        const candidates = await Promise.all(orders.map((order, i) => freshLoadReadModel(client, `${table}-order${i}`, fold(h.d0, order).dataset)));
+        const candidates = await Promise.all(orders.map((order, i) => freshLoadReadModel(store.client, `${table}-order${i}`, fold(h.d0, order).dataset)));
         expect(candidates.some((c) => JSON.stringify(c) === JSON.stringify(actual))).toBe(true);
       }),
       { numRuns: RUNS, ...REPLAY },
@@ -266,12 +250,12 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     const changes = races[name]!;
     const orders = permutations(changes);
     const table0 = await loadedTable({ d0, made: [], delivered: [] });
-    const candidates = await Promise.all(orders.map(async (order, i) => JSON.stringify(await freshLoadReadModel(client, `${table0}-order${i}`, fold(d0, order).dataset))));
+    const candidates = await Promise.all(orders.map(async (order, i) => JSON.stringify(await freshLoadReadModel(store.client, `${table0}-order${i}`, fold(d0, order).dataset))));
     await fc.assert(
       fc.asyncProperty(turnOrder(changes.length), async (order) => {
         const table = await loadedTable({ d0, made: [], delivered: [] });
         await applyInTurns(table, changes, order);
-        expect(candidates).toContain(JSON.stringify(readModel(await scanAll(client, table))));
+        expect(candidates).toContain(JSON.stringify(readModel(await scanAll(store.client, table))));
       }),
       { numRuns: Math.max(20, RUNS) },
     );
@@ -289,8 +273,8 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     const changes = races[name]!;
     const table = await loadedTable({ d0, made: [], delivered: [] });
     await applyInTurns(table, changes, order);
-    const candidates = await Promise.all(permutations(changes).map(async (o, i) => JSON.stringify(await freshLoadReadModel(client, `${table}-order${i}`, fold(d0, o).dataset))));
-    expect(candidates).toContain(JSON.stringify(readModel(await scanAll(client, table))));
+    const candidates = await Promise.all(permutations(changes).map(async (o, i) => JSON.stringify(await freshLoadReadModel(store.client, `${table}-order${i}`, fold(d0, o).dataset))));
+    expect(candidates).toContain(JSON.stringify(readModel(await scanAll(store.client, table))));
   });
 
   it('two appliers interleaved call by call converge to fold(D0, S)', async () => {

@@ -12,12 +12,11 @@
  *
  * FEED_RUNS=200 runs more cases than the default.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { applyChange, initialState, rsvpKey, type FoldState } from '../../lambdas/core/fold.js';
+import { applyChange, initialState, type FoldState } from '../../lambdas/core/fold.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedPage } from '../../lambdas/core/feeds.js';
 import { decodeCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
@@ -27,11 +26,9 @@ import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import type { EventItem, RsvpItem } from '../../lambdas/store/items.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { INDEXES } from '../../lambdas/store/table.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { scanAll } from '../support/read-model.js';
-import { startLoopbackStore } from '../support/store.js';
+import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 import { fold } from '../../lambdas/core/fold.js';
 
@@ -41,15 +38,7 @@ const TIMEOUT = 60_000 + RUNS * 6_000;
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const clock = fixedClock(NOW.toISOString());
 const SITE = 'https://s.example';
-let store: Awaited<ReturnType<typeof startLoopbackStore>>;
-let client: DynamoDBDocumentClient;
-let tables = 0;
-
-beforeAll(async () => {
-  store = await startLoopbackStore();
-  client = store.client;
-});
-afterAll(async () => store?.close());
+const store = useFileStore();
 
 type Content = Record<string, unknown>;
 type Change_ = { id: string; change: 'upserted' | 'removed'; event?: Content; guest?: Content };
@@ -117,7 +106,7 @@ async function expectedScopes(table: string): Promise<Map<string, Map<string, Co
     m.set(id, content);
     out.set(scope, m);
   };
-  for (const item of await scanAll(client, table, INDEXES.event.name)) {
+  for (const item of await scanAll(store.client, table, INDEXES.event.name)) {
     if (item.type === 'EVENT') {
       const event = toPublicEvent(item as unknown as EventItem, SITE);
       add('catalogue', event.id, event);
@@ -137,12 +126,7 @@ function trackPublic(state: FoldState, ever: { events: Set<string>; guests: Set<
   }
 }
 
-async function loadedTable(h: History): Promise<string> {
-  const name = `feed-${tables++}`;
-  await ensureTable(client, name);
-  await writeDataset(client, name, h.d0);
-  return name;
-}
+const loadedTable = (h: History): Promise<string> => store.loaded('feed', h.d0);
 
 /** The scopes a consumer follows: every user id the stream mentions (by their name now) and every event. */
 function scopesOf(table: string, h: History) {
@@ -150,12 +134,12 @@ function scopesOf(table: string, h: History) {
   const eventIds = [...new Set([...h.d0.events.map((e) => e.id), ...h.made.flatMap((c) => ('event' in c ? [c.event.id] : []))])];
   return async () => {
     const users = new Map<string, string>();
-    for (const item of await scanAll(client, table)) if (item.type === 'USER' && !item.deleted && userIds.has(String(item.user_id))) users.set(String(item.user_id), String((item.user as { username: string }).username));
+    for (const item of await scanAll(store.client, table)) if (item.type === 'USER' && !item.deleted && userIds.has(String(item.user_id))) users.set(String(item.user_id), String((item.user as { username: string }).username));
     return { users, events: eventIds };
   };
 }
 
-/** Applies a change with a client that lets the consumer read after every `every`-th call, and dies after call `crashAfter` (0: never). */
+/** Applies a change with a store.client that lets the consumer read after every `every`-th call, and dies after call `crashAfter` (0: never). */
 async function applyObserved(table: string, change: Change, every: number, crashAfter: number, consumer: Consumer): Promise<void> {
   const observed = createDocumentClient({ endpoint: store.endpoint });
   let calls = 0;
@@ -183,7 +167,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
     await fc.assert(
       fc.asyncProperty(historyArb({ maxSteps: 8 }), fc.array(fc.nat(60), { minLength: 8, maxLength: 8 }), fc.integer({ min: 3, max: 12 }), async (h, crashAt, every) => {
         const table = await loadedTable(h);
-        const repo = new DynamoRepository(client, table);
+        const repo = new DynamoRepository(store.client, table);
         const consumer = new Consumer(repo, scopesOf(table, h));
         const ever = { events: new Set<string>(), guests: new Set<string>() };
         const state = initialState(h.d0);
@@ -227,7 +211,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         await fresh.drain();
         expect(Object.fromEntries(fresh.replicas.get('catalogue') ?? new Map())).toEqual(Object.fromEntries(expected.get('catalogue') ?? new Map()));
         // Nothing owes a feed entry once the write side is quiet.
-        for (const item of await scanAll(client, table)) expect(item.feed_pending).toBeUndefined();
+        for (const item of await scanAll(store.client, table)) expect(item.feed_pending).toBeUndefined();
       }),
       { numRuns: RUNS },
     );
@@ -244,7 +228,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
           const sequential = fold(h.d0, h.delivered);
           const stream = h.delivered.filter((_, i) => sequential.outcomes[i]!.result !== 'waiting');
           const table = await loadedTable(h);
-          const repo = new DynamoRepository(client, table);
+          const repo = new DynamoRepository(store.client, table);
           const consumer = new Consumer(repo, scopesOf(table, h));
           await consumer.poll();
           const turns = new Turns(order, 2);

@@ -7,8 +7,7 @@
  * too), random windows, limits and offsets, and ties in start and creation
  * times. The whole-window reader is the list read the lists used before.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
@@ -21,20 +20,12 @@ import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { historyArb } from '../support/change-streams.js';
-import { startLoopbackStore } from '../support/store.js';
+import { useFileStore } from '../support/store.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
 const TIMEOUT = 30_000 + RUNS * 1_500;
 const SITE = 'https://example.org';
-let store: Awaited<ReturnType<typeof startLoopbackStore>>;
-let client: DynamoDBDocumentClient;
-let tables = 0;
-
-beforeAll(async () => {
-  store = await startLoopbackStore();
-  client = store.client;
-});
-afterAll(async () => store?.close());
+const store = useFileStore();
 
 /** Answers counts and pages by reading the whole window: slow, and obviously right. */
 function wholeWindowReader(repo: DynamoRepository): EventReader {
@@ -72,17 +63,17 @@ describe('paginated lists: O(page) reads answer what whole-window reads answer',
         fc.integer({ min: -200, max: 380 }),
         fc.nat(),
         async (h, queries, nowDay, pickStart) => {
-          const table = `pages-${tables++}`;
-          await ensureTable(client, table);
-          await writeDataset(client, table, h.d0);
-          const applier = new ChangeApplier(client, table, { clock: fixedClock('2026-11-21T12:00:00.000Z') });
+          const table = store.nextTable('pages');
+          await ensureTable(store.client, table);
+          await writeDataset(store.client, table, h.d0);
+          const applier = new ChangeApplier(store.client, table, { clock: fixedClock('2026-11-21T12:00:00.000Z') });
           for (const change of h.delivered) await applier.apply(change);
 
           const final = fold(h.d0, h.delivered).dataset;
           const starts = final.events.map((e) => new Date(e.start_date).toISOString());
           // Now: exactly an event's start half of the time (the >= / < edge), else any instant in the range.
           const now = starts.length && pickStart % 2 ? new Date(starts[pickStart % starts.length]!) : new Date(Date.parse('2026-11-01T00:00:00.000Z') + nowDay * 86_400_000 + (pickStart % 86_400) * 1000);
-          const repo = new DynamoRepository(client, table);
+          const repo = new DynamoRepository(store.client, table);
           const naive = wholeWindowReader(repo);
           const usernames = [...final.users.map((u) => u.username), 'nobody'];
 
@@ -111,8 +102,8 @@ describe('paginated lists: O(page) reads answer what whole-window reads answer',
   }, TIMEOUT);
 
   it('when pages end inside ties of start or creation time (ids break them, ascending)', async () => {
-    const table = `pages-${tables++}`;
-    await ensureTable(client, table);
+    const table = store.nextTable('pages');
+    await ensureTable(store.client, table);
     const at = (h: number) => new Date(Date.parse('2026-11-21T12:00:00.000Z') + h * 3_600_000).toISOString();
     // Ids deliberately not in start order within a tie; three events per instant, past and upcoming, then a
     // series of 40 sharing one start and one creation time (created in one transaction, say).
@@ -128,7 +119,7 @@ describe('paginated lists: O(page) reads answer what whole-window reads answer',
       visibility: 'public' as const,
       created_at: created,
     });
-    await writeDataset(client, table, {
+    await writeDataset(store.client, table, {
       users: [{ id: 'usr_h', username: 'host' }],
       events: [
         ...ids.map((id, i) => event(id, at([-48, -48, -48, -24, -24, -24, 24, 24, 24, 48, 48, 48][i]!), at(-1000 + Math.floor(i / 4)))),

@@ -16,7 +16,7 @@
  *    the SDK; the retry fails its condition, and the applier must recognise
  *    its own write (its `gen`) instead of reading it as a newer derivation's.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
@@ -25,35 +25,20 @@ import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient, createWriteClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
-import { startLoopbackStore } from '../support/store.js';
+import { useFileStore } from '../support/store.js';
 
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-let store: Awaited<ReturnType<typeof startLoopbackStore>>;
-let client: DynamoDBDocumentClient;
-let tables = 0;
+const store = useFileStore();
 
-beforeAll(async () => {
-  store = await startLoopbackStore();
-  client = store.client;
-});
-afterAll(async () => store?.close());
-
-async function loaded(d0: Dataset): Promise<string> {
-  const name = `review-${tables++}`;
-  await ensureTable(client, name);
-  await writeDataset(client, name, d0);
-  return name;
-}
-const applier = (table: string, c: DynamoDBDocumentClient = client) => new ChangeApplier(c, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
-const model = async (table: string) => readModel(await scanAll(client, table));
-const expected = async (d0: Dataset, s: Change[]) => freshLoadReadModel(client, `review-exp-${tables++}`, fold(d0, s).dataset);
-const owed = async (table: string) => (await scanAll(client, table)).filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
+const loaded = (d0: Dataset): Promise<string> => store.loaded('review', d0);
+const applier = (table: string, c: DynamoDBDocumentClient = store.client) => new ChangeApplier(c, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
+const model = async (table: string) => readModel(await scanAll(store.client, table));
+const expected = async (d0: Dataset, s: Change[]) => freshLoadReadModel(store.client, store.nextTable('review-exp'), fold(d0, s).dataset);
+const owed = async (table: string) => (await scanAll(store.client, table)).filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
 
 type Input = { Key?: Record<string, unknown>; Item?: Record<string, unknown>; UpdateExpression?: string };
-/** A key attribute as the document client or the marshalled request carries it. */
+/** A key attribute as the document store.client or the marshalled request carries it. */
 const sk = (input: Input) => {
   const v = (input.Key ?? input.Item)?.sk as unknown;
   return typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? '');
@@ -123,7 +108,7 @@ describe('A: a dead duplicate takes the work the live applier handed to it', () 
     // tombstone, takes SEQ#usr_c = 2 and dies; P reads seq 2 > 1 and leaves the unit to R, so it must not clear pending.
     expect(await race(table, del, del, isIncrementOf('SEQ#usr_c'))).toMatchObject({ result: 'applied' });
     expect(await applier(table).apply(del)).toMatchObject({ result: 'stale' }); // R's redelivery: nothing pending, nothing done
-    const repo = new DynamoRepository(client, table);
+    const repo = new DynamoRepository(store.client, table);
     const guests = (await repo.getGuests('evt_g', 'all', 100)).map((g) => g.guest);
     const profile = (await repo.listUserEvents('carol', 'PROFILE', {})).map((e) => e.event_id);
     expect({ guests, profile, owed: await owed(table) }).toEqual({ guests: [], profile: [], owed: [] });
@@ -138,7 +123,7 @@ describe('A: a dead duplicate takes the work the live applier handed to it', () 
     expect(await race(table, v2, v1, isIncrementOf('SEQ'))).toMatchObject({ result: 'applied' });
     expect(await applier(table).apply(v1)).toMatchObject({ result: 'stale' }); // the replay's redelivery
     expect(await applier(table).apply(v2)).toMatchObject({ result: 'stale' }); // even a duplicate of v2 changes nothing now
-    expect((await new DynamoRepository(client, table).getPublicEvent('evt_g'))?.title).toBe('Gig: moved to the big hall');
+    expect((await new DynamoRepository(store.client, table).getPublicEvent('evt_g'))?.title).toBe('Gig: moved to the big hall');
   });
 
   it('A3 lost update: an RSVP changed to "no" keeps the event on the guest\'s profile list and in the yes count', async () => {
@@ -151,7 +136,7 @@ describe('A: a dead duplicate takes the work the live applier handed to it', () 
 });
 
 /**
- * Loses the response of the first call `lose` matches: the request lands on the table, then the client sees a
+ * Loses the response of the first call `lose` matches: the request lands on the table, then the store.client sees a
  * socket timeout, which the change path's retry strategy (WRITE_PATH_RETRY) retries, as it would a real one.
  */
 function losingResponse(lose: (input: Input) => boolean) {
@@ -181,7 +166,7 @@ describe('B: a landed conditional write whose response is lost is read as someon
     expect(await applier(table, c).apply(bobGoes)).toMatchObject({ result: 'applied' });
     c.destroy();
     expect(await applier(table).apply(bobGoes)).toMatchObject({ result: 'stale' }); // a redelivery changes nothing
-    const guests = (await new DynamoRepository(client, table).getGuests('evt_g', 'all', 100)).map((g) => g.guest.id);
+    const guests = (await new DynamoRepository(store.client, table).getGuests('evt_g', 'all', 100)).map((g) => g.guest.id);
     expect(guests).toEqual(['usr_c', 'usr_b']);
   });
 
@@ -191,7 +176,7 @@ describe('B: a landed conditional write whose response is lost is read as someon
     expect(await applier(table, c).apply(bobGoes)).toMatchObject({ result: 'applied' });
     c.destroy();
     expect(await applier(table).apply(bobGoes)).toMatchObject({ result: 'stale' });
-    const repo = new DynamoRepository(client, table);
+    const repo = new DynamoRepository(store.client, table);
     const listed = (await repo.listUserEvents('bob', 'PROFILE', {})).length;
     const total = await repo.countUserEvents('bob', 'PROFILE', {});
     expect({ listed, total, owed: await owed(table) }).toEqual({ listed: 1, total: 1, owed: [] });
@@ -254,7 +239,7 @@ describe('C: a deep-depth schedule of the catalog', () => {
     await expect(applier(table, r).apply(editAlice)).rejects.toThrow('crash');
     r.destroy();
 
-    const explorer = new Explorer(store.endpoint, client, clock);
+    const explorer = new Explorer(store.endpoint, store.client, clock);
     try {
       await explorer.run(s, { paused: { change: 1, pauseAfter }, during: [{ change: 0, crashAfter }], after: [{ change: 0 }] });
     } finally {

@@ -6,43 +6,27 @@
  * tombstone's write), not by a count, and F4's input is now refused at the
  * contract. schedules.exhaustive.test.ts explores the classes these stand for.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from '@jest/globals';
 import { parseChange, type Change } from '../../lambdas/core/changes.js';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
-import { startLoopbackStore } from '../support/store.js';
+import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-let store: Awaited<ReturnType<typeof startLoopbackStore>>;
-let client: DynamoDBDocumentClient;
-let tables = 0;
+const store = useFileStore();
 
-beforeAll(async () => {
-  store = await startLoopbackStore();
-  client = store.client;
-});
-afterAll(async () => store?.close());
+const loaded = (d0: Dataset): Promise<string> => store.loaded('review', d0);
 
-async function loaded(d0: Dataset): Promise<string> {
-  const name = `review-${tables++}`;
-  await ensureTable(client, name);
-  await writeDataset(client, name, d0);
-  return name;
-}
-
-const applier = (table: string) => new ChangeApplier(client, table, { clock });
-const model = async (table: string) => readModel(await scanAll(client, table));
-const expected = async (d0: Dataset, s: Change[]) => freshLoadReadModel(client, `review-exp-${tables++}`, fold(d0, s).dataset);
+const applier = (table: string) => new ChangeApplier(store.client, table, { clock });
+const model = async (table: string) => readModel(await scanAll(store.client, table));
+const expected = async (d0: Dataset, s: Change[]) => freshLoadReadModel(store.client, store.nextTable('review-exp'), fold(d0, s).dataset);
 /** Event ids any GSI (any public read path) reaches. */
-const reachableEvents = async (table: string) => [...new Set((await reachable(client, table)).filter((i) => i.type !== 'USER').map((i) => String(i.event_id)))].sort();
+const reachableEvents = async (table: string) => [...new Set((await reachable(store.client, table)).filter((i) => i.type !== 'USER').map((i) => String(i.event_id)))].sort();
 
 /** Dies right after the first call `after` matches (the call lands). */
 async function applyUntilCrash(table: string, change: Change, after: (input: Record<string, unknown>) => boolean): Promise<void> {
@@ -97,7 +81,7 @@ describe('review findings', () => {
     await applier(table).apply(recreate); // standard queue: the newer change is processed before the redelivery
     expect(await applier(table).apply(del)).toMatchObject({ result: 'stale' }); // redelivery: stale, pending already cleared
     // Contract: "a newer upsert re-creates it, without the dependents the delete removed".
-    const guests = (await reachable(client, table)).filter((i) => i.type === 'RSVP').map((i) => (i.guest as { id: string }).id);
+    const guests = (await reachable(store.client, table)).filter((i) => i.type === 'RSVP').map((i) => (i.guest as { id: string }).id);
     expect(guests).toEqual([]);
     expect(await model(table)).toEqual(await expected(d0, [del, recreate]));
   });
@@ -110,7 +94,7 @@ describe('review findings', () => {
     const restore: Change = { type: 'user.upserted', version: 3, user: alice };
     const table = await loaded(d0);
     // Designed path, no crash: the ingest stops the fan-out between chunks when time runs short.
-    const short = new ChangeApplier(client, table, { clock, fanOutConcurrency: 1, remainingMs: () => 0, reserveMs: 1 });
+    const short = new ChangeApplier(store.client, table, { clock, fanOutConcurrency: 1, remainingMs: () => 0, reserveMs: 1 });
     await expect(short.apply(del)).rejects.toBeInstanceOf(FanOutIncomplete);
     expect(await applier(table).apply(edit)).toMatchObject({ result: 'stale' }); // the older edit, delivered late
     expect(await applier(table).apply(del)).toMatchObject({ result: 'stale' }); // the redelivery finds nothing pending
@@ -149,7 +133,7 @@ describe('review findings', () => {
     );
     clients.forEach((c) => c.destroy());
     // Until SQS redelivers the RSVP (visibility timeout 720 s), what do the read paths reach? fold says: nothing (the event is private).
-    const listed = (await reachable(client, table)).filter((i) => i.type !== 'USER').map((i) => `${String(i.sk)} ${String(i.gsi2pk ?? i.gsi1pk)}`);
+    const listed = (await reachable(store.client, table)).filter((i) => i.type !== 'USER').map((i) => `${String(i.sk)} ${String(i.gsi2pk ?? i.gsi1pk)}`);
     expect(listed).toEqual([]);
   });
 

@@ -13,6 +13,7 @@
  * A behaviour the two stores differ on that the code could meet is a test in
  * test/integration/store-differences.test.ts, which runs on both.
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
@@ -65,6 +66,51 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
       await store.close();
     },
   };
+}
+
+/** One loopback store for a whole test file, and fresh tables in it (useFileStore). */
+export interface FileStore {
+  readonly endpoint: string;
+  /** The file's own client: the one its reads and fresh loads use. */
+  readonly client: DynamoDBDocumentClient;
+  /** A table name not used before in this file: `{prefix}-{n}`. */
+  nextTable(prefix: string): string;
+  /** A new table (nextTable) holding `d0` as the loader writes it. */
+  loaded(prefix: string, d0: Dataset): Promise<string>;
+}
+
+/**
+ * Starts a loopback store before the file's tests (beforeAll) and closes it
+ * after them (afterAll): the setup every change-path property and schedule
+ * file shares. Its members are read in tests and hooks, after the start.
+ */
+export function useFileStore(): FileStore {
+  let started: Awaited<ReturnType<typeof startLoopbackStore>> | undefined;
+  let tables = 0;
+  beforeAll(async () => {
+    started = await startLoopbackStore();
+  });
+  afterAll(async () => started?.close());
+  const store = (): Awaited<ReturnType<typeof startLoopbackStore>> => {
+    if (!started) throw new Error('useFileStore: the store starts in beforeAll; read it in a test or a hook');
+    return started;
+  };
+  const self: FileStore = {
+    get endpoint() {
+      return store().endpoint;
+    },
+    get client() {
+      return store().client;
+    },
+    nextTable: (prefix) => `${prefix}-${tables++}`,
+    async loaded(prefix, d0) {
+      const name = self.nextTable(prefix);
+      await ensureTable(self.client, name);
+      await writeDataset(self.client, name, d0);
+      return name;
+    },
+  };
+  return self;
 }
 
 export async function startTestStore(dataset?: Dataset, tableName = 'test-table'): Promise<TestStore> {
