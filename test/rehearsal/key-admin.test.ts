@@ -166,7 +166,9 @@ describe('the same stack with a narrower grant and a statement removed from the 
   it('without the attach statement, a create fails, the denial is named, and the compensation leaves no API key behind', async () => {
     const e = await refusal(narrowedAdmin.create({ idempotencyKey: 'narrowed-create-0001', username: 'frank', name: 'Website' }));
     expect(e.status).toBe(500);
-    expect(narrowed.problems()).toEqual([expect.stringMatching(/^denied: KeyAdminFunction\w* may not apigateway:POST on arn:aws:apigateway:[^:]+::\/usageplans\/[^/]+\/keys/)]);
+    // The same denial may be recorded twice: the function's SDK may retry the refused call once (a retry after it
+    // corrects its clock offset from the answer's Date, the rehearsal pinning the functions' clock to the test's day).
+    expect([...new Set(narrowed.problems())]).toEqual([expect.stringMatching(/^denied: KeyAdminFunction\w* may not apigateway:POST on arn:aws:apigateway:[^:]+::\/usageplans\/[^/]+\/keys/)]);
     expect(narrowed.apiKeys.list()).toEqual([]);
   });
 });
