@@ -27,6 +27,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/change-stream.property.test.ts',
   '<rootDir>/test/integration/changes-feed.property.test.ts',
+  '<rootDir>/test/integration/resync-feeds.property.test.ts',
   '<rootDir>/test/integration/ingest.test.ts',
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',

@@ -11,11 +11,23 @@
  *   the version the table knew (so an older change arriving later stays
  *   stale), and one FILE no longer has becomes a tombstone that keeps its
  *   version (so an older change cannot bring it back).
+ * - The changes feeds hear of it like of any change: every event or RSVP
+ *   item it writes or removes is appended to each scope that the version
+ *   replaced or the version written shows it in (the change path's own rule,
+ *   scopesToAppend), so a consumer following a feed across a replace still
+ *   converges. Crash-safe the change path's way: each such item is written
+ *   with its feed note (a removed one as a tombstone holding it), the entries
+ *   are appended after every write, then the notes are cleared (the
+ *   tombstones deleted); a run that dies in between leaves notes that the
+ *   next run (or a change's recovery, derivation.ts) finishes.
  * - Run it with the ingest paused (docs/data-model.md): it does not take part
  *   in the derivations' ordering.
  */
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
+import { FEED_NOTE, FeedAppender, feedMemberOf, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table.js';
@@ -38,6 +50,17 @@ export interface ResyncPlan {
   removed: Counts;
   puts: Item[];
   deletes: Item[];
+  /** Items whose feed note is appended, then cleared, after the writes (`drop`: a tombstone of this run, deleted then). */
+  feeds: FeedNote[];
+}
+
+interface FeedNote {
+  key: Item;
+  member: string;
+  scopes: string[];
+  /** The version's derivation stamp (none on what a load or a resync wrote): the note is cleared only on it. */
+  gen?: number;
+  drop: boolean;
 }
 
 const keyOf = (i: Item): string => `${String(i[PK])}\u0000${String(i[SK])}`;
@@ -77,7 +100,7 @@ export async function holdsUsersOrEvents(client: DynamoDBDocumentClient, tableNa
 }
 
 export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {
-  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [] };
+  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [] };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
   for (const item of readModelItems(dataset).items as unknown as Item[]) {
@@ -89,38 +112,110 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
     }
     const kind = SOURCE_TYPES[String(item.type)];
     // A source keeps the version the table knew for it (tombstone or not).
-    const next = kind && typeof old?.version === 'number' ? { ...item, version: Math.max(old.version, 0) } : item;
+    let next: Item = kind && typeof old?.version === 'number' ? { ...item, version: Math.max(old.version, 0) } : item;
     target.set(keyOf(next), next);
     const oldLive = old !== undefined && !old.deleted && old.type !== 'TOMBSTONE';
-    if (oldLive && sameContent(withoutPending(old), next)) continue;
+    if (oldLive && sameContent(withoutPending(old), next)) {
+      // Unchanged, but a note a run or a change left unfinished is finished now.
+      if (noteOf(old).length) plan.feeds.push({ key: keyOnly(old), member: feedMemberOf(old), scopes: noteOf(old), gen: genOf(old), drop: false });
+      continue;
+    }
+    const scopes = union(old ? scopesToAppend(old, next) : scopesShowing(next), noteOf(old));
+    if (scopes.length) {
+      next = { ...next, [FEED_NOTE]: scopes };
+      plan.feeds.push({ key: keyOnly(next), member: feedMemberOf(next), scopes, drop: false });
+    }
     plan.puts.push(next);
     if (kind) plan[oldLive ? 'changed' : 'added'][kind]++;
   }
   for (const item of apiKeyItems(dataset) as unknown as Item[]) if (!have.has(keyOf(item))) plan.puts.push(item);
 
   for (const item of current) {
-    if (target.has(keyOf(item)) || UNTOUCHED_PARTITIONS.test(String(item[PK])) || UNTOUCHED_TYPES.has(String(item.type))) continue;
+    if (target.has(keyOf(item)) || UNTOUCHED_PARTITIONS.test(String(item[PK]))) continue;
+    // A tombstone still holding a note (a run or a change died before its entries): finished like the others.
+    if (item.type === 'TOMBSTONE' && noteOf(item).length) plan.feeds.push({ key: keyOnly(item), member: feedMemberOf(item), scopes: noteOf(item), gen: genOf(item), drop: false });
+    if (UNTOUCHED_TYPES.has(String(item.type))) continue;
     const kind = SOURCE_TYPES[String(item.type)];
     if (kind) {
       if (item.deleted) continue; // a tombstone stays, with its version
       plan.removed[kind]++;
       plan.puts.push(tombstoneOf(item));
     } else {
-      plan.deletes.push({ [PK]: item[PK], [SK]: item[SK] });
+      const scopes = union(scopesShowing(item), noteOf(item));
+      if (scopes.length) {
+        // A member a feed showed: removed through a tombstone holding the note, deleted once the entries are in.
+        plan.puts.push({ ...keyOnly(item), type: 'TOMBSTONE', [FEED_NOTE]: scopes });
+        plan.feeds.push({ key: keyOnly(item), member: feedMemberOf(item), scopes, drop: true });
+      } else {
+        plan.deletes.push(keyOnly(item));
+      }
     }
   }
   return plan;
 }
 
-export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions): Promise<void> {
+export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock }): Promise<void> {
   // Removals first: nothing FILE hides is visible while the rest is written.
   await batchWriteAll(client, tableName, [], opts, plan.deletes);
-  await batchWriteAll(client, tableName, plan.puts, opts);
+  // Tombstones (removals a feed showed) before the rest, for the same reason.
+  const [tombstones, rest] = partition(plan.puts, (i) => i.type === 'TOMBSTONE');
+  await batchWriteAll(client, tableName, tombstones, opts);
+  await batchWriteAll(client, tableName, rest, opts);
+  await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
+}
+
+/**
+ * The feed entries of the notes written (after every item is written, as a
+ * derivation does): each scope's members in order, scopes a few at once
+ * (appends to one scope would only contend), then each note cleared.
+ */
+async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, notes: readonly FeedNote[], clock: Clock): Promise<void> {
+  if (!notes.length) return;
+  const io = new TableIO(client, tableName);
+  const appender = new FeedAppender(io, clock);
+  const byScope = new Map<string, string[]>();
+  for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
+  const scopes = [...byScope.entries()];
+  const worker = async () => {
+    for (let next = scopes.shift(); next; next = scopes.shift()) for (const member of next[1]) await appender.append(next[0], member);
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  for (const n of notes) {
+    // Only the version this run saw: one a change wrote since owes its own note.
+    const condition = n.gen === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(gen)' : 'gen = :gen';
+    const values = n.gen === undefined ? {} : { ':gen': n.gen };
+    if (n.drop) {
+      await client
+        .send(new DeleteCommand({ TableName: tableName, Key: n.key, ConditionExpression: `${condition} AND #type = :tomb`, ExpressionAttributeNames: { '#pk': PK, '#type': 'type' }, ExpressionAttributeValues: { ...values, ':tomb': 'TOMBSTONE' } }))
+        .catch((error: { name?: string }) => {
+          if (error.name !== 'ConditionalCheckFailedException') throw error;
+        });
+    } else {
+      await io.updateIf(n.key as Record<string, string>, 'REMOVE #note', condition, values, { '#note': FEED_NOTE });
+    }
+  }
 }
 
 export function formatPlan(plan: ResyncPlan): string {
   const line = (c: Counts) => `${c.users} users, ${c.events} events, ${c.rsvps} rsvps`;
-  return [`added: ${line(plan.added)}`, `changed: ${line(plan.changed)}`, `removed: ${line(plan.removed)}`, `items written: ${plan.puts.length}, items deleted: ${plan.deletes.length}`].join('\n');
+  // A removal a feed showed is written as a tombstone first, then deleted: counted as deleted.
+  const drops = plan.feeds.filter((n) => n.drop).length;
+  const entries = plan.feeds.reduce((n, f) => n + f.scopes.length, 0);
+  return [
+    `added: ${line(plan.added)}`,
+    `changed: ${line(plan.changed)}`,
+    `removed: ${line(plan.removed)}`,
+    `items written: ${plan.puts.length - drops}, items deleted: ${plan.deletes.length + drops}, changes feed entries: ${entries}`,
+  ].join('\n');
+}
+
+const keyOnly = (item: Item): Item => ({ [PK]: item[PK], [SK]: item[SK] });
+const genOf = (item: Item): number | undefined => (typeof item.gen === 'number' ? item.gen : undefined);
+const noteOf = (item: Item | undefined): string[] => (Array.isArray(item?.[FEED_NOTE]) ? (item[FEED_NOTE] as string[]) : []);
+const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
+
+function partition<T>(all: readonly T[], test: (t: T) => boolean): [T[], T[]] {
+  return [all.filter(test), all.filter((t) => !test(t))];
 }
 
 function withoutPending(item: Item): Item {

@@ -34,6 +34,8 @@ import { sameContent } from './item-content.js';
 export const FEED_PARTITION_PREFIX = 'FEED#';
 export const FEED_ENTRY_PREFIX = 'P#';
 export const FEED_MEMBER_PREFIX = 'M#';
+/** The attribute of a derived item that holds its feed note (derivation.ts). */
+export const FEED_NOTE = 'feed_pending';
 /** A superseded entry is kept a day (no reader needs it: its member's newer entry follows). */
 const SUPERSEDED_TTL_SECONDS = 86_400;
 const POSITION_DIGITS = 12;

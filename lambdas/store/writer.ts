@@ -67,7 +67,7 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
  */
 export function datasetToItems(dataset: Dataset): { items: TableItem[]; summary: WriteSummary } {
   const readModel = readModelItems(dataset);
-  // The feeds start with the loaded contents (resync leaves a table's feeds alone: they are its history).
+  // The feeds start with the loaded contents (a resync appends to a table's feeds instead: local/resync.ts).
   const feeds = loadedFeedItems(readModel.items as unknown as Record<string, unknown>[]) as unknown as TableItem[];
   const items = [...readModel.items, ...feeds, ...apiKeyItems(dataset)];
   return { items, summary: { ...readModel.summary, apiKeys: dataset.api_keys?.length ?? 0, items: items.length } };

@@ -1,0 +1,98 @@
+/**
+ * `npm run data:load -- FILE --replace` and the changes feeds (PRODUCT P16):
+ * a consumer that follows every feed across a replace converges to the read
+ * routes like across any change. Random tables (the change-stream
+ * generator's first dataset) are replaced by random files (that dataset with
+ * the stream folded in), while the consumer reads between the replace's
+ * DynamoDB calls; half the replaces die after a random call and are run
+ * again, as an operator would. Every change seen is an upsert of what is
+ * shown at that moment or a bare `removed`, no id that was never public
+ * appears, and once the feeds are read to `has_more: false` each replica
+ * equals its scope's read model. A replace that changes nothing appends
+ * nothing.
+ *
+ * RESYNC_FEED_RUNS=100 runs more cases than the default.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import { fold } from '../../lambdas/core/fold.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { isPubliclyVisible } from '../../lambdas/store/derive.js';
+import { DynamoRepository } from '../../lambdas/store/repository.js';
+import { executeResync, planResync, scanTable } from '../../local/resync.js';
+import { historyArb } from '../support/change-streams.js';
+import { FEED_NOW, FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
+import { scanAll } from '../support/read-model.js';
+import { useFileStore } from '../support/store.js';
+
+const RUNS = Number(process.env.RESYNC_FEED_RUNS ?? 12);
+const TIMEOUT = 60_000 + RUNS * 6_000;
+const clock = fixedClock(FEED_NOW.toISOString());
+const store = useFileStore();
+
+/** The ids a dataset shows: public events, and guests (linked RSVPs) of public events. */
+function shownIds(d: Dataset, ever: { events: Set<string>; guests: Set<string> }): void {
+  const users = new Set(d.users.map((u) => u.id));
+  const shown = new Set(d.events.filter((e) => isPubliclyVisible(e) && users.has(e.creator_id)).map((e) => e.id));
+  for (const id of shown) ever.events.add(id);
+  for (const r of d.rsvps ?? []) if (r.user_id && shown.has(r.event_id) && users.has(r.user_id)) ever.guests.add(`${r.event_id}\u0000${r.user_id}`);
+}
+
+/** One replace as `data:load --replace` runs it, the consumer reading after every `every`-th call; dies after call `crashAfter` (0: never). */
+async function replace(table: string, file: Dataset, every: number, crashAfter: number, consumer: FeedConsumer): Promise<boolean> {
+  const client = createDocumentClient({ endpoint: store.endpoint });
+  let calls = 0;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      calls++;
+      if (calls % every === 0) await consumer.poll();
+      if (calls === crashAfter) throw new Error('crash');
+      return out;
+    },
+    { step: 'initialize', name: 'observe' },
+  );
+  try {
+    await executeResync(client, table, planResync(await scanTable(client, table), file), { clock });
+    return true;
+  } catch (error) {
+    if ((error as Error).message !== 'crash') throw error;
+    return false;
+  } finally {
+    client.destroy();
+  }
+}
+
+describe('changes feeds across data:load --replace (fast-check, PRODUCT P16)', () => {
+  it('a replica followed across a replace (read during it, the replace dying and run again) equals the read routes; removed bare; never-public ids never', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxSteps: 8 }), fc.nat(80), fc.integer({ min: 2, max: 9 }), fc.boolean(), async (h, crashAt, every, crash) => {
+        const file = fold(h.d0, h.delivered).dataset;
+        const table = await store.loaded('resync-feed', h.d0);
+        const repo = new DynamoRepository(store.client, table);
+        const userIds = new Set([...h.d0.users, ...file.users].map((u) => u.id));
+        const eventIds = [...new Set([...h.d0.events, ...file.events].map((e) => e.id))];
+        const scopes = scopesOf(store.client, table, userIds, eventIds);
+        const consumer = new FeedConsumer(repo, scopes);
+        await consumer.drain();
+
+        if (crash) await replace(table, file, every, crashAt + 1, consumer);
+        expect(await replace(table, file, every, 0, consumer)).toBe(true);
+        const ever = { events: new Set<string>(), guests: new Set<string>() };
+        shownIds(h.d0, ever);
+        shownIds(file, ever);
+        for (const id of consumer.seen.events) expect({ id, everPublic: ever.events.has(id) }).toEqual({ id, everPublic: true });
+        for (const id of consumer.seen.guests) expect({ id, everPublic: ever.guests.has(id) }).toEqual({ id, everPublic: true });
+
+        await consumer.drain();
+        await expectReplicasMatch(store.client, table, consumer, (await scopes()).users);
+        // Nothing owes a feed entry once the replace is done, and the same file again appends nothing.
+        for (const item of await scanAll(store.client, table)) expect(item.feed_pending).toBeUndefined();
+        expect(planResync(await scanAll(store.client, table), file).feeds).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+});
