@@ -121,12 +121,21 @@ describe('npm run data:load into a table that holds data', () => {
     expect(dry.stdout).toMatch(/added: \d+ users, \d+ events, \d+ rsvps\nchanged: \d+ users, [1-9]\d* events, \d+ rsvps\nremoved: \d+ users, [1-9]\d* events, \d+ rsvps/);
     const before = await get(`${publicUrl}/events/evt_workshop05`, auth);
     expect(before.status).toBe(200);
+    // A consumer of the catalogue feed, up to date before the replace.
+    let cursor = '';
+    for (let more = true; more; ) {
+      const page = (await get(`${publicUrl}/changes/events${cursor ? `?cursor=${cursor}` : ''}`, auth)).body.data as { next_cursor: string; has_more: boolean };
+      [cursor, more] = [page.next_cursor, page.has_more];
+    }
 
     const run = await runTs('local/cli/data-load.ts', [file, '--endpoint', store, '--replace']).done;
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Replaced the read model');
     expect((await get(`${publicUrl}/users/zed/profile-events`, auth)).status).toBe(404);
     expect((await get(`${publicUrl}/events/evt_workshop05`, auth)).status).toBe(404);
+    // The feed says so: the removed event arrives as a bare `removed`.
+    const after = (await get(`${publicUrl}/changes/events?cursor=${cursor}`, auth)).body.data as { changes: unknown[] };
+    expect(after.changes).toContainEqual({ id: 'evt_workshop05', change: 'removed' });
     expect(ids(await get(`${publicUrl}/users/bob.builder/profile-events`, auth))).toContain('evt_jazz01');
     // Keys survive a resync.
     expect((await get(`${publicUrl}/events/evt_jazz01`, { authorization: `Bearer ${KEYS.both}` })).status).toBe(200);
