@@ -364,7 +364,7 @@ process.stdout.write(
     '',
     ...hosts,
     '',
-    'Changes feeds (scripts/bench-feeds.ts): a page of 100 from a catalogue feed with N entries behind it (100 public events, the rest removed ones); two round trips each.',
+    'Changes feeds (scripts/bench-feeds.ts): a page of 100 from a catalogue feed with N entries behind it (100 public events, the rest removed ones), then a host feed and a guest feed of 100 members from no cursor and with a cursor; at most two round trips each.',
     '',
     ...feeds,
     '',

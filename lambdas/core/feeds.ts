@@ -81,6 +81,14 @@ export async function catalogueChanges(feeds: FeedReader, req: FeedRequest, now:
  * A host's events, following the user's id: the name finds the user now (as
  * the read route does), and a cursor names the user's id, so it keeps working
  * after a rename.
+ *
+ * At most two round trips a page, like the other feeds. With a cursor the
+ * user's id is in it, so the name's lookup and the page go at once (and must
+ * agree). Without one the id is known only after the lookup, and a page
+ * after it would be a third trip: so the first answer holds no changes, only
+ * the cursor of a start from no cursor (position 0, the scope's head now as
+ * its `start`) and `has_more: true` when the scope holds any entry; the
+ * members follow from the next request on, each once, as upserts.
  */
 export async function hostChanges(feeds: FeedReader, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, now: Date, siteUrl: string): Promise<FeedPage<EventChange>> {
   checkCursor(req.cursor, feedScopes.host(''), now);
@@ -88,12 +96,14 @@ export async function hostChanges(feeds: FeedReader, req: FeedRequest & { userna
     page<EventChange>(feeds, feedScopes.host(userId), req, now, (id, item) =>
       shownEvent(item) && (item.creator as { id: string }).id === userId ? { id, change: 'upserted', event: toPublicEvent(item, siteUrl) } : null,
     );
-  // With a cursor, the user's id is in it: the name's lookup and the page go at once (2 round trips), and must agree.
   const cursorUser = req.cursor?.scope.slice(feedScopes.host('').length);
   const [userId, answer] = await Promise.all([feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser) : Promise.resolve(undefined)]);
   if (userId === null) throw req.variant === 'typed' ? new BadRequestError(MESSAGES.typedUserNotFound) : new NotFoundError(MESSAGES.userNotFound);
   if (cursorUser !== undefined && cursorUser !== userId) throw badCursor();
-  return answer ?? read(userId);
+  if (answer) return answer;
+  const scope = feedScopes.host(userId);
+  const head = await feeds.feedHead(scope);
+  return { changes: [], next_cursor: encodeCursor({ scope, position: 0, start: head, issued: Math.floor(now.getTime() / 1000) }), has_more: head > 0 };
 }
 
 /** An event's guests: 404 as the guest list while the event is not public. */

@@ -165,7 +165,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
   }),
   getUserEventChanges: ({ userEventsVariant }) => ({
     summary: "Follow changes to a user's events",
-    description: `${feedDescription('the public events the user hosts')} The feed follows the user, not the name: after a rename a cursor keeps working under the new name.`,
+    description: `${feedDescription('the public events the user hosts')} The feed follows the user, not the name: after a rename a cursor keeps working under the new name. Without a cursor the first answer holds no changes yet, only the cursor to go on with and \`has_more: true\` (the user is found by name first); the events follow from the next request.`,
     tag: 'Users',
     params: getUserEventChangesParams,
     success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage) },

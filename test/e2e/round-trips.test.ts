@@ -9,7 +9,7 @@ import { routes } from '../../lambdas/routes.js';
 import { encodeCursor } from '../../lambdas/core/feed-cursor.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
-import { startTestServer, type TestServer } from '../support/local.js';
+import { roundTrips, startTestServer, type TestServer } from '../support/local.js';
 
 const doc = readFileSync(new URL('../../docs/data-model.md', import.meta.url), 'utf8');
 const documented = new Map<string, { typical: number; edge: number }>();
@@ -43,8 +43,9 @@ const cases: Record<string, { typical: string; edge: string }> = {
 let server: TestServer;
 async function callsFor(path: string, headers: Record<string, string> = { 'x-events-api-key': KEYS.both }, base = server.publicBaseUrl) {
   server.calls.splice(0);
+  server.spans.splice(0);
   const reply = await get(`${base}${path}`, headers);
-  return { status: reply.status, calls: [...server.calls] };
+  return { status: reply.status, calls: [...server.calls], rounds: roundTrips(server.spans), body: reply.body as { data?: { next_cursor?: string; has_more?: boolean } } };
 }
 
 beforeAll(async () => {
@@ -59,10 +60,10 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
 
   it('authorizer: one GetItem with a key, none without', async () => {
     const denied = await callsFor('/events/evt_jazz01', { 'x-events-api-key': KEYS.guestsOnly });
-    expect(denied).toEqual({ status: 403, calls: ['GetItemCommand'] });
+    expect({ status: denied.status, calls: denied.calls }).toEqual({ status: 403, calls: ['GetItemCommand'] });
     expect(denied.calls).toHaveLength(documented.get('authorizer')!.typical);
     const none = await callsFor('/events/evt_jazz01', {});
-    expect(none).toEqual({ status: 401, calls: [] });
+    expect({ status: none.status, calls: none.calls }).toEqual({ status: 401, calls: [] });
     expect(none.calls).toHaveLength(documented.get('authorizer')!.edge);
   });
 
@@ -78,6 +79,20 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
     const edge = await callsFor(cases[id]!.edge, undefined, base);
     expect(edge.calls.length - authorizerCalls).toBe(expected.edge);
     expect([...typical.calls, ...edge.calls]).not.toContain('ScanCommand');
+  });
+
+  // PRODUCT P16: a feed page takes at most two round trips after the authorizer, with or without a cursor.
+  it.each(['/changes/events', '/changes/users/alice/events', '/changes/events/evt_jazz01/guests'])('%s: every page, from no cursor on, in at most two round trips after the authorizer', async (path) => {
+    const rounds: number[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 4; page++) {
+      const reply = await callsFor(`${path}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(reply.status).toBe(200);
+      expect(reply.calls[0]).toBe('GetItemCommand');
+      rounds.push(reply.rounds - 1);
+      cursor = reply.body.data!.next_cursor;
+    }
+    expect(rounds.every((r) => r >= 1 && r <= 2)).toBe(true);
   });
 
   it('invalid parameters never reach DynamoDB beyond the authorizer', async () => {

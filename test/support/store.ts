@@ -122,7 +122,7 @@ export async function startTestStore(dataset?: Dataset, tableName = 'test-table'
     await writeDataset(client, tableName, checked.dataset);
   }
   const calls: string[] = [];
-  onDynamoCall(client, (name) => calls.push(name));
+  onDynamoCall(client, (name) => void calls.push(name));
   return {
     endpoint,
     client,

@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * Follow changes to a user's events
-         * @description What changed in the public events the user hosts since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. The feed follows the user, not the name: after a rename a cursor keeps working under the new name.
+         * @description What changed in the public events the user hosts since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. The feed follows the user, not the name: after a rename a cursor keeps working under the new name. Without a cursor the first answer holds no changes yet, only the cursor to go on with and `has_more: true` (the user is found by name first); the events follow from the next request.
          */
         get: operations["getUserEventChanges"];
         put?: never;
