@@ -19,7 +19,7 @@
  *   with its feed note (a removed one as a tombstone holding it), the entries
  *   are appended after every write, then the notes are cleared (the
  *   tombstones deleted); a run that dies in between leaves notes that the
- *   next run (or a change's recovery, derivation.ts) finishes.
+ *   next run finishes.
  * - Run it with the ingest paused (docs/data-model.md): it does not take part
  *   in the derivations' ordering.
  */
@@ -116,8 +116,8 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
     target.set(keyOf(next), next);
     const oldLive = old !== undefined && !old.deleted && old.type !== 'TOMBSTONE';
     if (oldLive && sameContent(withoutPending(old), next)) {
-      // Unchanged, but a note a run or a change left unfinished is finished now.
-      if (noteOf(old).length) plan.feeds.push({ key: keyOnly(old), member: feedMemberOf(old), scopes: noteOf(old), gen: genOf(old), drop: false });
+      // Unchanged, but a note an earlier run left unfinished is finished now (a change's note is its pending source's).
+      if (ownNote(old)) plan.feeds.push({ key: keyOnly(old), member: feedMemberOf(old), scopes: noteOf(old), gen: genOf(old), drop: false });
       continue;
     }
     const scopes = union(old ? scopesToAppend(old, next) : scopesShowing(next), noteOf(old));
@@ -132,8 +132,8 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
 
   for (const item of current) {
     if (target.has(keyOf(item)) || UNTOUCHED_PARTITIONS.test(String(item[PK]))) continue;
-    // A tombstone still holding a note (a run or a change died before its entries): finished like the others.
-    if (item.type === 'TOMBSTONE' && noteOf(item).length) plan.feeds.push({ key: keyOnly(item), member: feedMemberOf(item), scopes: noteOf(item), gen: genOf(item), drop: false });
+    // A tombstone still holding an earlier run's note (it died before the entries): finished like the others.
+    if (item.type === 'TOMBSTONE' && ownNote(item)) plan.feeds.push({ key: keyOnly(item), member: feedMemberOf(item), scopes: noteOf(item), gen: genOf(item), drop: false });
     if (UNTOUCHED_TYPES.has(String(item.type))) continue;
     const kind = SOURCE_TYPES[String(item.type)];
     if (kind) {
@@ -212,6 +212,13 @@ export function formatPlan(plan: ResyncPlan): string {
 const keyOnly = (item: Item): Item => ({ [PK]: item[PK], [SK]: item[SK] });
 const genOf = (item: Item): number | undefined => (typeof item.gen === 'number' ? item.gen : undefined);
 const noteOf = (item: Item | undefined): string[] => (Array.isArray(item?.[FEED_NOTE]) ? (item[FEED_NOTE] as string[]) : []);
+/**
+ * A note only a resync writes unstamped. A derivation's note (stamped) stays
+ * on its item as the record of its appends, owed only while the source item
+ * that derived it is pending: that source's next settle finishes it
+ * (derivation.ts). An item this run rewrites carries either kind on.
+ */
+const ownNote = (item: Item): boolean => noteOf(item).length > 0 && genOf(item) === undefined;
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
 
 function partition<T>(all: readonly T[], test: (t: T) => boolean): [T[], T[]] {

@@ -144,7 +144,8 @@ export class ChangeApplier {
       const stored = (await this.io.get(plan.key)) as SourceItem | undefined;
       if (stored?.pending) {
         if (++settles > MAX_SETTLES) throw new SettleContended(`${plan.key.pk} ${plan.key.sk}`);
-        await this.settler.settle(stored);
+        // Found pending: whoever settled it before may have died before a feed entry (settle.ts, `recovering`).
+        await this.settler.settle(stored, true);
         continue;
       }
       if (applied) return { result: 'applied' };

@@ -55,11 +55,18 @@ import { sameContent } from './item-content.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
 import { TallyRecounter } from './tally-recount.js';
-import { FeedAppender, feedMemberOf, scopesToAppend } from './feed.js';
+import { FEED_NOTE, FeedAppender, feedMemberOf, scopesToAppend } from './feed.js';
 import type { Clock } from '../core/clock.js';
 
 /** How long a derived tombstone is kept: far longer than any derivation runs. */
 const TOMBSTONE_TTL_SECONDS = 86_400;
+/**
+ * How long a derived tombstone holding a feed note is kept: its note is owed
+ * until the pending source that derived it is settled again, which a
+ * redelivery does within SQS's longest retention (14 days, dead-letter queue
+ * included: a message keeps its first enqueue time).
+ */
+const NOTED_TOMBSTONE_TTL_SECONDS = 14 * 86_400;
 const MAX_DERIVATION_ROUNDS = 25;
 const INDEX_ATTRIBUTES = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
 /** A derived item or tally entry's write: only over nothing, an unstamped load, or an older derivation's. */
@@ -91,14 +98,17 @@ export class Deriver {
    * after the count entry and before the recount must be finished by a
    * repeat that finds the entry already right.
    */
-  async refreshGuest(eventId: string, userId: string): Promise<boolean> {
-    const guest = await this.deriveGuest(eventId, userId);
+  async refreshGuest(eventId: string, userId: string, recovering = false): Promise<boolean> {
+    const guest = await this.deriveGuest(eventId, userId, recovering);
     await this.counts.recount(eventId, countBucket(userId));
-    return (await this.deriveEvent(eventId)) && guest;
+    return (await this.deriveEvent(eventId, recovering)) && guest;
   }
 
-  /** Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources; false: handed off (derive). */
-  async deriveEvent(eventId: string): Promise<boolean> {
+  /**
+   * Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources; false: handed off (derive).
+   * `recovering`: the settle of a source item found pending, whose derivations may have died before their feed entries.
+   */
+  async deriveEvent(eventId: string, recovering = false): Promise<boolean> {
     const own = [keys.event(eventId)];
     return this.derive(keys.derivationSeq(eventId), own, async () => {
       const got = await this.io.getMany([keys.eventSource(eventId), keys.derivationSeq(eventId), ...own]);
@@ -107,11 +117,11 @@ export class Deriver {
       const summaries = event ? await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_COUNT_SUMMARY_PREFIX }) : [];
       const creator = event ? await this.liveUser(event.creator_id) : undefined;
       return { got, target: deriveEventItem({ event, creator, counts: sumCounts(summaries as Partial<GuestCounts>[]) }) };
-    });
+    }, recovering);
   }
 
   /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources; false: handed off (derive). */
-  async deriveGuest(eventId: string, userId: string): Promise<boolean> {
+  async deriveGuest(eventId: string, userId: string, recovering = false): Promise<boolean> {
     const own = [keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
     return this.derive(keys.guestSeq(eventId, userId), own, async () => {
       const got = await this.io.getMany([keys.eventSource(eventId), keys.rsvpSource(eventId, userId), keys.guestSeq(eventId, userId), keys.user(userId), ...own]);
@@ -122,7 +132,7 @@ export class Deriver {
       const user = userItem && !userItem.deleted ? userItem.user : undefined;
       const creator = !event ? undefined : event.creator_id === userId ? user : await this.liveUser(event.creator_id);
       return { got, target: deriveGuestItems({ event, creator, rsvp: rsvpSource && !rsvpSource.deleted ? rsvpSource.rsvp : undefined, user }) };
-    });
+    }, recovering);
   }
 
   /**
@@ -135,7 +145,7 @@ export class Deriver {
    * started), false when it handed the unit to a newer number: whoever
    * settles must then not clear `pending` on its word (settle.ts).
    */
-  private async derive(seqKey: Key, own: readonly Key[], read: () => Promise<{ got: Map<string, Item>; target: TableItem[] }>): Promise<boolean> {
+  private async derive(seqKey: Key, own: readonly Key[], read: () => Promise<{ got: Map<string, Item>; target: TableItem[] }>, recovering: boolean): Promise<boolean> {
     this.derivations++;
     for (let round = 0; round < MAX_DERIVATION_ROUNDS; round++) {
       const gen = await this.io.increment(seqKey, 'seq', 'DERIVATION_SEQ');
@@ -143,11 +153,12 @@ export class Deriver {
       if (Number(got.get(keyString(seqKey))?.seq) > gen) return false;
 
       const existing = new Map(own.flatMap((k) => (got.has(keyString(k)) ? [[k[SK]!, got.get(keyString(k))!] as const] : [])));
-      // A derivation that stopped between an item and its feed entries or its tally entry: finish those first.
+      // A derivation that stopped between an item and its tally entry: finish that first. A feed note is owed only
+      // while a source that derived it is pending: a recovering settle appends it again (finishFeed).
       for (const have of existing.values()) {
-        if (have.feed_pending) {
+        if (recovering && noteOf(have).length) {
           await this.finishFeed(have);
-          delete have.feed_pending;
+          delete have[FEED_NOTE];
         }
         if (!have.tally_pending) continue;
         await this.finishTally(have);
@@ -163,8 +174,8 @@ export class Deriver {
         plan[kindOf(have, want)].push({ want, have });
       }
       if (!plan.hide.length && !plan.plain.length && !plan.reveal.length) return true;
-      await this.each(plan.hide, (w) => this.write(w.want, gen, w.have));
-      await this.each(plan.plain, (w) => this.write(w.want, gen, w.have));
+      await this.each(plan.hide, (w) => this.write(w.want, gen, w.have, recovering));
+      await this.each(plan.plain, (w) => this.write(w.want, gen, w.have, recovering));
       if (plan.reveal.length) {
         const marked: { want: Item; have: Item }[] = [];
         await this.each(plan.reveal, async (w) => {
@@ -173,7 +184,7 @@ export class Deriver {
         });
         // Only the newest derivation reveals; a newer one has seen (or will see) the marks and decides.
         const newest = Number((await this.io.get(seqKey))?.seq) === gen;
-        if (marked.length && newest) await this.each(marked, (w) => this.write(w.want, gen, w.have));
+        if (marked.length && newest) await this.each(marked, (w) => this.write(w.want, gen, w.have, recovering));
         // A round that only marked changed no content: a newer derivation reveals what is due, so this one may stop.
         // (Deriving again here is how derivations racing to reveal once chased each other's numbers without end.)
         if (!newest && !plan.hide.length && !plan.plain.length) return false;
@@ -220,8 +231,8 @@ export class Deriver {
   }
 
   /** One derived item's write (a reveal's last step when `have` carries this derivation's mark). */
-  private async write(want: Item, gen: number, have: Item | undefined): Promise<void> {
-    if (isListedKey(String(want[SK])) || isFedKey(String(want[SK]))) return this.writeListed(want, gen, have);
+  private async write(want: Item, gen: number, have: Item | undefined, recovering: boolean): Promise<void> {
+    if (isListedKey(String(want[SK])) || isFedKey(String(want[SK]))) return this.writeListed(want, gen, have, recovering);
     const ours = isMarkedBy(have, gen);
     await this.io.putIf(this.stamp(want, gen), ours ? 'gen = :gen AND revealing = :gen' : OLDER_OR_ABSENT, { ':gen': gen });
   }
@@ -233,26 +244,40 @@ export class Deriver {
    * and mark), and re-reads on a conflict; the version written records where
    * the entry was (`tally_from`) with `tally_pending`, so a crash between the
    * item and its entry leaves a note the next derivation finishes.
+   *
+   * The same write carries the version's feed note (the scopes it is appended
+   * to, after it lands) at no cost of its own: the note is never cleared by
+   * a write of its own. Its scopes are owed only while the source item whose
+   * settle wrote it is still `pending` (its applier may have died before the
+   * entries): a settle of a pending source found stored re-derives the same
+   * units and appends every note it meets again (`recovering`; an entry more
+   * only says "look again"). So a later version carries the note of the one
+   * it replaces, and a recovering settle finishes it wherever it is.
    */
-  private async writeListed(want: Item, gen: number, have: Item | undefined): Promise<void> {
+  private async writeListed(want: Item, gen: number, have: Item | undefined, recovering: boolean): Promise<void> {
     const key: Key = { [PK]: String(want[PK]), [SK]: String(want[SK]) };
     let current = have;
     for (;;) {
       const ours = isMarkedBy(current, gen);
       if (!ours && typeof current?.gen === 'number' && current.gen >= gen) return; // a newer derivation's word stands
-      if (current?.feed_pending) await this.finishFeed(current);
+      if (recovering && current && noteOf(current).length) {
+        await this.finishFeed(current);
+        current = withoutNote(current);
+      }
       if (current?.tally_pending) await this.finishTally(current);
       const from = tallyKeyOf(current);
       const moves = !sameTallyKey(from, tallyKeyOf(want));
       // The feeds this version changes, computed against the exact version it replaces (the write is conditional on it).
       const feeds = scopesToAppend(current, want);
+      const note = [...new Set([...feeds, ...noteOf(current)])];
       const item: Item = {
         ...this.stamp(want, gen),
         ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}),
-        ...(feeds.length ? { feed_pending: feeds } : {}),
+        ...(note.length ? { [FEED_NOTE]: note } : {}),
       };
-      // A tombstone expires a day after its write; one holding an unfinished note must stay until the note is finished.
-      if (moves || feeds.length) delete item[TTL_ATTRIBUTE];
+      // A tombstone owing a tally move stays until it is finished; one holding a feed note, as long as the note may be owed.
+      if (moves) delete item[TTL_ATTRIBUTE];
+      else if (item.type === 'TOMBSTONE' && note.length) item[TTL_ATTRIBUTE] = this.expiry(NOTED_TOMBSTONE_TTL_SECONDS);
       const written =
         current === undefined
           ? await this.io.putIf(item, 'attribute_not_exists(#pk)')
@@ -263,14 +288,14 @@ export class Deriver {
               })
             : await this.io.putIf(item, 'attribute_exists(#pk) AND attribute_not_exists(gen)');
       if (written) {
-        if (feeds.length) await this.finishFeed(item);
+        await this.appendAll(feeds, item);
         if (moves) await this.finishTally(item);
         return;
       }
       current = await this.io.get(key);
-      // This very write landed and its response was lost (the SDK's retry failed the condition): finish its notes.
+      // This very write landed and its response was lost (the SDK's retry failed the condition): finish its work.
       if (current?.gen === gen && current.revealing === undefined) {
-        if (current.feed_pending) await this.finishFeed(current);
+        await this.appendAll(feeds, current);
         if (current.tally_pending) await this.finishTally(current);
         return;
       }
@@ -295,27 +320,36 @@ export class Deriver {
     // Conditional on this version: a newer one that replaced it keeps its own note.
     const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
     if (version.type === 'TOMBSTONE') {
-      await this.io.updateIf(key, 'REMOVE tally_pending, tally_from SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE });
+      const expires = this.expiry(noteOf(version).length ? NOTED_TOMBSTONE_TTL_SECONDS : TOMBSTONE_TTL_SECONDS);
+      await this.io.updateIf(key, 'REMOVE tally_pending, tally_from SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': expires }, { '#ttl': TTL_ATTRIBUTE });
     } else {
       await this.io.updateIf(key, 'REMOVE tally_pending, tally_from', 'gen = :gen', { ':gen': gen });
     }
   }
 
+  /** A version's entries in these scopes, after the version landed. */
+  private async appendAll(scopes: readonly string[], version: Item): Promise<void> {
+    const member = feedMemberOf(version);
+    for (const scope of scopes) await this.feeds.append(scope, member);
+  }
+
   /**
-   * Appends one version's feed entries (its note: every scope the version it
-   * replaced or itself shows the member in), then clears the note,
-   * conditional on this version. Idempotent: an entry more only says "look
-   * again". A tombstone gets its expiry here unless its tally move still owes.
+   * A recovering settle's finish of a note it meets (writeListed): appends
+   * every scope it names again, then clears it, conditional on this version
+   * (one a load or a resync wrote has no stamp). Idempotent: an entry more
+   * only says "look again". A tombstone gets its day's expiry here unless its
+   * tally move still owes.
    */
   private async finishFeed(version: Item): Promise<void> {
-    const gen = Number(version.gen);
-    const member = feedMemberOf(version);
-    for (const scope of version.feed_pending as string[]) await this.feeds.append(scope, member);
+    await this.appendAll(noteOf(version), version);
     const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
+    const stamped = typeof version.gen === 'number';
+    const condition = stamped ? 'gen = :gen' : 'attribute_exists(#pk) AND attribute_not_exists(gen)';
+    const values = stamped ? { ':gen': version.gen } : {};
     if (version.type === 'TOMBSTONE' && !version.tally_pending) {
-      await this.io.updateIf(key, 'REMOVE feed_pending SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE });
+      await this.io.updateIf(key, 'REMOVE #note SET #ttl = :expires', condition, { ...values, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, '#note': FEED_NOTE });
     } else {
-      await this.io.updateIf(key, 'REMOVE feed_pending', 'gen = :gen', { ':gen': gen });
+      await this.io.updateIf(key, 'REMOVE #note', condition, values, { '#note': FEED_NOTE });
     }
   }
 
@@ -324,8 +358,8 @@ export class Deriver {
     return { ...rest, gen, ...(item.type === 'TOMBSTONE' ? { [TTL_ATTRIBUTE]: this.expiry() } : {}) };
   }
 
-  private expiry(): number {
-    return Math.floor(this.clock().getTime() / 1000) + TOMBSTONE_TTL_SECONDS;
+  private expiry(seconds = TOMBSTONE_TTL_SECONDS): number {
+    return Math.floor(this.clock().getTime() / 1000) + seconds;
   }
 }
 
@@ -337,6 +371,13 @@ function kindOf(have: Item | undefined, want: Item): Kind {
 }
 
 const isMarkedBy = (item: Item | undefined, gen: number): boolean => item?.gen === gen && item.revealing === gen;
+
+const noteOf = (item: Item | undefined): string[] => (Array.isArray(item?.[FEED_NOTE]) ? (item[FEED_NOTE] as string[]) : []);
+
+function withoutNote(item: Item): Item {
+  const { [FEED_NOTE]: _note, ...rest } = item;
+  return rest;
+}
 
 /** Derived items a changes feed shows (RSVP items), written like listed items so a feed note is never overwritten unfinished. */
 function isFedKey(sk: string): boolean {

@@ -34,8 +34,12 @@ import { sameContent } from './item-content.js';
 export const FEED_PARTITION_PREFIX = 'FEED#';
 export const FEED_ENTRY_PREFIX = 'P#';
 export const FEED_MEMBER_PREFIX = 'M#';
-/** The attribute of a derived item that holds its feed note (derivation.ts). */
-export const FEED_NOTE = 'feed_pending';
+/**
+ * The attribute of a derived item that holds its feed note (derivation.ts):
+ * the scopes its writes were appended to. Owed only while a source item that
+ * derived it is still `pending`; a settle of such an item appends them again.
+ */
+export const FEED_NOTE = 'feed_note';
 /** A superseded entry is kept a day (no reader needs it: its member's newer entry follows). */
 const SUPERSEDED_TTL_SECONDS = 86_400;
 const POSITION_DIGITS = 12;
@@ -68,7 +72,7 @@ export function scopesShowing(item: Item | undefined): string[] {
 }
 
 /** What a feed shows of an item; guest counts are not part of a public event. */
-const VIEW_IGNORES = new Set(['guest_counts', 'revealing', 'feed_pending']);
+const VIEW_IGNORES = new Set(['guest_counts', 'revealing', FEED_NOTE]);
 const view = (item: Item): Item => Object.fromEntries(Object.entries(item).filter(([k]) => !VIEW_IGNORES.has(k)));
 
 /**

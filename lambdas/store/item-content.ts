@@ -7,7 +7,7 @@
  */
 type Item = Record<string, unknown>;
 
-const BOOKKEEPING = new Set(['gen', 'expires_at', 'tally_pending', 'tally_from', 'feed_pending', 'ticket', 'counted']);
+const BOOKKEEPING = new Set(['gen', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted']);
 
 export function sameContent(a: Item, b: Item): boolean {
   return stableJson(withoutBookkeeping(a)) === stableJson(withoutBookkeeping(b));

@@ -68,35 +68,42 @@ export class Settler {
    * Does what the stored item still owes, then clears its `pending`. False:
    * some unit was handed to a newer derivation, `pending` is left for a
    * settle that finishes every unit itself (file comment).
+   *
+   * `recovering`: the item was found pending, not just written by this
+   * settle's caller, so its first settle may have died after a derived
+   * item's write and before that write's feed entries. The derivations then
+   * append every feed note they meet again (derivation.ts, writeListed): the
+   * notes cost no write of their own on the way that does not die.
    */
-  async settle(stored: SourceItem): Promise<boolean> {
+  async settle(stored: SourceItem, recovering = false): Promise<boolean> {
     if (!stored.pending) return true;
+    const r = recovering;
     let done = true;
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
-        done = await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId) : this.deriver.refreshGuest(eventId, userId)));
+        done = await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId, r) : this.deriver.refreshGuest(eventId, userId, r)));
         break;
       }
       case 'EVENT_SOURCE': {
         const eventId = String(stored.event_id);
         const creator = (stored as unknown as EventSourceItem).event?.creator_id;
         if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
-        else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored);
+        else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored, r);
         // The event item first: hiding it hides the event from every route that starts from it.
-        done = await this.deriver.deriveEvent(eventId);
+        done = await this.deriver.deriveEvent(eventId, r);
         // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
         if (stored.deleted || stored.fanout) {
-          const guests = await this.deriveGuestsOf(stored, creator);
-          done = (await this.deriver.deriveEvent(eventId)) && guests && done;
+          const guests = await this.deriveGuestsOf(stored, creator, r);
+          done = (await this.deriver.deriveEvent(eventId, r)) && guests && done;
         }
         break;
       }
       case 'RSVP_SOURCE': {
         const rsvp = (stored as unknown as RsvpSourceItem).rsvp;
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
-        if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored);
-        done = await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id));
+        if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored, r);
+        done = await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id), r);
         break;
       }
       default:
@@ -158,17 +165,17 @@ export class Settler {
    * A guest derivation that takes its counter after this Query read it also
    * reads the event's source after it: it derives from the new state itself.
    */
-  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined): Promise<boolean> {
+  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined, recovering: boolean): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    let done = creator && after === undefined ? await this.deriver.deriveGuest(eventId, creator) : true;
+    let done = creator && after === undefined ? await this.deriver.deriveGuest(eventId, creator, recovering) : true;
     const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
     for (let i = 0; i < guests.length; i += chunk) {
       if (i > 0) this.checkTime(eventId);
       const part = guests.slice(i, i + chunk);
-      done = (await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g)))).every(Boolean) && done;
+      done = (await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g, recovering)))).every(Boolean) && done;
       for (const bucket of new Set(part.map(countBucket))) await this.deriver.counts.recount(eventId, bucket);
       if (done && i + chunk < guests.length) {
         await this.io.updateIf(keyOf(stored), 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!, ':v': stored.version, ':true': true }, { '#pending': 'pending' });
@@ -178,33 +185,33 @@ export class Settler {
   }
 
   /** One linked event of a deleted user: the event goes if the user created it (checked at the write), and the user's RSVP to it. */
-  private async cascadeUser(eventId: string, userId: string): Promise<boolean> {
+  private async cascadeUser(eventId: string, userId: string, recovering: boolean): Promise<boolean> {
     let done = true;
     for (;;) {
       const source = (await this.io.get(keys.eventSource(eventId))) as (EventSourceItem & SourceItem) | undefined;
-      if (source?.deleted && source.pending) done = (await this.settle(source)) && done;
+      if (source?.deleted && source.pending) done = (await this.settle(source, true)) && done;
       if (!source?.event || source.deleted || source.event.creator_id !== userId) break;
       if (await this.liveUser(userId)) return done; // re-created since: whoever re-created it settled this deletion first
       if (await this.tombstone(keys.eventSource(eventId), source.version)) {
-        done = (await this.cascadeEvent(eventId, source.version)) && done;
+        done = (await this.cascadeEvent(eventId, source.version, recovering)) && done;
         break;
       }
     }
     const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
-    return (await this.deriver.refreshGuest(eventId, userId)) && done;
+    return (await this.deriver.refreshGuest(eventId, userId, recovering)) && done;
   }
 
   /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */
-  private async tombstoneAndSettle(stored: SourceItem): Promise<boolean> {
+  private async tombstoneAndSettle(stored: SourceItem, recovering: boolean): Promise<boolean> {
     await this.tombstone(keyOf(stored), stored.version);
     const now = (await this.io.get(keyOf(stored))) as SourceItem | undefined;
-    return now ? this.settle(now) : true;
+    return now ? this.settle(now, recovering) : true;
   }
 
   /** An event tombstoned by a cascade at `version`: its RSVPs go, then its copies. */
-  private async cascadeEvent(eventId: string, version: number): Promise<boolean> {
-    return this.settle({ ...keys.eventSource(eventId), type: 'EVENT_SOURCE', event_id: eventId, version, deleted: true, pending: true });
+  private async cascadeEvent(eventId: string, version: number, recovering: boolean): Promise<boolean> {
+    return this.settle({ ...keys.eventSource(eventId), type: 'EVENT_SOURCE', event_id: eventId, version, deleted: true, pending: true }, recovering);
   }
 
   /**
