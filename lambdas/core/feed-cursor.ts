@@ -20,6 +20,13 @@ export const CURSOR_LIFETIME_SECONDS = 30 * 86_400;
 /** Longest cursor accepted: a scope holds an id of at most 64 characters. */
 export const CURSOR_MAX_LENGTH = 400;
 
+/** The feeds' scopes, as cursors name them (the store keeps each scope's entries under its name). */
+export const feedScopes = {
+  catalogue: () => 'EVENTS',
+  host: (userId: string) => `HOST#${userId}`,
+  guests: (eventId: string) => `GUESTS#${eventId}`,
+};
+
 export interface FeedCursor {
   scope: string;
   position: number;

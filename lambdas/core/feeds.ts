@@ -2,14 +2,12 @@
  * The changes feeds (PRODUCT P16) over the FeedReader port: which scope a
  * request reads, the cursor's checks, and each entry turned into a change
  * from the member's current item (docs/data-model.md, "Changes feeds").
+ * Pure rules: every read is the port's (lambdas/store/feed-reads.ts).
  */
-import { encodeCursor, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, type FeedCursor } from './feed-cursor.js';
+import { encodeCursor, feedScopes, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, type FeedCursor } from './feed-cursor.js';
 import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
-import type { EventReader, FeedReader } from './ports.js';
-import type { EventPayload, RsvpItem } from '../store/items.js';
-import { INDEXES } from '../store/table.js';
-import { feedScopes } from '../store/feed.js';
+import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
 import { requirePublicEvent } from './queries.js';
 
 export type EventChange = { id: string; change: 'upserted'; event: PublicEvent } | { id: string; change: 'removed' };
@@ -43,8 +41,9 @@ function checkCursor(cursor: FeedCursor | undefined, scopePrefix: string, now: D
   if (now.getTime() / 1000 - cursor.issued > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
 }
 
-const shownEvent = (item: Record<string, unknown> | undefined): item is Record<string, unknown> & EventPayload =>
-  !!item && item.type === 'EVENT' && item[INDEXES.event.partitionKey] !== undefined && isPublicPayload(item as unknown as EventPayload);
+type Item = Record<string, unknown>;
+const shownEvent = (state: FeedMemberState | undefined): state is FeedMemberState & { item: Item & EventPayload } =>
+  !!state?.shown && state.item?.type === 'EVENT' && isPublicPayload(state.item as unknown as EventPayload);
 
 /**
  * One page of a scope: the entries after the cursor (one more than the page,
@@ -53,16 +52,16 @@ const shownEvent = (item: Record<string, unknown> | undefined): item is Record<s
  * shown now is `removed`, except during a start from no cursor, which leaves
  * out what the consumer was never given.
  */
-async function page<C>(feeds: FeedReader, scope: string, req: FeedRequest, now: Date, toChange: (member: string, item: Record<string, unknown> | undefined) => C | null): Promise<FeedPage<C>> {
+async function page<C>(feeds: FeedReader, scope: string, req: FeedRequest, now: Date, toChange: (member: string, state: FeedMemberState | undefined) => C | null): Promise<FeedPage<C>> {
   const after = req.cursor?.position ?? 0;
   const [entries, head] = await Promise.all([feeds.feedEntries(scope, after, req.limit + 1), req.cursor ? Promise.resolve(req.cursor.start) : feeds.feedHead(scope)]);
   const taken = entries.slice(0, req.limit);
-  const states = taken.length ? await feeds.feedStates(scope, taken.map((e) => e.member)) : new Map();
+  const states = taken.length ? await feeds.feedStates(scope, taken.map((e) => e.member)) : new Map<string, FeedMemberState>();
   const changes: C[] = [];
   for (const entry of taken) {
     const state = states.get(entry.member);
     if (state?.pointer !== undefined && state.pointer > entry.position) continue;
-    const change = toChange(entry.member, state?.item);
+    const change = toChange(entry.member, state);
     if (change) changes.push(change);
     else if (entry.position > head) changes.push({ id: entry.member, change: 'removed' } as C);
   }
@@ -74,7 +73,7 @@ export async function catalogueChanges(feeds: FeedReader, req: FeedRequest, now:
   const scope = feedScopes.catalogue();
   if (req.cursor && req.cursor.scope !== scope) throw badCursor();
   checkCursor(req.cursor, scope, now);
-  return page<EventChange>(feeds, scope, req, now, (id, item) => (shownEvent(item) ? { id, change: 'upserted', event: toPublicEvent(item, siteUrl) } : null));
+  return page<EventChange>(feeds, scope, req, now, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null));
 }
 
 /**
@@ -93,8 +92,8 @@ export async function catalogueChanges(feeds: FeedReader, req: FeedRequest, now:
 export async function hostChanges(feeds: FeedReader, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, now: Date, siteUrl: string): Promise<FeedPage<EventChange>> {
   checkCursor(req.cursor, feedScopes.host(''), now);
   const read = (userId: string) =>
-    page<EventChange>(feeds, feedScopes.host(userId), req, now, (id, item) =>
-      shownEvent(item) && (item.creator as { id: string }).id === userId ? { id, change: 'upserted', event: toPublicEvent(item, siteUrl) } : null,
+    page<EventChange>(feeds, feedScopes.host(userId), req, now, (id, state) =>
+      shownEvent(state) && (state.item.creator as { id: string }).id === userId ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
     );
   const cursorUser = req.cursor?.scope.slice(feedScopes.host('').length);
   const [userId, answer] = await Promise.all([feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser) : Promise.resolve(undefined)]);
@@ -113,8 +112,8 @@ export async function guestChanges(feeds: FeedReader, reader: EventReader, req: 
   checkCursor(req.cursor, scope, now);
   const [, answer] = await Promise.all([
     requirePublicEvent(reader, req.eventId),
-    page<GuestChange>(feeds, scope, req, now, (id, item) =>
-      item && item.type === 'RSVP' && item[INDEXES.event.partitionKey] !== undefined ? { id, change: 'upserted', guest: toGuest(item as unknown as RsvpItem) } : null,
+    page<GuestChange>(feeds, scope, req, now, (id, state) =>
+      state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null,
     ),
   ]);
   return answer;

@@ -6,6 +6,9 @@ import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from '../store/ite
 import type { ProfileList } from '../store/table.js';
 import type { GuestStatusFilter } from './params.js';
 
+/** The stored shapes the feeds map (lambdas/core/feeds.ts takes them from here, not from the store). */
+export type { EventPayload, RsvpItem };
+
 /** Start-date window as ISO strings: `from`/`to` inclusive, `before` exclusive. */
 export interface StartWindow {
   from?: string;
@@ -54,10 +57,15 @@ export interface FeedEntry {
   member: string;
 }
 
-/** What a feed route reads of a member now: its newest position in the scope, and its current item. */
+/**
+ * What a feed route reads of a member now: its newest position in the scope,
+ * its current item, and whether the read routes show that item (the store's
+ * test: it is in the event index).
+ */
 export interface FeedMemberState {
   pointer: number | undefined;
   item: Record<string, unknown> | undefined;
+  shown: boolean;
 }
 
 /** The changes feeds' reads (PRODUCT P16); every read consistent (docs/data-model.md, "Changes feeds"). */

@@ -6,7 +6,7 @@
  */
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntry, FeedMemberState } from '../core/ports.js';
-import { FEED_ENTRY_PREFIX, entrySortKey, feedPartition, memberItemKey, memberKey, positionOf } from './feed.js';
+import { FEED_ENTRY_PREFIX, entrySortKey, feedPartition, isShown, memberItemKey, memberKey, positionOf } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
@@ -71,7 +71,8 @@ export class FeedReads {
     return new Map(
       unique.map((m) => {
         const pointer = found.get(keyOf(memberKey(scope, m)))?.pos;
-        return [m, { pointer: typeof pointer === 'number' ? pointer : undefined, item: found.get(keyOf(memberItemKey(scope, m))) }];
+        const item = found.get(keyOf(memberItemKey(scope, m)));
+        return [m, { pointer: typeof pointer === 'number' ? pointer : undefined, item, shown: isShown(item) }];
       }),
     );
   }

@@ -29,6 +29,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEXES, PK, SK, TTL_ATTRIBUTE } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 import type { Clock } from '../core/clock.js';
+import { feedScopes } from '../core/feed-cursor.js';
 import { sameContent } from './item-content.js';
 
 export const FEED_PARTITION_PREFIX = 'FEED#';
@@ -44,11 +45,7 @@ export const FEED_NOTE = 'feed_note';
 const SUPERSEDED_TTL_SECONDS = 86_400;
 const POSITION_DIGITS = 12;
 
-export const feedScopes = {
-  catalogue: () => 'EVENTS',
-  host: (userId: string) => `HOST#${userId}`,
-  guests: (eventId: string) => `GUESTS#${eventId}`,
-};
+export { feedScopes };
 
 export const feedPartition = (scope: string): string => `${FEED_PARTITION_PREFIX}${scope}`;
 export const entrySortKey = (position: number): string => `${FEED_ENTRY_PREFIX}${String(position).padStart(POSITION_DIGITS, '0')}`;

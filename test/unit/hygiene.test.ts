@@ -1,6 +1,7 @@
 /**
  * What a linter would ban, without adding one: focused or skipped tests,
- * silenced type errors, and `any` without a comment saying why.
+ * silenced type errors, `any` without a comment saying why, and domain logic
+ * (lambdas/core) that runs store code.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -26,6 +27,17 @@ function offending(pattern: RegExp): string[] {
 }
 
 describe('code hygiene', () => {
+  // ARCHITECTURE: core is pure, DynamoDB access lives in the store. Core may name the store's item shapes (types,
+  // erased at build), never import its code.
+  it('core imports no store code, only its types', () => {
+    const core = files.filter((f) => f.startsWith('lambdas/core/'));
+    const hits = core.flatMap((file) =>
+      [...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'\.\.\/store\/[^']*'/gms)].map((m) => `${file}: ${m[0].replace(/\s+/g, ' ')}`),
+    );
+    expect(core.length).toBeGreaterThan(10);
+    expect(hits).toEqual([]);
+  });
+
   it('has no focused or skipped tests', () => {
     expect(offending(/\b(it|test|describe)\.(only|skip|todo)\(|\bx(it|test|describe)\(|\bf(it|describe)\(/)).toEqual([]);
   });
