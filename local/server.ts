@@ -22,6 +22,7 @@ import { LOCAL_TABLE, ensureTable, startDynalite } from './dynalite.js';
 export { LOCAL_TABLE };
 import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
+import { CLOCK_PATH, MovableClock } from './clock-control.js';
 import { readDataset, writeDataset } from './loader.js';
 import { LocalDailyQuota } from './quota.js';
 import { DAILY_QUOTA } from '../lambdas/core/rate-limit.js';
@@ -51,7 +52,9 @@ export interface LocalServerOptions {
   siteUrl?: string;
   /** Embed Cache-Control max-age in seconds (default 60). */
   embedCacheMaxAgeSeconds?: number;
+  /** The data's base clock (default: real time); the server runs it `clockOffsetDays` ahead, movable at CLOCK_PATH. */
   clock?: Clock;
+  clockOffsetDays?: number;
   logger?: Logger;
   onResponse?: Parameters<typeof createGateway>[0]['onResponse'];
   /** Sees every DynamoDB call the handlers and the authorizer make. */
@@ -144,7 +147,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     if (opts.onDynamoCall) onDynamoCall(client, opts.onDynamoCall);
     const repository = new DynamoRepository(client, LOCAL_TABLE);
     const logger = opts.logger ?? silentLogger;
-    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: opts.clock ?? systemClock, logger });
+    const movable = new MovableClock(opts.clock ?? systemClock, opts.clockOffsetDays ?? 0);
+    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: movable.clock, logger });
 
     const handlers = new Map<string, HttpHandler>();
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);
@@ -161,13 +165,14 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     keyAdmin = await startKeyAdminServer({ port: opts.keyAdminPort ?? 0, handler: buildKeyAdmin({ manager, logger, metrics: noMetrics }), clock: systemClock });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
     // The one request listener (see http-server.ts): static assets (widget,
-    // /docs pages, default images) here, everything else, the /api/ext/v1
-    // redirect included, through the gateway.
+    // /docs pages, default images) and the movable clock here, everything
+    // else, the /api/ext/v1 redirect included, through the gateway.
     app.resolve((req, res) => {
       const path = parseRequestTarget(req.url ?? '/').pathname;
       const asset = req.method === 'GET' ? assets.get(path) : undefined;
       const image = req.method === 'GET' || req.method === 'HEAD' ? DEFAULT_IMAGES.get(path) : undefined;
-      if (asset) serveAsset(res, asset);
+      if (path === CLOCK_PATH) void movable.serve(req, res);
+      else if (asset) serveAsset(res, asset);
       else if (image) serveImage(res, image);
       else void gateway(req, res);
     });

@@ -39,7 +39,7 @@ const optionsSchema = z
       .min(1, { error: 'must be at least 1' })
       .max(DAILY_QUOTA, { error: `must be at most ${DAILY_QUOTA}, the quota in AWS` }),
     keyAdminPort: portSchema.optional(),
-    /** Runs the server's clock N days ahead (or behind): to see a changes-feed cursor expire without waiting. */
+    /** Runs the server's clock N days ahead (or behind): to see a changes-feed cursor expire without waiting (PUT /local/clock moves it later). */
     clockOffsetDays: z.coerce.number({ error: 'must be a number' }).int().min(-3650).max(3650),
   })
   .refine((o) => o.port === 0 || o.port !== o.storePort, { path: ['storePort'], error: 'must differ from the port' });
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     siteUrl: o.siteUrl,
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
     keyAdminPort: o.keyAdminPort ?? 0,
-    ...(o.clockOffsetDays ? { clock: () => new Date(Date.now() + o.clockOffsetDays * 86_400_000) } : {}),
+    clockOffsetDays: o.clockOffsetDays,
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),

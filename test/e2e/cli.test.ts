@@ -79,13 +79,36 @@ describe('npm start', () => {
     for (const secret of [key!, KEYS.revoked, 'pk_unknown_0123456789abcdefghijklmnopqr']) expect(afterBanner).not.toContain(secret);
   });
 
-  it('--clock-offset-days runs the clock ahead: a changes-feed cursor from today has expired 31 days on', async () => {
+  it('--clock-offset-days runs the clock ahead, and PUT /local/clock moves it while the server runs: a changes-feed cursor from today has expired 31 days on', async () => {
     const run = runTs('local/cli/start.ts', ['--port', '0', '--clock-offset-days', '31']);
-    const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
-    const cursor = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
-    const reply = await get<{ message: string }>(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both });
-    expect([reply.status, reply.body.message]).toEqual([410, 'Cursor expired: start again without a cursor.']);
-    run.child.kill('SIGTERM');
+    // A failed expectation must not leave the server running (jest would wait for it).
+    const stop = setTimeout(() => run.child.kill('SIGTERM'), 50_000);
+    try {
+      const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
+      const cursor = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
+      const reply = await get<{ message: string }>(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both });
+      expect([reply.status, reply.body.message]).toEqual([410, 'Cursor expired: start again without a cursor.']);
+      // The clock moves while the server runs (PUT /local/clock): back to today the cursor works, 31 days on it expires.
+      const root = publicUrl!.replace(/\/api\/public\/v1$/, '');
+      const move = async (body: string) => {
+        const r = await fetch(`${root}/local/clock`, { method: 'PUT', body });
+        return { status: r.status, body: (await r.json()) as { data?: { offset_days: number; now: string }; errors?: { field: string }[] } };
+      };
+      const feed = async () => (await get(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both })).status;
+      expect((await move('{"offset_days": 0}')).body.data?.offset_days).toBe(0);
+      expect(await feed()).toBe(200);
+      const ahead = await move('{"offset_days": 31}');
+      expect(Date.parse(ahead.body.data!.now) - Date.now()).toBeGreaterThan(30 * 86_400_000);
+      expect(await feed()).toBe(410);
+      for (const bad of ['{"offset_days": 1.5}', '{"offset_days": "31"}', '{"days": 31}', 'not json']) {
+        const refused = await move(bad);
+        expect({ bad, status: refused.status, fields: refused.body.errors?.map((e) => e.field) }).toEqual({ bad, status: 400, fields: ['offset_days'] });
+      }
+      expect((await (await fetch(`${root}/local/clock`)).json()) as { data: { offset_days: number } }).toMatchObject({ data: { offset_days: 31 } });
+    } finally {
+      clearTimeout(stop);
+      run.child.kill('SIGTERM');
+    }
     expect((await run.done).code).toBe(0);
   });
 
