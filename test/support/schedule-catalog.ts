@@ -46,14 +46,21 @@ import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { Explorer, permutations, type Calls, type Scenario, type Step } from './schedules.js';
+import { Explorer, beforeWrite, permutations, throughWrite, type Calls, type Scenario, type Step } from './schedules.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
+import { directClient } from './direct-dynalite.js';
 import { STORE, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
 export const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+/**
+ * How the explorations reach dynalite (in-process): `direct`, straight to its handler (test/support/direct-dynalite.ts,
+ * about five times fewer CPU seconds a schedule), or `sdk`, through the SDK's whole stack. SCHEDULES_TRANSPORT=sdk
+ * runs them the slow way; schedules-transport.test.ts holds the two to the same calls and answers.
+ */
+export const TRANSPORT = process.env.SCHEDULES_TRANSPORT === 'sdk' ? 'sdk' : 'direct';
 
 const user = (id: string, username: string) => ({ id, username, name: `Name of ${username}`, email: `${username}@example.com` });
 const alice = user('usr_a', 'alice');
@@ -138,8 +145,22 @@ const fansOut = (s: Scenario, i: number) => s.changes[i]!.type.startsWith('user.
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 const writesOf = (run: Map<Step, { writes: number }>, step: Step) => run.get(step)?.writes ?? 0;
 
+/**
+ * Every write whose lost response can change the schedule: a write that lands twice as it lands once
+ * (Calls.repeatable) gives the schedule without the loss, which runs anyway.
+ */
+const losable = (shape: string, calls: Calls | undefined) => {
+  if (!calls) return [];
+  const same = new Set(calls.repeatable);
+  equivalent(shape, same.size);
+  return range(1, calls.writes + 1).filter((k) => !same.has(k));
+};
+
 /** Schedules run per shape, over one file's scenarios (printed with its count). */
 export const shapeCounts = new Map<string, number>();
+/** Schedules of a shape not run because each is, call for call, one that runs (printed beside the counts). */
+export const equivalentCounts = new Map<string, number>();
+const equivalent = (shape: string, n: number) => void equivalentCounts.set(shape, (equivalentCounts.get(shape) ?? 0) + n);
 const counted = async <T>(explorer: Explorer, shape: string, work: () => Promise<T>): Promise<T> => {
   const before = explorer.runs;
   try {
@@ -163,11 +184,13 @@ async function duplicates(explorer: Explorer, s: Scenario, depth: string, first:
   for (const pauseAfter of pauses) {
     const paused = { change: first, pauseAfter };
     const copy = { change: first };
-    const probe = await explorer.run(s, { paused, during: [copy], after: later });
+    const probe = await explorer.run(s, { paused, during: [copy], after: later }, { record: true });
+    const recording = explorer.recording!;
     const dying = depth === 'deep' ? range(1, writesOf(probe, copy)) : (probe.get(copy)?.takes ?? []).map((t) => t.write);
     for (const k of dying) {
-      await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }], after: [{ change: first }, ...later] });
-      if (depth === 'deep' && later.length) await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] });
+      const from = { recording, upTo: throughWrite(recording, 'd0', k) };
+      await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }], after: [{ change: first }, ...later] }, { from });
+      if (depth === 'deep' && later.length) await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] }, { from });
     }
   }
 }
@@ -181,7 +204,8 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
   for (const order of permutations(s.changes.map((_, i) => i))) {
     const steps = order.map((change) => ({ change }));
     const all = s.changes.map((_, i) => i);
-    const whole = await counted(explorer, 'orders', () => explorer.run(s, { during: steps, after: [] }));
+    const whole = await counted(explorer, 'orders', () => explorer.run(s, { during: steps, after: [] }, { record: true }));
+    const wholeRecording = explorer.recording!;
     const [first, ...others] = order as [number, ...number[]];
     const sourceOrderOfOthers = others.join() === [...others].sort().join();
     // New shapes (lost responses, duplicates at once): pairs from depth default, triples at deep.
@@ -190,8 +214,10 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
       await counted(explorer, 'lost responses', async () => {
         for (const [j, step] of steps.entries()) {
           if (j > 0 && depth !== 'deep') break;
-          const lose = depth === 'deep' ? range(1, writesOf(whole, step) + 1) : firstCalls.conditional;
-          for (const k of lose) await explorer.run(s, { during: [...steps.slice(0, j), { change: step.change, loseAfter: k }, ...steps.slice(j + 1)], after: [] });
+          const lose = depth === 'deep' ? losable('lost responses', whole.get(step)) : firstCalls.conditional;
+          for (const k of lose) {
+            await explorer.run(s, { during: [...steps.slice(0, j), { change: step.change, loseAfter: k }, ...steps.slice(j + 1)], after: [] }, { from: { recording: wholeRecording, upTo: beforeWrite(wholeRecording, `d${j}`, k) } });
+          }
         }
       });
       // Once per change: the others after it in source order.
@@ -206,8 +232,9 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
           const rest = steps.slice(j + 1);
           for (const k of range(1, writesOf(whole, step))) {
             const crashed = { change: step.change, crashAfter: k };
-            await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [{ change: step.change }, ...rest] });
-            if (rest.length && depth !== 'quick') await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [...rest, { change: step.change }] });
+            const from = { recording: wholeRecording, upTo: throughWrite(wholeRecording, `d${j}`, k) };
+            await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [{ change: step.change }, ...rest] }, { from });
+            if (rest.length && depth !== 'quick') await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [...rest, { change: step.change }] }, { from });
           }
           if (fansOut(s, step.change) && depth !== 'quick') {
             const stopped = { change: step.change, timeLimit: true };
@@ -226,24 +253,31 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     for (const i of range(1, whole.get(steps[0]!)?.calls ?? 0)) {
       const paused = { change: first, pauseAfter: i };
       const during = others.map((change) => ({ change }));
-      const run = await counted(explorer, 'interleavings', () => explorer.run(s, { paused, during, after: [] }));
+      const run = await counted(explorer, 'interleavings', () => explorer.run(s, { paused, during, after: [] }, { record: depth === 'deep' }));
       if (depth !== 'deep') continue;
+      const recording = explorer.recording!;
+      const through = (slot: string, k: number) => ({ from: { recording, upTo: throughWrite(recording, slot, k) } });
+      const before = (slot: string, k: number) => ({ from: { recording, upTo: beforeWrite(recording, slot, k) } });
       await counted(explorer, 'interleavings with crashes or lost responses', async () => {
-        for (const k of range(1, writesOf(run, paused))) {
-          await explorer.run(s, { paused: { ...paused, crashAfter: k }, during, after: [{ change: first }] });
+        // A crash at or before the last write before the pause point kills the delivery before it pauses: that is
+        // the crash shape's schedule (crash, the others, the redelivery), run once above, not once per pause point.
+        const beforePause = whole.get(steps[0]!)!.writesBefore[i]!;
+        equivalent('interleavings with crashes or lost responses', beforePause);
+        for (const k of range(beforePause + 1, writesOf(run, paused))) {
+          await explorer.run(s, { paused: { ...paused, crashAfter: k }, during, after: [{ change: first }] }, through('p', k));
         }
         for (const [j, step] of during.entries()) {
           for (const k of range(1, writesOf(run, step))) {
-            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, crashAfter: k }, ...during.slice(j + 1)], after: [{ change: step.change }] });
+            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, crashAfter: k }, ...during.slice(j + 1)], after: [{ change: step.change }] }, through(`d${j}`, k));
           }
         }
         // A lost response of the paused delivery after it resumes, and of each delivery during the pause.
-        for (const k of range(1, writesOf(run, paused) + 1)) {
-          await explorer.run(s, { paused: { ...paused, loseAfter: k }, during, after: [] });
+        for (const k of losable('interleavings with crashes or lost responses', run.get(paused))) {
+          await explorer.run(s, { paused: { ...paused, loseAfter: k }, during, after: [] }, before('p', k));
         }
         for (const [j, step] of during.entries()) {
-          for (const k of range(1, writesOf(run, step) + 1)) {
-            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, loseAfter: k }, ...during.slice(j + 1)], after: [] });
+          for (const k of losable('interleavings with crashes or lost responses', run.get(step))) {
+            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, loseAfter: k }, ...during.slice(j + 1)], after: [] }, before(`d${j}`, k));
           }
         }
       });
@@ -262,9 +296,9 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
     if (STORE === 'dynalite') {
       // dynalite called in-process: the same store code without the loopback round trips (a third less CPU a schedule).
       const inProcess = await startInProcessDynalite();
-      const client = createDocumentClient(inProcess);
+      const client = TRANSPORT === 'direct' ? directClient(inProcess.call) : createDocumentClient(inProcess);
       store = { client, close: async () => (client.destroy(), inProcess.close()) };
-      explorer = new Explorer(inProcess, client, clock, opts.feeds ?? true);
+      explorer = new Explorer(inProcess, client, clock, opts.feeds ?? true, TRANSPORT);
     } else {
       const loopback = await startLoopbackStore();
       store = loopback;
@@ -273,7 +307,7 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
   });
   afterAll(async () => {
     const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);
-    const shapes = [...shapeCounts].map(([shape, n]) => `${shape} ${n}`).join(', ');
+    const shapes = [...shapeCounts].map(([shape, n]) => `${shape} ${n}${equivalentCounts.get(shape) ? ` (+${equivalentCounts.get(shape)} equivalent, not run)` : ''}`).join(', ');
     process.stdout.write(`${label}: schedules explored (${DEPTH}${label === 'triples' && DEPTH === 'default' ? ', the quick shapes' : ''}): ${total}\n  ${counts.join('\n  ')}\n  by shape: ${shapes}\n`);
     explorer?.close();
     await store?.close();
