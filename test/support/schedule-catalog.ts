@@ -46,7 +46,7 @@ import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { Explorer, beforeWrite, permutations, throughWrite, type Calls, type Scenario, type Step } from './schedules.js';
+import { Explorer, beforeWrite, commute, permutations, throughWrite, type Calls, type Footprint, type RecordedCall, type Scenario, type Step } from './schedules.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
@@ -178,20 +178,60 @@ const counted = async <T>(explorer: Explorer, shape: string, work: () => Promise
  * number copy two takes; deep: every p and every k, and the others also
  * during the pause.
  */
-async function duplicates(explorer: Explorer, s: Scenario, depth: string, first: number, others: number[], alone: Calls): Promise<void> {
-  const pauses = depth === 'deep' ? range(1, alone.calls) : alone.takes.map((t) => t.call);
+async function duplicates(explorer: Explorer, s: Scenario, depth: string, first: number, others: number[], alone: Calls, groups: RecordedCall[][]): Promise<void> {
+  const pauses = depth === 'deep' ? range(1, alone.calls).reverse() : alone.takes.map((t) => t.call);
   const later = others.map((change) => ({ change }));
+  const equivalentPauses = new PausePoints(explorer, 'duplicates at once');
   for (const pauseAfter of pauses) {
     const paused = { change: first, pauseAfter };
     const copy = { change: first };
     const probe = await explorer.run(s, { paused, during: [copy], after: later }, { record: true });
     const recording = explorer.recording!;
     const dying = depth === 'deep' ? range(1, writesOf(probe, copy)) : (probe.get(copy)?.takes ?? []).map((t) => t.write);
+    const at = equivalentPauses.at(depth === 'deep' ? groups[pauseAfter] : undefined);
     for (const k of dying) {
       const from = { recording, upTo: throughWrite(recording, 'd0', k) };
-      await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }], after: [{ change: first }, ...later] }, { from });
-      if (depth === 'deep' && later.length) await explorer.run(s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] }, { from });
+      await at(`dies ${k}`, s, { paused, during: [{ change: first, crashAfter: k }], after: [{ change: first }, ...later] }, { from });
+      if (depth === 'deep' && later.length) await at(`dies ${k}, others during`, s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] }, { from });
     }
+  }
+}
+
+/**
+ * The calls a delivery makes between pause points i and i + 1 (`groups[i]`), from its recorded run alone: a pause
+ * point is before the first call made once i calls have been answered (a refused call is not counted).
+ */
+function callGroups(calls: readonly RecordedCall[]): RecordedCall[][] {
+  const groups: RecordedCall[][] = [[]];
+  for (const c of calls) {
+    groups[groups.length - 1]!.push(c);
+    if (!c.refused) groups.push([]);
+  }
+  return groups;
+}
+
+/**
+ * Partial-order reduction over pause points, walked from the last to the first: a schedule that pauses a delivery
+ * before call i + 1 is the one pausing it after that call when the calls in between commute with what the others
+ * wrote during the pause (schedules.ts, `commute`): both read the same table before and after the others run, so
+ * every call gets the same answer, every observation sees the same table and the end is the same. The variant of a
+ * schedule (a crash or a lost response at a given write) keeps what its others wrote in its last run.
+ */
+class PausePoints {
+  private readonly footprints = new Map<string, Footprint>();
+  constructor(
+    private readonly explorer: Explorer,
+    private readonly shape: string,
+  ) {}
+
+  /** Runs variants at one pause point; `between`: the calls from it to the next one (undefined: no reduction). */
+  at(between: readonly RecordedCall[] | undefined) {
+    return async (variant: string | undefined, s: Scenario, schedule: Parameters<Explorer['run']>[1], opts: Parameters<Explorer['run']>[2]) => {
+      const known = variant === undefined ? undefined : this.footprints.get(variant);
+      if (between && known && commute(between, known)) return void equivalent(this.shape, 1);
+      await this.explorer.run(s, schedule, opts);
+      if (variant !== undefined) this.footprints.set(variant, this.explorer.footprint!);
+    };
   }
 }
 
@@ -206,6 +246,7 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     const all = s.changes.map((_, i) => i);
     const whole = await counted(explorer, 'orders', () => explorer.run(s, { during: steps, after: [] }, { record: true }));
     const wholeRecording = explorer.recording!;
+    const groups = callGroups(wholeRecording.calls.filter((c) => c.slot === 'd0'));
     const [first, ...others] = order as [number, ...number[]];
     const sourceOrderOfOthers = others.join() === [...others].sort().join();
     // New shapes (lost responses, duplicates at once): pairs from depth default, triples at deep.
@@ -221,7 +262,7 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
         }
       });
       // Once per change: the others after it in source order.
-      if (sourceOrderOfOthers) await counted(explorer, 'duplicates at once', () => duplicates(explorer, s, depth, first, others, firstCalls));
+      if (sourceOrderOfOthers) await counted(explorer, 'duplicates at once', () => duplicates(explorer, s, depth, first, others, firstCalls, groups));
     }
     // Each delivery dies right after each of its writes; redelivered at once, or after the deliveries that follow it.
     // Pairs crash the first delivery of each order (so each change, in both orders); deep crashes every delivery; triples only deep.
@@ -250,7 +291,8 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     if (!pair && depth === 'quick') continue;
     // Triples, below deep: each change pauses once, the two others running in source order.
     if (!pair && depth !== 'deep' && !sourceOrderOfOthers) continue;
-    for (const i of range(1, whole.get(steps[0]!)?.calls ?? 0)) {
+    const interleaved = new PausePoints(explorer, 'interleavings with crashes or lost responses');
+    for (const i of range(1, whole.get(steps[0]!)?.calls ?? 0).reverse()) {
       const paused = { change: first, pauseAfter: i };
       const during = others.map((change) => ({ change }));
       const run = await counted(explorer, 'interleavings', () => explorer.run(s, { paused, during, after: [] }, { record: depth === 'deep' }));
@@ -258,26 +300,28 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
       const recording = explorer.recording!;
       const through = (slot: string, k: number) => ({ from: { recording, upTo: throughWrite(recording, slot, k) } });
       const before = (slot: string, k: number) => ({ from: { recording, upTo: beforeWrite(recording, slot, k) } });
+      const at = interleaved.at(groups[i]);
       await counted(explorer, 'interleavings with crashes or lost responses', async () => {
         // A crash at or before the last write before the pause point kills the delivery before it pauses: that is
         // the crash shape's schedule (crash, the others, the redelivery), run once above, not once per pause point.
         const beforePause = whole.get(steps[0]!)!.writesBefore[i]!;
         equivalent('interleavings with crashes or lost responses', beforePause);
         for (const k of range(beforePause + 1, writesOf(run, paused))) {
-          await explorer.run(s, { paused: { ...paused, crashAfter: k }, during, after: [{ change: first }] }, through('p', k));
+          await at(`paused dies ${k}`, s, { paused: { ...paused, crashAfter: k }, during, after: [{ change: first }] }, through('p', k));
         }
         for (const [j, step] of during.entries()) {
           for (const k of range(1, writesOf(run, step))) {
-            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, crashAfter: k }, ...during.slice(j + 1)], after: [{ change: step.change }] }, through(`d${j}`, k));
+            await at(`${j} dies ${k}`, s, { paused, during: [...during.slice(0, j), { change: step.change, crashAfter: k }, ...during.slice(j + 1)], after: [{ change: step.change }] }, through(`d${j}`, k));
           }
         }
-        // A lost response of the paused delivery after it resumes, and of each delivery during the pause.
+        // A lost response of the paused delivery after it resumes, and of each delivery during the pause. (Lost
+        // before the pause point, the paused delivery's own calls differ from its recorded ones: no reduction.)
         for (const k of losable('interleavings with crashes or lost responses', run.get(paused))) {
-          await explorer.run(s, { paused: { ...paused, loseAfter: k }, during, after: [] }, before('p', k));
+          await at(k > beforePause ? `paused loses ${k}` : undefined, s, { paused: { ...paused, loseAfter: k }, during, after: [] }, before('p', k));
         }
         for (const [j, step] of during.entries()) {
           for (const k of losable('interleavings with crashes or lost responses', run.get(step))) {
-            await explorer.run(s, { paused, during: [...during.slice(0, j), { change: step.change, loseAfter: k }, ...during.slice(j + 1)], after: [] }, before(`d${j}`, k));
+            await at(`${j} loses ${k}`, s, { paused, during: [...during.slice(0, j), { change: step.change, loseAfter: k }, ...during.slice(j + 1)], after: [] }, before(`d${j}`, k));
           }
         }
       });

@@ -18,7 +18,8 @@
  *   order of all changes, and nothing is owed (no `pending`, no tally note).
  */
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { createHash } from 'node:crypto';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Clock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
@@ -26,7 +27,7 @@ import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { directClient } from './direct-dynalite.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
 import { catalogueChanges, guestChanges } from '../../lambdas/core/feeds.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
@@ -92,7 +93,7 @@ export interface Recording {
   /** The table's items after the write made by call number i (0-based), for every write. */
   tables: Map<number, Item[]>;
 }
-interface RecordedCall {
+export interface RecordedCall {
   role: number;
   /** Which delivery of the schedule made it, by place: `p` (paused), `d0`, `d1`… (during), `a0`… (after). */
   slot: string;
@@ -162,11 +163,17 @@ export class Explorer {
   private readonly allowed = new Map<string, Set<string>>();
   private readonly roles: { client: DynamoDBDocumentClient; ctl: Controller }[] = [];
   /** The run in progress: its table, the calls still to replay, and what it records. */
-  private current?: { table: string; from?: RunOptions['from']; cursor: number; recording?: Recording; ids: Map<string, string>; tables: boolean };
+  private current?: { table: string; from?: RunOptions['from']; cursor: number; recording?: Recording; ids: Map<string, string>; tables: boolean; pausing?: boolean };
+  /** What the deliveries that ran while the paused one waited wrote, in the last run (see `Footprint`). */
+  footprint?: Footprint;
   /** The last run's recording (when asked for with `record`). */
   recording?: Recording;
   /** When set, every run records and none replays, and each recording is handed here (schedules-transport.test.ts). */
   trace?: (schedule: string, recording: Recording) => void;
+  /** The observation points already checked (`checkPrivacy`), this scenario's: a table and what was done and in flight. */
+  private readonly observed = new Set<string>();
+  private observedFor = '';
+  observedAgain = 0;
   /** Calls replayed instead of sent, and calls sent by appliers (for the printed counts). */
   replayed = 0;
   sent = 0;
@@ -189,14 +196,19 @@ export class Explorer {
   /** Runs the schedule; answers how many calls each delivery made (for enumerating the next schedules). */
   async run(s: Scenario, schedule: Schedule, opts: RunOptions = {}): Promise<Map<Step, Calls>> {
     this.runs++;
+    // Kept per scenario, so memory stays flat over a long exploration.
+    if (this.observedFor !== s.name) {
+      this.observed.clear();
+      this.observedFor = s.name;
+    }
     if (process.env.STOP_AFTER && this.runs > Number(process.env.STOP_AFTER)) throw new Error('stop');
     // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
     if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
       (globalThis as { gc?: () => void }).gc?.();
-      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, calls sent ${this.sent}, replayed ${this.replayed}\n`);
+      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, calls sent ${this.sent}, replayed ${this.replayed}, observations seen before ${this.observedAgain}\n`);
     }
     const table = `sched-${this.tables++}`;
-    await ensureTable(this.client, table);
+    await this.createTable(table);
     const from = opts.from && opts.from.upTo > 0 && !this.trace ? opts.from : undefined;
     const record = opts.record || this.trace !== undefined;
     if (from && record) throw new Error('a run either replays or records');
@@ -204,6 +216,7 @@ export class Explorer {
     // replaying appliers drew in place of the recorded ones: they hold theirs in memory.
     if (!from || !tableAfter(from.recording, from.upTo)) await writeDataset(this.client, table, s.d0);
     // A trace keeps the calls only (the answers show what the writes did); a recording for replays also keeps the tables.
+    this.footprint = { keys: new Set(), partitions: new Set(), any: false };
     this.current = { table, from, cursor: 0, recording: record ? { calls: [], tables: new Map() } : undefined, ids: new Map(), tables: opts.record === true };
     const replaying = () => this.current?.from !== undefined && this.current.cursor < this.current.from.upTo;
     const completed: number[] = [];
@@ -240,13 +253,14 @@ export class Explorer {
         const ctl = this.role(0).ctl;
         let release!: () => void;
         ctl.gate = new Promise<void>((r) => (release = r));
-        const reached = new Promise<void>((r) => (ctl.paused = r));
+        const reached = new Promise<void>((r) => (ctl.paused = () => ((this.current!.pausing = true), r())));
         const running = deliver(p, 0, 'p', p.pauseAfter);
         await Promise.race([reached, running]);
         for (const [j, step] of schedule.during.entries()) await deliver(step, 1, `d${j}`);
         // From here on changes have completed while this applier was paused: every write it makes is an observation point.
         // Only the item just put can have become reachable since the last look: checking its keys is the whole check.
         ctl.afterWrite = async (item) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describeSchedule(s, schedule)}`, item));
+        this.current.pausing = false;
         release();
         await running;
       } else {
@@ -262,6 +276,20 @@ export class Explorer {
       this.current = undefined;
       await this.client.send(new DeleteTableCommand({ TableName: table }));
     }
+  }
+
+  /**
+   * A fresh table: CreateTable, then DescribeTable until it and its indexes are ACTIVE (dynalite, with no
+   * creation delay, flips them on its next timer: one look after a timer turn is the usual case).
+   */
+  private async createTable(table: string): Promise<void> {
+    await this.client.send(new CreateTableCommand(createTableInput(table)));
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const { Table } = await this.client.send(new DescribeTableCommand({ TableName: table }));
+      if (Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((i) => i.IndexStatus === 'ACTIVE')) return;
+    }
+    throw new Error(`table ${table} did not become ACTIVE`);
   }
 
   private role(i: number): { client: DynamoDBDocumentClient; ctl: Controller } {
@@ -321,6 +349,7 @@ export class Explorer {
     if (ctl.calls >= MAX_CALLS) throw new Error(`runaway applier: more than ${MAX_CALLS} calls (last: ${JSON.stringify(input).slice(0, 300)})`);
     const run = this.current;
     const write = WRITES.test(command);
+    if (run?.pausing && i !== 0 && write) addWrites(this.footprint!, input);
     let out: { output: unknown };
     const index = run?.cursor ?? 0;
     if (run?.from && run.cursor < run.from.upTo) {
@@ -377,6 +406,16 @@ export class Explorer {
       }
       this.allowed.set(id, allowed);
     }
+    if (!only) {
+      // A table this scenario already showed in full, with the same changes done and in flight, was checked then:
+      // the indexes follow from the table's items, so the same items reach the same keys.
+      const seen = `${id}|${createHash('sha1').update(JSON.stringify(await scanAll(this.client, table))).digest('base64')}`;
+      if (this.observed.has(seen)) {
+        this.observedAgain++;
+        return;
+      }
+      this.observed.add(seen);
+    }
     const reached = only ? keysOf(only) : await reachableKeys(this.client, table);
     const leaked = reached.filter((k) => !allowed.has(k));
     if (leaked.length) throw new Error(`privacy: reachable with no admissible order (${where}):\n  ${leaked.join('\n  ')}`);
@@ -430,6 +469,53 @@ export class Explorer {
     }
     return found;
   }
+}
+
+/**
+ * What the deliveries that run during a pause write (every write they attempt, landed or not): item keys,
+ * their partitions, and whether there was any write at all (an index's contents may follow any write).
+ */
+export interface Footprint {
+  keys: Set<string>;
+  partitions: Set<string>;
+  any: boolean;
+}
+
+function addWrites(f: Footprint, input: Record<string, unknown>): void {
+  f.any = true;
+  const add = (key: Record<string, unknown> | undefined) => {
+    if (!key) return;
+    f.keys.add(`${String(key.pk)}|${String(key.sk)}`);
+    f.partitions.add(String(key.pk));
+  };
+  add((input.Item ?? input.Key) as Record<string, unknown> | undefined);
+  for (const requests of Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Record<string, unknown> }; DeleteRequest?: { Key: Record<string, unknown> } }[]>)) {
+    for (const r of requests) add(r.PutRequest?.Item ?? r.DeleteRequest?.Key);
+  }
+}
+
+/**
+ * Whether a delivery's calls (recorded) commute with writes of this footprint: each changes nothing (a read, or a
+ * write its condition refused) and reads nothing the footprint may have changed (a key it wrote, a partition it
+ * wrote in, an index at all if it wrote anything). Then pausing before these calls or after them is the same
+ * schedule: the others run from the same table and the calls get the same answers either way.
+ */
+export function commute(calls: readonly RecordedCall[], f: Footprint): boolean {
+  return calls.every((c) => {
+    if (c.write) return false;
+    const input = JSON.parse(c.input) as Record<string, unknown> & { Key?: Record<string, unknown>; IndexName?: string; KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown>; ExpressionAttributeNames?: Record<string, string> };
+    const hit = (key: Record<string, unknown> | undefined) => key !== undefined && f.keys.has(`${String(key.pk)}|${String(key.sk)}`);
+    if (/^(Get|Update|Delete)/.test(c.command)) return !hit(input.Key);
+    if (c.command === 'PutItemCommand') return !hit(input.Item as Record<string, unknown>);
+    if (c.command === 'BatchGetItemCommand') return Object.values(input.RequestItems as Record<string, { Keys: Record<string, unknown>[] }>).every((t) => t.Keys.every((k) => !hit(k)));
+    if (c.command === 'QueryCommand' && !input.IndexName) {
+      // The partition the query reads: the value bound to `pk` in its key condition.
+      const name = Object.entries(input.ExpressionAttributeNames ?? {}).find(([, v]) => v === 'pk')?.[0] ?? 'pk';
+      const bound = new RegExp(`^${name} = (:[A-Za-z0-9_]+)`).exec(input.KeyConditionExpression ?? '')?.[1];
+      return bound !== undefined && !f.partitions.has(String(input.ExpressionAttributeValues?.[bound]));
+    }
+    return !f.any;
+  });
 }
 
 /** The table after the first `calls` calls of a recording (reads change nothing: the last write's table); undefined before any write. */
