@@ -23,7 +23,8 @@
  * - `default` (npm test): for the named pairs, every order, the first delivery of each
  *   order crashing after each of its writes (so each change crashes, before
  *   and after the other) with both redeliveries, time limits likewise, and
- *   every interleaving point; for triples, the quick shapes below. New
+ *   every interleaving point; for triples, the quick shapes below and every
+ *   interleaving point of every order (the two others in that order). New
  *   shapes on a bounded but exhaustive subset: the first delivery of each
  *   order loses the response of each of its conditional writes (a lost
  *   unconditional write is retried and lands again: the same table); each
@@ -38,7 +39,13 @@
  *   at every write of every delivery, also of the paused one after it resumes
  *   and of the ones during the pause; duplicates paused before every call,
  *   the other copy dying after every write, also with the other changes
- *   running during the pause;
+ *   running during the pause. Not every one of these runs: a schedule that
+ *   is, call for call, one that runs is counted as equivalent (a lost
+ *   response of a write that lands twice as once; a crash before the pause
+ *   point; a pause point whose calls up to the next one commute with what
+ *   the others wrote during the pause: `PausePoints`), and a crash or lost
+ *   response schedule replays the calls it shares with the run it varies
+ *   (schedules.ts, `RunOptions.from`);
  * - `quick` (the second store's share): every order; crash points of the
  *   source order with the redelivery at once; interleaving points of pairs.
  */
@@ -54,7 +61,9 @@ import { directClient } from './direct-dynalite.js';
 import { STORE, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
-export const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+export const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+/** `deep` and `exhaustive` (which adds the two-fault products to deep). */
+const deepish = (depth: string) => depth === 'deep' || depth === 'exhaustive';
 /**
  * How the explorations reach dynalite (in-process): `direct`, straight to its handler (test/support/direct-dynalite.ts,
  * about five times fewer CPU seconds a schedule), or `sdk`, through the SDK's whole stack. SCHEDULES_TRANSPORT=sdk
@@ -129,9 +138,9 @@ const moreEventPairs: Scenario[] = [
   { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
 ];
 /** Pairs where a user's change races (schedules-pairs-users.exhaustive.test.ts). */
-export const userPairs: Scenario[] = DEPTH === 'deep' ? [...namedUserPairs, ...moreUserPairs] : namedUserPairs;
+export const userPairs: Scenario[] = deepish(DEPTH) ? [...namedUserPairs, ...moreUserPairs] : namedUserPairs;
 /** Pairs of an event's changes, or an event's and an RSVP's (schedules-pairs-events.exhaustive.test.ts). */
-export const eventPairs: Scenario[] = DEPTH === 'deep' ? [...namedEventPairs, ...moreEventPairs] : namedEventPairs;
+export const eventPairs: Scenario[] = deepish(DEPTH) ? [...namedEventPairs, ...moreEventPairs] : namedEventPairs;
 export const triples: Scenario[] = [
   { name: 'hide, RSVP, unhide', d0, changes: [c.hideGig, c.bobGoesToGig, c.unhideGig] },
   { name: 'move, creator deletion, RSVP of the new host', d0, changes: [c.moveGigToBob, c.deleteAlice, c.bobGoesToGig] },
@@ -179,7 +188,8 @@ const counted = async <T>(explorer: Explorer, shape: string, work: () => Promise
  * during the pause.
  */
 async function duplicates(explorer: Explorer, s: Scenario, depth: string, first: number, others: number[], alone: Calls, groups: RecordedCall[][]): Promise<void> {
-  const pauses = depth === 'deep' ? range(1, alone.calls).reverse() : alone.takes.map((t) => t.call);
+  const takes = alone.takes.map((t) => t.call);
+  const pauses = deepish(depth) ? range(1, alone.calls).reverse() : takes;
   const later = others.map((change) => ({ change }));
   const equivalentPauses = new PausePoints(explorer, 'duplicates at once');
   for (const pauseAfter of pauses) {
@@ -187,12 +197,15 @@ async function duplicates(explorer: Explorer, s: Scenario, depth: string, first:
     const copy = { change: first };
     const probe = await explorer.run(s, { paused, during: [copy], after: later }, { record: true });
     const recording = explorer.recording!;
-    const dying = depth === 'deep' ? range(1, writesOf(probe, copy)) : (probe.get(copy)?.takes ?? []).map((t) => t.write);
-    const at = equivalentPauses.at(depth === 'deep' ? groups[pauseAfter] : undefined);
+    // Deep: the dying copy dies after every write when the paused one waits at a hand-off point, after each number it
+    // takes elsewhere; exhaustive: after every write at every pause point.
+    const everyWrite = depth === 'exhaustive' || (depth === 'deep' && takes.includes(pauseAfter));
+    const dying = everyWrite ? range(1, writesOf(probe, copy)) : (probe.get(copy)?.takes ?? []).map((t) => t.write);
+    const at = equivalentPauses.at(deepish(depth) ? groups[pauseAfter] : undefined);
     for (const k of dying) {
       const from = { recording, upTo: throughWrite(recording, 'd0', k) };
       await at(`dies ${k}`, s, { paused, during: [{ change: first, crashAfter: k }], after: [{ change: first }, ...later] }, { from });
-      if (depth === 'deep' && later.length) await at(`dies ${k}, others during`, s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] }, { from });
+      if (everyWrite && deepish(depth) && later.length) await at(`dies ${k}, others during`, s, { paused, during: [{ change: first, crashAfter: k }, ...later], after: [{ change: first }] }, { from });
     }
   }
 }
@@ -239,7 +252,7 @@ class PausePoints {
 export async function explore(explorer: Explorer, s: Scenario): Promise<number> {
   const before = explorer.runs;
   const pair = s.changes.length === 2;
-  // Triples run the quick shapes by default: the pairs hold every shape, and the triples' full set is deep's (it took most of npm test's time).
+  // Triples run the quick shapes (and every interleaving point) by default: the pairs hold every shape, and the triples' full set is deep's.
   const depth = !pair && DEPTH === 'default' ? 'quick' : DEPTH;
   for (const order of permutations(s.changes.map((_, i) => i))) {
     const steps = order.map((change) => ({ change }));
@@ -250,12 +263,12 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     const [first, ...others] = order as [number, ...number[]];
     const sourceOrderOfOthers = others.join() === [...others].sort().join();
     // New shapes (lost responses, duplicates at once): pairs from depth default, triples at deep.
-    if (pair ? depth !== 'quick' : depth === 'deep') {
+    if (pair ? depth !== 'quick' : deepish(depth)) {
       const firstCalls = whole.get(steps[0]!)!;
       await counted(explorer, 'lost responses', async () => {
         for (const [j, step] of steps.entries()) {
-          if (j > 0 && depth !== 'deep') break;
-          const lose = depth === 'deep' ? losable('lost responses', whole.get(step)) : firstCalls.conditional;
+          if (j > 0 && !deepish(depth)) break;
+          const lose = deepish(depth) ? losable('lost responses', whole.get(step)) : firstCalls.conditional;
           for (const k of lose) {
             await explorer.run(s, { during: [...steps.slice(0, j), { change: step.change, loseAfter: k }, ...steps.slice(j + 1)], after: [] }, { from: { recording: wholeRecording, upTo: beforeWrite(wholeRecording, `d${j}`, k) } });
           }
@@ -266,10 +279,10 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     }
     // Each delivery dies right after each of its writes; redelivered at once, or after the deliveries that follow it.
     // Pairs crash the first delivery of each order (so each change, in both orders); deep crashes every delivery; triples only deep.
-    if (depth === 'deep' || (pair && depth === 'default') || (depth === 'quick' && order.join() === all.join())) {
+    if (deepish(depth) || (pair && depth === 'default') || (depth === 'quick' && order.join() === all.join())) {
       await counted(explorer, 'crashes and time limits', async () => {
         for (const [j, step] of steps.entries()) {
-          if (j > 0 && depth !== 'deep') break;
+          if (j > 0 && !deepish(depth)) break;
           const rest = steps.slice(j + 1);
           for (const k of range(1, writesOf(whole, step))) {
             const crashed = { change: step.change, crashAfter: k };
@@ -288,15 +301,16 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
     // The first of the order pauses before each of its calls while the others run whole, then goes on: every
     // write it makes after that is an observation point; deep: it may also die after any of them (then redelivered),
     // and the others may die during the pause (then redelivered).
-    if (!pair && depth === 'quick') continue;
-    // Triples, below deep: each change pauses once, the two others running in source order.
-    if (!pair && depth !== 'deep' && !sourceOrderOfOthers) continue;
+    // Triples at the default depth: every order's first delivery pauses before each of its calls while the two
+    // others run in that order (a deep exploration found the first schedule that broke this way: the others out of
+    // source order); the second store's quick share runs none.
+    if (!pair && DEPTH === 'quick') continue;
     const interleaved = new PausePoints(explorer, 'interleavings with crashes or lost responses');
     for (const i of range(1, whole.get(steps[0]!)?.calls ?? 0).reverse()) {
       const paused = { change: first, pauseAfter: i };
       const during = others.map((change) => ({ change }));
-      const run = await counted(explorer, 'interleavings', () => explorer.run(s, { paused, during, after: [] }, { record: depth === 'deep' }));
-      if (depth !== 'deep') continue;
+      const run = await counted(explorer, 'interleavings', () => explorer.run(s, { paused, during, after: [] }, { record: depth === 'exhaustive' }));
+      if (depth !== 'exhaustive') continue;
       const recording = explorer.recording!;
       const through = (slot: string, k: number) => ({ from: { recording, upTo: throughWrite(recording, slot, k) } });
       const before = (slot: string, k: number) => ({ from: { recording, upTo: beforeWrite(recording, slot, k) } });
@@ -352,7 +366,7 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
   afterAll(async () => {
     const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);
     const shapes = [...shapeCounts].map(([shape, n]) => `${shape} ${n}${equivalentCounts.get(shape) ? ` (+${equivalentCounts.get(shape)} equivalent, not run)` : ''}`).join(', ');
-    process.stdout.write(`${label}: schedules explored (${DEPTH}${label === 'triples' && DEPTH === 'default' ? ', the quick shapes' : ''}): ${total}\n  ${counts.join('\n  ')}\n  by shape: ${shapes}\n`);
+    process.stdout.write(`${label}: schedules explored (${DEPTH}${label === 'triples' && DEPTH === 'default' ? ', the quick shapes and every interleaving point' : ''}): ${total}\n  ${counts.join('\n  ')}\n  by shape: ${shapes}\n`);
     explorer?.close();
     await store?.close();
   });
@@ -364,7 +378,7 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
         counts.push(`${s.name}: ${n}`);
         if (process.env.SCHEDULES_PROGRESS) process.stderr.write(`${s.name}: ${n} schedules in ${Date.now() - started} ms\n`);
         expect(n).toBeGreaterThan(0);
-      }, DEPTH === 'deep' ? 3_600_000 : 600_000);
+      }, DEPTH === 'exhaustive' ? 6 * 3_600_000 : DEPTH === 'deep' ? 3_600_000 : 600_000);
     }
   });
 }

@@ -174,6 +174,9 @@ export class Explorer {
   private readonly observed = new Set<string>();
   private observedFor = '';
   observedAgain = 0;
+  /** The points between deliveries already continued from (`run`'s `known`), this scenario's. */
+  private readonly continued = new Set<string>();
+  continuedAgain = 0;
   /** Calls replayed instead of sent, and calls sent by appliers (for the printed counts). */
   replayed = 0;
   sent = 0;
@@ -199,13 +202,14 @@ export class Explorer {
     // Kept per scenario, so memory stays flat over a long exploration.
     if (this.observedFor !== s.name) {
       this.observed.clear();
+      this.continued.clear();
       this.observedFor = s.name;
     }
     if (process.env.STOP_AFTER && this.runs > Number(process.env.STOP_AFTER)) throw new Error('stop');
     // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
     if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
       (globalThis as { gc?: () => void }).gc?.();
-      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, calls sent ${this.sent}, replayed ${this.replayed}, observations seen before ${this.observedAgain}\n`);
+      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, calls sent ${this.sent}, replayed ${this.replayed}, observations seen before ${this.observedAgain}, continuations seen before ${this.continuedAgain}\n`);
     }
     const table = `sched-${this.tables++}`;
     await this.createTable(table);
@@ -224,6 +228,22 @@ export class Explorer {
     const calls = new Map<Step, Calls>();
     // Inside a replayed prefix the recorded run made these observations, on the same table.
     const observe = async (when: string) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`));
+    /**
+     * Between two deliveries, with no applier still running: if this scenario was already here (the same table, the
+     * same changes done and in flight) with the same deliveries to come, what follows is that run's, call for call,
+     * and was checked then. A run that records or replays goes on (its calls and its end are used).
+     */
+    const known = async (rest: Step[]): Promise<boolean> => {
+      if (record || replaying()) return false;
+      const items = JSON.stringify(await scanAll(this.client, table));
+      const key = `${[...completed].sort().join()}|${[...inFlight].sort().join()}|${JSON.stringify(rest)}|${createHash('sha1').update(items).digest('base64')}`;
+      if (this.continued.has(key)) {
+        this.continuedAgain++;
+        return true;
+      }
+      this.continued.add(key);
+      return false;
+    };
     const deliver = async (step: Step, role: number, slot: string, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
@@ -264,9 +284,15 @@ export class Explorer {
         release();
         await running;
       } else {
-        for (const [j, step] of schedule.during.entries()) await deliver(step, 1, `d${j}`);
+        for (const [j, step] of schedule.during.entries()) {
+          if (j > 0 && (await known([...schedule.during.slice(j), ...schedule.after]))) return calls;
+          await deliver(step, 1, `d${j}`);
+        }
       }
-      for (const [j, step] of schedule.after.entries()) await deliver(step, 1, `a${j}`);
+      for (const [j, step] of schedule.after.entries()) {
+        if (await known(schedule.after.slice(j))) return calls;
+        await deliver(step, 1, `a${j}`);
+      }
       if (replaying()) throw new Error(`the schedule ended after ${this.current.cursor} of the ${from!.upTo} calls it was to replay: ${describeSchedule(s, schedule)}`);
       await this.checkFinal(s, table, describeSchedule(s, schedule));
       this.recording = this.current.recording;
