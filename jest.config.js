@@ -31,6 +31,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',
   '<rootDir>/test/integration/write-side-duplicates.test.ts',
+  '<rootDir>/test/integration/write-side-triples.test.ts',
   '<rootDir>/test/integration/item-size.test.ts',
   '<rootDir>/test/integration/change-cost.test.ts',
   // The pairs exploration is left out: its quick share alone takes about 6 min

@@ -71,7 +71,7 @@ export class Deriver {
   /** Events derived since the last reset. */
   derivations = 0;
   private readonly tallies: TallyRecounter;
-  readonly counts: GuestCountRecounter;
+  private readonly counts: GuestCountRecounter;
   private readonly feeds: FeedAppender;
 
   constructor(
@@ -85,16 +85,36 @@ export class Deriver {
   }
 
   /**
-   * Everything one user's change in one event owes: the user's items there,
-   * the recount of their count bucket, then the event item (its counts, and
-   * the creator snapshot when the user created it). Always all three: a crash
-   * after the count entry and before the recount must be finished by a
-   * repeat that finds the entry already right.
+   * Everything one user's change in one event owes: the user's items there
+   * and the recount of their count bucket (deriveGuests), then the event
+   * item (its counts, and the creator snapshot when the user created it).
+   * Always all of it: a crash after the count entry and before the recount
+   * must be finished by a repeat that finds the entry already right.
    */
   async refreshGuest(eventId: string, userId: string): Promise<boolean> {
-    const guest = await this.deriveGuest(eventId, userId);
-    await this.counts.recount(eventId, countBucket(userId));
+    const guest = await this.deriveGuests(eventId, [userId]);
     return (await this.deriveEvent(eventId)) && guest;
+  }
+
+  /**
+   * Derives the guest units of these users in one event (at once), then
+   * recounts each of their count buckets once. The only way in to a guest
+   * unit's derivation, so that every count entry a derivation may have
+   * written is followed by its bucket's recount, whoever asks and whatever
+   * else they derive (invariant of guest-counts.ts: whoever changed an entry
+   * recounts after the change). A caller that derived a unit and recounted
+   * only the buckets it thought were touched lost a count for good: an event
+   * moved to a host whose RSVP had derived nothing (the old host was deleted)
+   * derived the new host's entry as the creator's and recounted only the
+   * other guests' buckets (test/integration/write-side-triples.test.ts, G1).
+   * False: some unit was handed off (derive); the buckets are recounted all
+   * the same, and the caller keeps `pending` (settle.ts).
+   * The caller derives the event item after (its counts read the summaries).
+   */
+  async deriveGuests(eventId: string, userIds: readonly string[]): Promise<boolean> {
+    const done = (await Promise.all(userIds.map((u) => this.deriveGuest(eventId, u)))).every(Boolean);
+    for (const bucket of new Set(userIds.map(countBucket))) await this.counts.recount(eventId, bucket);
+    return done;
   }
 
   /** Re-derives an event's own item (public fields, creator snapshot, guest counts) from its sources; false: handed off (derive). */
@@ -110,8 +130,8 @@ export class Deriver {
     });
   }
 
-  /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources; false: handed off (derive). */
-  async deriveGuest(eventId: string, userId: string): Promise<boolean> {
+  /** Re-derives one user's items in one event (RSVP item, count entry, profile entry) from their sources; false: handed off (derive). Private: deriveGuests recounts after it. */
+  private async deriveGuest(eventId: string, userId: string): Promise<boolean> {
     const own = [keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
     return this.derive(keys.guestSeq(eventId, userId), own, async () => {
       const got = await this.io.getMany([keys.eventSource(eventId), keys.rsvpSource(eventId, userId), keys.guestSeq(eventId, userId), keys.user(userId), ...own]);

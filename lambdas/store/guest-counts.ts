@@ -8,6 +8,19 @@
  * with a later ticket has stored one. Whoever changed an entry recounts after
  * the change, so the recount holding the last ticket read every change.
  *
+ * That rule holds by construction, not by each caller's care: an entry is
+ * written only by a guest unit's derivation, and the only way to derive one
+ * is Deriver.deriveGuests, which recounts the bucket of every unit it
+ * derived, after them, whether the unit's derivation wrote, found the entry
+ * right (a repeat after a crash) or handed off to a newer number (whose own
+ * deriveGuests recounts after its write; if that applier dies first, the
+ * caller keeps `pending` and settles again: settle.ts). When callers chose
+ * the buckets, one (an event's guest fan-out) derived the creator's unit and
+ * recounted only the other guests' buckets; the creator's entry is new there
+ * when the creator's RSVP derived nothing before the move (the old creator
+ * was already deleted), and the summary missed it for good
+ * (test/integration/write-side-triples.test.ts).
+ *
  * A bucket holds about guests / 64 entries of a few dozen bytes, so an RSVP's
  * recount costs the same on an event of 10 or 10,000 guests.
  */

@@ -36,7 +36,7 @@
  */
 import type { Deriver } from './derivation.js';
 import type { EventSourceItem, RsvpRecord, RsvpSourceItem, UserItem, UserRecord } from './items.js';
-import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, countBucket, keys } from './table.js';
+import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 
 export interface SettleOptions {
@@ -161,15 +161,15 @@ export class Settler {
   private async deriveGuestsOf(stored: SourceItem, creator: string | undefined): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    let done = creator && after === undefined ? await this.deriver.deriveGuest(eventId, creator) : true;
+    // The creator's unit like any guest's: with its bucket's recount (deriveGuests), which its entry may need too.
+    let done = creator && after === undefined ? await this.deriver.deriveGuests(eventId, [creator]) : true;
     const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
     for (let i = 0; i < guests.length; i += chunk) {
       if (i > 0) this.checkTime(eventId);
       const part = guests.slice(i, i + chunk);
-      done = (await Promise.all(part.map((g) => this.deriver.deriveGuest(eventId, g)))).every(Boolean) && done;
-      for (const bucket of new Set(part.map(countBucket))) await this.deriver.counts.recount(eventId, bucket);
+      done = (await this.deriver.deriveGuests(eventId, part)) && done;
       if (done && i + chunk < guests.length) {
         await this.io.updateIf(keyOf(stored), 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!, ':v': stored.version, ':true': true }, { '#pending': 'pending' });
       }
