@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import '../../local/level-iterators.js';
+import type { StoreCall } from './direct-dynalite.js';
 
 type Handler = (req: unknown, res: unknown) => void;
 interface SdkRequest {
@@ -26,6 +27,8 @@ export interface InProcessStore {
   /** An endpoint the SDK needs to build requests; nothing listens on it. */
   endpoint: string;
   requestHandler: NonNullable<DynamoDBClientConfig['requestHandler']>;
+  /** One operation straight to the same handler, as the protocol's JSON (test/support/direct-dynalite.ts). */
+  call: StoreCall;
   close(): Promise<void>;
 }
 
@@ -67,9 +70,22 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     httpHandlerConfigs: () => ({}),
     destroy: () => undefined,
   };
+  // dynalite wants a signed request's headers (it checks they are there, not the signature).
+  const headers = (operation: string) => ({
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': `DynamoDB_20120810.${operation}`,
+    'x-amz-date': '20261126T000000Z',
+    authorization: 'AWS4-HMAC-SHA256 Credential=local/20261126/local/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0',
+    host: 'in-process.invalid',
+  });
+  const call: StoreCall = async (operation, body) => {
+    const { response } = await requestHandler.handle({ method: 'POST', path: '/', headers: headers(operation), body: JSON.stringify(body) });
+    return { status: response.statusCode, json: JSON.parse(Buffer.from(response.body).toString('utf8') || '{}') as Record<string, unknown> };
+  };
   return {
     endpoint: 'http://in-process.invalid',
     requestHandler: requestHandler as unknown as InProcessStore['requestHandler'],
+    call,
     close: () => new Promise<void>((resolve, reject) => server.close((err?: Error) => (err ? reject(err) : resolve()))),
   };
 }

@@ -17,15 +17,17 @@
  * - at the end: the read model equals the fresh load of the fold of one
  *   order of all changes, and nothing is owed (no `pending`, no tally note).
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Clock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
 import { createWriteClient } from '../../lambdas/store/client.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { directClient } from './direct-dynalite.js';
+import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
 import { catalogueChanges, guestChanges } from '../../lambdas/core/feeds.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
@@ -59,6 +61,14 @@ export interface Calls {
   writes: number;
   /** The writes (by number) that were conditional: a lost response makes their retry fail its condition. */
   conditional: number[];
+  /**
+   * The writes (by number) whose retry after a lost response changes nothing: unconditional, no `ADD` or
+   * arithmetic, answering nothing that the first landing changes. Losing such a response gives the very
+   * schedule without the loss, so the exploration need not run it (see `repeatable`).
+   */
+  repeatable: number[];
+  /** Writes landed before each call: `writesBefore[i]` before call i + 1 (a pause after i calls). */
+  writesBefore: number[];
   /** The derivation numbers it took (counter `ADD`s), by the call and the write that took them. */
   takes: { call: number; write: number }[];
 }
@@ -72,6 +82,47 @@ export interface Schedule {
   paused?: Step & { pauseAfter: number };
   during: Step[];
   after: Step[];
+}
+
+/**
+ * A schedule's DynamoDB calls in the order they were made, with the table after each write, so
+ * that a schedule sharing its first calls can replay them (see `RunOptions.from`).
+ */
+export interface Recording {
+  calls: RecordedCall[];
+  /** The table's items after the write made by call number i (0-based), for every write. */
+  tables: Map<number, Item[]>;
+}
+export interface RecordedCall {
+  role: number;
+  /** Which delivery of the schedule made it, by place: `p` (paused), `d0`, `d1`… (during), `a0`… (after). */
+  slot: string;
+  command: string;
+  /** The input as sent, the table's name and random ids blanked (see `normalised`). */
+  input: string;
+  /** The random ids in the input, in order (a replay maps them to the ids the replaying applier drew). */
+  ids: string[];
+  /** The answer's `output` (what the appliers read), the table's name as in `input`. */
+  output?: unknown;
+  /** Or the error it was refused with (a condition that failed), thrown again on replay. */
+  refused?: unknown;
+  /** The delivery's write count once the call returned (so the write number, for a write that landed). */
+  writes: number;
+  write: boolean;
+}
+
+/**
+ * `record`: keep this run's calls and the table after each write, for runs that share a prefix.
+ * `from`: this schedule makes the same first `upTo` calls as the recorded one (it differs only after
+ * them: a crash right after a write, a lost response of the next write). Those calls are replayed
+ * from the recording, each checked to be the very call recorded (same applier, command and input),
+ * without reaching the store; the table starts as the recording's table after call `upTo`, so the
+ * first call that does reach the store sees exactly what it would have seen. The observation
+ * points inside the prefix were checked by the recorded run and are not repeated.
+ */
+export interface RunOptions {
+  record?: boolean;
+  from?: { recording: Recording; upTo: number };
 }
 
 class Crash extends Error {}
@@ -93,10 +144,14 @@ interface Controller {
   crashAfter?: number;
   loseAfter?: number;
   conditional: number[];
+  repeatable: number[];
+  writesBefore: number[];
   takes: { call: number; write: number }[];
   paused?: () => void;
   gate?: Promise<void>;
   resetLost?: () => void;
+  /** The delivery this role is running, by place in the schedule (RecordedCall.slot). */
+  slot: string;
 }
 
 export class Explorer {
@@ -107,14 +162,34 @@ export class Explorer {
   private readonly expected = new Map<string, Promise<{ model: string; keys: Set<string> }>>();
   private readonly allowed = new Map<string, Set<string>>();
   private readonly roles: { client: DynamoDBDocumentClient; ctl: Controller }[] = [];
+  /** The run in progress: its table, the calls still to replay, and what it records. */
+  private current?: { table: string; from?: RunOptions['from']; cursor: number; recording?: Recording; ids: Map<string, string>; tables: boolean; pausing?: boolean };
+  /** What the deliveries that ran while the paused one waited wrote, in the last run (see `Footprint`). */
+  footprint?: Footprint;
+  /** The last run's recording (when asked for with `record`). */
+  recording?: Recording;
+  /** When set, every run records and none replays, and each recording is handed here (schedules-transport.test.ts). */
+  trace?: (schedule: string, recording: Recording) => void;
+  /** The observation points already checked (`checkPrivacy`), this scenario's: a table and what was done and in flight. */
+  private readonly observed = new Set<string>();
+  private observedFor = '';
+  observedAgain = 0;
+  /** The points between deliveries already continued from (`run`'s `known`), this scenario's. */
+  private readonly continued = new Set<string>();
+  continuedAgain = 0;
+  /** Calls replayed instead of sent, and calls sent by appliers (for the printed counts). */
+  replayed = 0;
+  sent = 0;
 
   /** `store`: an endpoint, or an in-process store (test/support/in-process-dynalite.ts) the appliers' clients call directly. */
   constructor(
-    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler'>,
+    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler' | 'call'>,
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
     /** Also read the changes feeds at every observation point (checkFeeds); the long pair files leave it off for CI's time. */
     private readonly feeds = true,
+    /** How the appliers reach an in-process store: straight to its handler (test/support/direct-dynalite.ts), or through the SDK. */
+    private readonly transport: 'direct' | 'sdk' = 'direct',
   ) {}
 
   close(): void {
@@ -122,24 +197,57 @@ export class Explorer {
   }
 
   /** Runs the schedule; answers how many calls each delivery made (for enumerating the next schedules). */
-  async run(s: Scenario, schedule: Schedule): Promise<Map<Step, Calls>> {
+  async run(s: Scenario, schedule: Schedule, opts: RunOptions = {}): Promise<Map<Step, Calls>> {
     this.runs++;
+    // Kept per scenario, so memory stays flat over a long exploration.
+    if (this.observedFor !== s.name) {
+      this.observed.clear();
+      this.continued.clear();
+      this.observedFor = s.name;
+    }
+    if (process.env.STOP_AFTER && this.runs > Number(process.env.STOP_AFTER)) throw new Error('stop');
     // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
     if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
       (globalThis as { gc?: () => void }).gc?.();
-      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB\n`);
+      process.stderr.write(`${this.runs} schedules, ${Math.round((Date.now() - this.started) / 1000)} s, heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, calls sent ${this.sent}, replayed ${this.replayed}, observations seen before ${this.observedAgain}, continuations seen before ${this.continuedAgain}\n`);
     }
     const table = `sched-${this.tables++}`;
-    await ensureTable(this.client, table);
-    await writeDataset(this.client, table, s.d0);
+    await this.createTable(table);
+    const from = opts.from && opts.from.upTo > 0 && !this.trace ? opts.from : undefined;
+    const record = opts.record || this.trace !== undefined;
+    if (from && record) throw new Error('a run either replays or records');
+    // A replay's table is put once its last replayed call is made (in the middleware), with the random ids the
+    // replaying appliers drew in place of the recorded ones: they hold theirs in memory.
+    if (!from || !tableAfter(from.recording, from.upTo)) await writeDataset(this.client, table, s.d0);
+    // A trace keeps the calls only (the answers show what the writes did); a recording for replays also keeps the tables.
+    this.footprint = { keys: new Set(), partitions: new Set(), any: false };
+    this.current = { table, from, cursor: 0, recording: record ? { calls: [], tables: new Map() } : undefined, ids: new Map(), tables: opts.record === true };
+    const replaying = () => this.current?.from !== undefined && this.current.cursor < this.current.from.upTo;
     const completed: number[] = [];
     const inFlight = new Set<number>();
     const calls = new Map<Step, Calls>();
-    const observe = async (when: string) => this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`);
-    const deliver = async (step: Step, role: number, pauseAfter?: number): Promise<void> => {
+    // Inside a replayed prefix the recorded run made these observations, on the same table.
+    const observe = async (when: string) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`));
+    /**
+     * Between two deliveries, with no applier still running: if this scenario was already here (the same table, the
+     * same changes done and in flight) with the same deliveries to come, what follows is that run's, call for call,
+     * and was checked then. A run that records or replays goes on (its calls and its end are used).
+     */
+    const known = async (rest: Step[]): Promise<boolean> => {
+      if (record || replaying()) return false;
+      const items = JSON.stringify(await scanAll(this.client, table));
+      const key = `${[...completed].sort().join()}|${[...inFlight].sort().join()}|${JSON.stringify(rest)}|${createHash('sha1').update(items).digest('base64')}`;
+      if (this.continued.has(key)) {
+        this.continuedAgain++;
+        return true;
+      }
+      this.continued.add(key);
+      return false;
+    };
+    const deliver = async (step: Step, role: number, slot: string, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
-      Object.assign(ctl, { calls: 0, writes: 0, conditional: [], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, pauseAfter, afterWrite: undefined });
+      Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, pauseAfter, afterWrite: undefined });
       ctl.resetLost?.();
       const applier = new ChangeApplier(this.role(role).client, table, {
         clock: this.clock,
@@ -156,7 +264,7 @@ export class Explorer {
         if (!(error instanceof Crash || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describeSchedule(s, schedule)}`);
         await observe(`after change ${step.change} stopped`);
       } finally {
-        calls.set(step, { calls: ctl.calls, writes: ctl.writes, conditional: ctl.conditional, takes: ctl.takes });
+        calls.set(step, { calls: ctl.calls, writes: ctl.writes, conditional: ctl.conditional, repeatable: ctl.repeatable, writesBefore: ctl.writesBefore, takes: ctl.takes });
       }
     };
     try {
@@ -165,70 +273,151 @@ export class Explorer {
         const ctl = this.role(0).ctl;
         let release!: () => void;
         ctl.gate = new Promise<void>((r) => (release = r));
-        const reached = new Promise<void>((r) => (ctl.paused = r));
-        const running = deliver(p, 0, p.pauseAfter);
+        const reached = new Promise<void>((r) => (ctl.paused = () => ((this.current!.pausing = true), r())));
+        const running = deliver(p, 0, 'p', p.pauseAfter);
         await Promise.race([reached, running]);
-        for (const step of schedule.during) await deliver(step, 1);
+        for (const [j, step] of schedule.during.entries()) await deliver(step, 1, `d${j}`);
         // From here on changes have completed while this applier was paused: every write it makes is an observation point.
         // Only the item just put can have become reachable since the last look: checking its keys is the whole check.
-        ctl.afterWrite = (item) => this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describeSchedule(s, schedule)}`, item);
+        ctl.afterWrite = async (item) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describeSchedule(s, schedule)}`, item));
+        this.current.pausing = false;
         release();
         await running;
       } else {
-        for (const step of schedule.during) await deliver(step, 1);
+        for (const [j, step] of schedule.during.entries()) {
+          if (j > 0 && (await known([...schedule.during.slice(j), ...schedule.after]))) return calls;
+          await deliver(step, 1, `d${j}`);
+        }
       }
-      for (const step of schedule.after) await deliver(step, 1);
+      for (const [j, step] of schedule.after.entries()) {
+        if (await known(schedule.after.slice(j))) return calls;
+        await deliver(step, 1, `a${j}`);
+      }
+      if (replaying()) throw new Error(`the schedule ended after ${this.current.cursor} of the ${from!.upTo} calls it was to replay: ${describeSchedule(s, schedule)}`);
       await this.checkFinal(s, table, describeSchedule(s, schedule));
+      this.recording = this.current.recording;
+      if (this.trace && this.recording) this.trace(describeSchedule(s, schedule), this.recording);
       return calls;
     } finally {
+      this.current = undefined;
       await this.client.send(new DeleteTableCommand({ TableName: table }));
     }
   }
 
+  /**
+   * A fresh table: CreateTable, then DescribeTable until it and its indexes are ACTIVE (dynalite, with no
+   * creation delay, flips them on its next timer: one look after a timer turn is the usual case).
+   */
+  private async createTable(table: string): Promise<void> {
+    await this.client.send(new CreateTableCommand(createTableInput(table)));
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const { Table } = await this.client.send(new DescribeTableCommand({ TableName: table }));
+      if (Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((i) => i.IndexStatus === 'ACTIVE')) return;
+    }
+    throw new Error(`table ${table} did not become ACTIVE`);
+  }
+
   private role(i: number): { client: DynamoDBDocumentClient; ctl: Controller } {
     while (this.roles.length <= i) {
-      const ctl: Controller = { calls: 0, writes: 0, conditional: [], takes: [] };
-      const client = createWriteClient(typeof this.store === 'string' ? { endpoint: this.store } : this.store);
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (ctl.pauseAfter !== undefined && ctl.calls === ctl.pauseAfter && ctl.gate) {
-            ctl.paused?.();
-            await ctl.gate;
-          }
-          if (ctl.calls >= MAX_CALLS) throw new Error(`runaway applier: more than ${MAX_CALLS} calls (last: ${JSON.stringify(args.input).slice(0, 300)})`);
-          const out = await next(args);
-          ctl.calls++;
-          if (!WRITES.test(String(context.commandName))) return out;
-          ctl.writes++;
-          const input = args.input as { ConditionExpression?: string; UpdateExpression?: string; Key?: Item };
-          if (input.ConditionExpression) ctl.conditional.push(ctl.writes);
-          if (/^ADD #n /.test(input.UpdateExpression ?? '') && String(input.Key?.sk).startsWith('SEQ')) ctl.takes.push({ call: ctl.calls, write: ctl.writes });
-          if (ctl.crashAfter !== undefined && ctl.writes >= ctl.crashAfter) throw new Crash(`crash after write ${ctl.writes}`);
-          // Only a write that puts index keys can make something reachable: the others need no look.
-          const item = (args.input as { Item?: Item }).Item;
-          if (item && INDEX_ATTRIBUTES.some((a) => item[a] !== undefined)) await ctl.afterWrite?.(item);
-          return out;
-        },
-        { step: 'initialize', name: 'schedule' },
-      );
-      // Inside the retry middleware (which wraps this step), so the SDK retries the lost response as it would a real one.
-      // The write in flight is number writes + 1: the middleware above counts it once the call, retries and all, returns.
+      const i = this.roles.length;
+      const ctl: Controller = { slot: '', calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [] };
+      // The write in flight is number writes + 1: intercept counts it once the call, retries and all, returns.
       let lost = false;
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          const out = await next(args);
-          if (ctl.loseAfter !== undefined && !lost && WRITES.test(String(context.commandName)) && ctl.writes + 1 === ctl.loseAfter) {
-            lost = true;
-            throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
-          }
-          return out;
-        },
-        { step: 'deserialize', name: 'lose-response' },
-      );
       ctl.resetLost = () => (lost = false);
+      const losing = (command: string) => ctl.loseAfter !== undefined && !lost && WRITES.test(command) && ctl.writes + 1 === ctl.loseAfter;
+      let client: DynamoDBDocumentClient;
+      if (typeof this.store !== 'string' && this.transport === 'direct') {
+        client = directClient(this.store.call, (command, input, send) =>
+          this.intercept(i, ctl, command, input, async () => {
+            const out = await send();
+            if (!losing(command)) return out;
+            // The response is lost: the caller sees a timeout and, as the change path's standard retry strategy does
+            // on a timeout, sends the same request again; its answer is the call's.
+            lost = true;
+            return send();
+          }),
+        );
+      } else {
+        client = createWriteClient(typeof this.store === 'string' ? { endpoint: this.store } : this.store);
+        client.middlewareStack.add((next, context) => async (args) => (await this.intercept(i, ctl, String(context.commandName), args.input as Record<string, unknown>, () => next(args) as Promise<{ output: unknown }>)) as Awaited<ReturnType<typeof next>>, {
+          step: 'initialize',
+          name: 'schedule',
+        });
+        // Inside the retry middleware (which wraps this step), so the SDK retries the lost response as it would a real one.
+        client.middlewareStack.add(
+          (next, context) => async (args) => {
+            const out = await next(args);
+            if (losing(String(context.commandName))) {
+              lost = true;
+              throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+            }
+            return out;
+          },
+          { step: 'deserialize', name: 'lose-response' },
+        );
+      }
       this.roles.push({ client, ctl });
     }
     return this.roles[i]!;
+  }
+
+  /**
+   * Every call of applier i, whichever the transport: waits at the pause point, replays a recorded
+   * prefix or sends, counts calls and writes, records, dies at the crash point, and looks at what a
+   * write of a resumed applier made reachable.
+   */
+  private async intercept(i: number, ctl: Controller, command: string, input: Record<string, unknown>, send: () => Promise<{ output: unknown }>): Promise<{ output: unknown }> {
+    if (ctl.pauseAfter !== undefined && ctl.calls === ctl.pauseAfter && ctl.gate) {
+      ctl.paused?.();
+      await ctl.gate;
+    }
+    if (ctl.calls >= MAX_CALLS) throw new Error(`runaway applier: more than ${MAX_CALLS} calls (last: ${JSON.stringify(input).slice(0, 300)})`);
+    const run = this.current;
+    const write = WRITES.test(command);
+    if (run?.pausing && i !== 0 && write) addWrites(this.footprint!, input);
+    let out: { output: unknown };
+    const index = run?.cursor ?? 0;
+    if (run?.from && run.cursor < run.from.upTo) {
+      const recorded = run.from.recording.calls[run.cursor++]!;
+      const normal = normalised(input, run.table);
+      if (recorded.role !== i || recorded.command !== command || recorded.input !== normal) {
+        throw new Error(`replay: call ${index + 1} is not the recorded one (the appliers are not deterministic?):\n  recorded: applier ${recorded.role} ${recorded.command} ${recorded.input.slice(0, 400)}\n  made:     applier ${i} ${command} ${normal.slice(0, 400)}`);
+      }
+      randomIds(JSON.stringify(input)).forEach((id, n) => run.ids.set(recorded.ids[n]!, id));
+      this.replayed++;
+      const start = run.cursor === run.from.upTo ? tableAfter(run.from.recording, run.cursor) : undefined;
+      if (start) await putItems(this.client, run.table, translated(start, run.table, run.ids) as Item[]);
+      if (recorded.refused) throw recorded.refused;
+      out = { output: translated(recorded.output, run.table, run.ids) };
+    } else {
+      if (run) run.cursor++;
+      this.sent++;
+      try {
+        out = await send();
+      } catch (error) {
+        // Refused (a condition that failed): not counted as a call, as ever; a replay must refuse it as well.
+        run?.recording?.calls.push({ role: i, slot: ctl.slot, command, input: normalised(input, run.table), ids: randomIds(JSON.stringify(input)), refused: error, writes: ctl.writes, write: false });
+        throw error;
+      }
+    }
+    ctl.calls++;
+    ctl.writesBefore.push(ctl.writes + (write ? 1 : 0));
+    if (run?.recording) {
+      run.recording.calls.push({ role: i, slot: ctl.slot, command, input: normalised(input, run.table), ids: randomIds(JSON.stringify(input)), output: renamed(withoutMetadata(out.output), run.table, 'TABLE'), writes: ctl.writes + (write ? 1 : 0), write });
+      if (write && run.tables) run.recording.tables.set(index, await scanAll(this.client, run.table));
+    }
+    if (!write) return out;
+    ctl.writes++;
+    const written = input as { ConditionExpression?: string; UpdateExpression?: string; ReturnValues?: string; Key?: Item };
+    if (written.ConditionExpression) ctl.conditional.push(ctl.writes);
+    if (repeatable(command, written)) ctl.repeatable.push(ctl.writes);
+    if (/^ADD #n /.test(written.UpdateExpression ?? '') && String(written.Key?.sk).startsWith('SEQ')) ctl.takes.push({ call: ctl.calls, write: ctl.writes });
+    if (ctl.crashAfter !== undefined && ctl.writes >= ctl.crashAfter) throw new Crash(`crash after write ${ctl.writes}`);
+    // Only a write that puts index keys can make something reachable: the others need no look.
+    const item = (input as { Item?: Item }).Item;
+    if (item && INDEX_ATTRIBUTES.some((a) => item[a] !== undefined)) await ctl.afterWrite?.(item);
+    return out;
   }
 
   private async checkPrivacy(s: Scenario, table: string, completed: number[], inFlight: Set<number>, where: string, only?: Item): Promise<void> {
@@ -242,6 +431,16 @@ export class Explorer {
         for (const order of permutations([...done, ...extra])) for (const k of (await this.expectation(s, order)).keys) allowed.add(k);
       }
       this.allowed.set(id, allowed);
+    }
+    if (!only) {
+      // A table this scenario already showed in full, with the same changes done and in flight, was checked then:
+      // the indexes follow from the table's items, so the same items reach the same keys.
+      const seen = `${id}|${createHash('sha1').update(JSON.stringify(await scanAll(this.client, table))).digest('base64')}`;
+      if (this.observed.has(seen)) {
+        this.observedAgain++;
+        return;
+      }
+      this.observed.add(seen);
     }
     const reached = only ? keysOf(only) : await reachableKeys(this.client, table);
     const leaked = reached.filter((k) => !allowed.has(k));
@@ -296,6 +495,138 @@ export class Explorer {
     }
     return found;
   }
+}
+
+/**
+ * What the deliveries that run during a pause write (every write they attempt, landed or not): item keys,
+ * their partitions, and whether there was any write at all (an index's contents may follow any write).
+ */
+export interface Footprint {
+  keys: Set<string>;
+  partitions: Set<string>;
+  any: boolean;
+}
+
+function addWrites(f: Footprint, input: Record<string, unknown>): void {
+  f.any = true;
+  const add = (key: Record<string, unknown> | undefined) => {
+    if (!key) return;
+    f.keys.add(`${String(key.pk)}|${String(key.sk)}`);
+    f.partitions.add(String(key.pk));
+  };
+  add((input.Item ?? input.Key) as Record<string, unknown> | undefined);
+  for (const requests of Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Record<string, unknown> }; DeleteRequest?: { Key: Record<string, unknown> } }[]>)) {
+    for (const r of requests) add(r.PutRequest?.Item ?? r.DeleteRequest?.Key);
+  }
+}
+
+/**
+ * Whether a delivery's calls (recorded) commute with writes of this footprint: each changes nothing (a read, or a
+ * write its condition refused) and reads nothing the footprint may have changed (a key it wrote, a partition it
+ * wrote in, an index at all if it wrote anything). Then pausing before these calls or after them is the same
+ * schedule: the others run from the same table and the calls get the same answers either way.
+ */
+export function commute(calls: readonly RecordedCall[], f: Footprint): boolean {
+  return calls.every((c) => {
+    if (c.write) return false;
+    const input = JSON.parse(c.input) as Record<string, unknown> & { Key?: Record<string, unknown>; IndexName?: string; KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown>; ExpressionAttributeNames?: Record<string, string> };
+    const hit = (key: Record<string, unknown> | undefined) => key !== undefined && f.keys.has(`${String(key.pk)}|${String(key.sk)}`);
+    if (/^(Get|Update|Delete)/.test(c.command)) return !hit(input.Key);
+    if (c.command === 'PutItemCommand') return !hit(input.Item as Record<string, unknown>);
+    if (c.command === 'BatchGetItemCommand') return Object.values(input.RequestItems as Record<string, { Keys: Record<string, unknown>[] }>).every((t) => t.Keys.every((k) => !hit(k)));
+    if (c.command === 'QueryCommand' && !input.IndexName) {
+      // The partition the query reads: the value bound to `pk` in its key condition.
+      const name = Object.entries(input.ExpressionAttributeNames ?? {}).find(([, v]) => v === 'pk')?.[0] ?? 'pk';
+      const bound = new RegExp(`^${name} = (:[A-Za-z0-9_]+)`).exec(input.KeyConditionExpression ?? '')?.[1];
+      return bound !== undefined && !f.partitions.has(String(input.ExpressionAttributeValues?.[bound]));
+    }
+    return !f.any;
+  });
+}
+
+/** The table after the first `calls` calls of a recording (reads change nothing: the last write's table); undefined before any write. */
+function tableAfter(recording: Recording, calls: number): Item[] | undefined {
+  for (let i = calls - 1; i >= 0; i--) {
+    const table = recording.tables.get(i);
+    if (table) return table;
+  }
+  return undefined;
+}
+
+/** The first `upTo` for replaying `recording` up to and including write `k` of the delivery in `slot` (a crash right after it). */
+export function throughWrite(recording: Recording, slot: string, k: number): number {
+  const i = recording.calls.findIndex((c) => c.slot === slot && c.write && c.writes === k);
+  if (i < 0) throw new Error(`the recording has no write ${k} of ${slot}`);
+  return i + 1;
+}
+
+/** The `upTo` for replaying `recording` up to, not including, write `k` of the delivery in `slot` (its response then lost). */
+export function beforeWrite(recording: Recording, slot: string, k: number): number {
+  return throughWrite(recording, slot, k) - 1;
+}
+
+/** A call's input as recorded: JSON, with the table's name and the random ids a write may carry (a feed entry's writer) blanked. */
+function normalised(input: unknown, table: string): string {
+  return JSON.stringify(input, (_key, value: unknown) => (value instanceof Set ? { set: [...(value as Set<unknown>)] } : value)).replace(UUID, 'UUID')
+    .replaceAll(JSON.stringify(table), '"TABLE"');
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const randomIds = (json: string) => json.match(UUID) ?? [];
+
+/** A recorded answer or table as the replaying run must see it: its table's name, and the random ids its appliers drew. */
+function translated(value: unknown, table: string, ids: Map<string, string>): unknown {
+  const swapped = renamed(value, 'TABLE', table);
+  return ids.size ? deepStrings(swapped, (x) => x.replace(UUID, (id) => ids.get(id) ?? id)) : swapped;
+}
+
+function deepStrings(value: unknown, f: (s: string) => string): unknown {
+  if (typeof value === 'string') return f(value);
+  if (Array.isArray(value)) return value.map((v) => deepStrings(v, f));
+  if (value instanceof Set) return new Set([...value].map((v) => deepStrings(v, f)));
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepStrings(v, f)]));
+}
+
+/** An answer without its `$metadata` (request id, attempts: the transport's, not the store's; the change path reads none of it). */
+function withoutMetadata(output: unknown): unknown {
+  if (output === null || typeof output !== 'object') return output;
+  const { $metadata: _metadata, ...rest } = output as Record<string, unknown>;
+  return rest;
+}
+
+/** A deep copy of an answer with the table's name (a key of `Responses`, `UnprocessedKeys`…, or a value) replaced. */
+function renamed(value: unknown, from: string, to: string): unknown {
+  if (value === from) return to;
+  if (Array.isArray(value)) return value.map((v) => renamed(v, from, to));
+  if (value instanceof Set) return new Set([...value].map((v) => renamed(v, from, to)));
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === from ? to : k, renamed(v, from, to)]));
+}
+
+/** Puts items as they are (a recorded table), 25 to a call. */
+async function putItems(client: DynamoDBDocumentClient, table: string, items: Item[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    let requests: Record<string, { PutRequest: { Item: Item } }[]> | undefined = { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) };
+    while (requests && Object.keys(requests).length) {
+      const out = await client.send(new BatchWriteCommand({ RequestItems: requests }));
+      requests = out.UnprocessedItems as typeof requests;
+    }
+  }
+}
+
+/**
+ * Whether landing this write twice leaves the table and the answer as landing it once: a put or a delete
+ * with no condition, an update with no condition that only SETs or REMOVEs values given (no `ADD`, no
+ * arithmetic, no list_append) and answers nothing or the new values. The SDK retries a lost response with
+ * the same input, so losing such a write's response changes nothing. A `TransactWriteItems` is never
+ * counted as one (the change path does not use it).
+ */
+export function repeatable(command: string, input: { ConditionExpression?: string; UpdateExpression?: string; ReturnValues?: string }): boolean {
+  if (input.ConditionExpression) return false;
+  if (!['NONE', 'ALL_NEW', 'UPDATED_NEW', undefined].includes(input.ReturnValues)) return false;
+  if (/^(Put|Delete|BatchWrite)/.test(command)) return true;
+  return /^Update/.test(command) && !/\bADD\b|\bDELETE\b|[+-]|list_append/i.test(input.UpdateExpression ?? '');
 }
 
 /** Where each index reaches: index, index keys, base keys. */
