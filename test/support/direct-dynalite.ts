@@ -63,7 +63,12 @@ export function directClient(call: StoreCall, intercept?: Intercept): DynamoDBDo
       return output;
     },
     destroy: () => undefined,
-    middlewareStack: { add: () => undefined },
+    // No SDK stack to add to: a caller that needs middleware must use the SDK path (SCHEDULES_TRANSPORT=sdk).
+    middlewareStack: {
+      add: () => {
+        throw new Error('the direct dynalite client has no middleware stack: wrap its calls with `intercept` instead');
+      },
+    },
   };
   // Only send (and destroy) are used by the change path and the explorations' checks.
   return client as unknown as DynamoDBDocumentClient;

@@ -14,14 +14,15 @@ const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
 
 /** Seconds per file (both projects), from `test-output/jest-main.json` of a CI run. */
 export const ESTIMATED_SECONDS = {
-  'test/integration/schedules-pairs-users.exhaustive.test.ts': 290,
-  'test/integration/schedules-pairs-events.exhaustive.test.ts': 280,
+  'test/integration/schedules-pairs-users.exhaustive.test.ts': 130,
+  'test/integration/schedules-pairs-events.exhaustive.test.ts': 120,
+  'test/integration/schedules-triples.exhaustive.test.ts': 120,
   'test/integration/change-stream.property.test.ts': 105,
-  'test/integration/schedules-triples.exhaustive.test.ts': 70,
   'test/integration/changes-feed.property.test.ts': 60,
   'test/e2e/bench.test.ts': 36,
   'test/rehearsal/stages.test.ts': 45,
   'test/integration/big-host.test.ts': 28,
+  'test/integration/schedules-transport.test.ts': 25,
   'test/infra/synth.test.ts': 27,
 };
 
