@@ -3,6 +3,7 @@
  * stages' contexts and one documented request per route.
  */
 import { SURFACES, routes } from '../../lambdas/routes.js';
+import { encodeCursor, feedScopes } from '../../lambdas/core/feed-cursor.js';
 
 /** Staging as cdk.json sets it, and production with its custom domain and web ACL (context keys of bin/app.ts). */
 export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
@@ -17,6 +18,8 @@ export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
 
 /** Path parameters of the demo data (data/demo.json) that every route answers 200 for. */
 const SAMPLE: Record<string, string> = { eventId: 'evt_jazz01', username: 'Alice' };
+/** Alice's user id in the demo data (a host feed's cursor names the user, not the name). */
+const SAMPLE_USER_ID = 'usr_alice';
 
 export function rehearsalRequests(key: string): { route: string; path: string; headers: Record<string, string> }[] {
   const requests = routes.map((r) => ({
@@ -26,7 +29,11 @@ export function rehearsalRequests(key: string): { route: string; path: string; h
   }));
   // The profile list through the typed variant's `type=profile` (BatchGetItem, like profile-events).
   const typed = requests.find((r) => r.route === 'getUserEvents')!;
-  return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }];
+  // A host's changes feed from no cursor answers with only its cursor (two round trips: the name, then the head);
+  // its pages follow with a cursor (BatchGetItem of the members): one from the start of Alice's feed.
+  const host = requests.find((r) => r.route === 'getUserEventChanges')!;
+  const cursor = encodeCursor({ scope: feedScopes.host(SAMPLE_USER_ID), position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
+  return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, { ...host, route: 'getUserEventChanges?cursor', path: `${host.path}?cursor=${cursor}` }];
 }
 
 /** The siteUrl jest's rehearsal suites serve: cdk.json's, so staging's assembly serves them too (one bundling less). */

@@ -18,8 +18,10 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/^\| event hidden \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \| \d+ \(\d+\) \|$/m);
     // The changes feeds: an RSVP adds one guest-feed entry; a page of 100 reads the same however long the feed.
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \| 1 \(\d+\) \|$/m);
-    expect(stdout).toMatch(/^\| 300 \| first page, no cursor \| 100 \| \d+ \| [\d.]+ \|$/m);
-    expect(stdout).toMatch(/^Read capacity of the first page, 300 : 100 entries: 1\.\d\d$/m);
+    // Each feed's page: the catalogue's at both lengths, at most two round trips after the authorizer.
+    expect(stdout).toMatch(/^\| catalogue \| 300 \| first page, no cursor \| 100 \| \d+ \| [12] \| [\d.]+ \|$/m);
+    for (const feed of ["a host's events", "an event's guests"]) expect(stdout).toMatch(new RegExp(`^\\| ${feed} \\| \\d+ \\| next page, with its cursor \\| \\d+ \\| \\d+ \\| [12] \\| [\\d.]+ \\|$`, 'm'));
+    expect(stdout).toMatch(/^Read capacity of the catalogue's first page, 300 : 100 entries: 1\.\d\d$/m);
     for (const size of [5, 20]) expect(stdout).toMatch(new RegExp(`^\\| new RSVP \\(yes\\) \\| ${size} \\| \\d+ \\| \\d+ \\(\\d+\\) \\|`, 'm'));
     for (const change of ['new RSVP \\(yes\\)', 'RSVP deletion', 'event title edit']) expect(stdout).toMatch(new RegExp(`^\\| ${change} \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'));
     // Per linked event: the user's guest unit and the event unit.
