@@ -231,14 +231,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
       const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
       const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-      closers.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      );
+      await listenLocally(server, closers);
       apis.push({ id: apiId, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, rest });
     }
 
@@ -277,14 +270,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
           void hit.api.rest.handle(req, res, domainName);
         }),
       );
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-      closers.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      );
+      await listenLocally(server, closers);
       domains.push({ id: did, name: domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     }
 
@@ -388,4 +374,16 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     await close();
     throw error;
   }
+}
+
+/** Listens on a free loopback port; the server is closed, its connections cut, with the rehearsal. */
+async function listenLocally(server: Server, closers: (() => Promise<unknown>)[]): Promise<void> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
 }

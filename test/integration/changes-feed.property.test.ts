@@ -24,7 +24,7 @@ import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { historyArb, type History } from '../support/change-streams.js';
-import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, scopesOf, type FeedChange as Change_ } from '../support/feed-consumer.js';
+import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient, type FeedChange as Change_ } from '../support/feed-consumer.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
@@ -56,25 +56,7 @@ function scopesOfHistory(table: string, h: History) {
 
 /** Applies a change with a store.client that lets the consumer read after every `every`-th call, and dies after call `crashAfter` (0: never). */
 async function applyObserved(table: string, change: Change, every: number, crashAfter: number, consumer: FeedConsumer): Promise<void> {
-  const observed = createDocumentClient({ endpoint: store.endpoint });
-  let calls = 0;
-  observed.middlewareStack.add(
-    (next) => async (args) => {
-      const out = await next(args);
-      calls++;
-      if (calls % every === 0) await consumer.poll();
-      if (calls === crashAfter) throw new Error('crash');
-      return out;
-    },
-    { step: 'initialize', name: 'observe' },
-  );
-  try {
-    await new ChangeApplier(observed, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
-  } catch (error) {
-    if ((error as Error).message !== 'crash') throw error;
-  } finally {
-    observed.destroy();
-  }
+  await withObservedClient(store.endpoint, every, crashAfter, consumer, (observed) => new ChangeApplier(observed, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change));
 }
 
 describe('changes feeds: a replica kept by the feeds equals the read routes (fast-check, PRODUCT P16)', () => {

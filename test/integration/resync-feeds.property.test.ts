@@ -18,13 +18,12 @@ import fc from 'fast-check';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { FEED_NOTE } from '../../lambdas/store/feed.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { historyArb } from '../support/change-streams.js';
-import { FEED_NOW, FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
+import { FEED_NOW, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient } from '../support/feed-consumer.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 
@@ -43,27 +42,7 @@ function shownIds(d: Dataset, ever: { events: Set<string>; guests: Set<string> }
 
 /** One replace as `data:load --replace` runs it, the consumer reading after every `every`-th call; dies after call `crashAfter` (0: never). */
 async function replace(table: string, file: Dataset, every: number, crashAfter: number, consumer: FeedConsumer): Promise<boolean> {
-  const client = createDocumentClient({ endpoint: store.endpoint });
-  let calls = 0;
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const out = await next(args);
-      calls++;
-      if (calls % every === 0) await consumer.poll();
-      if (calls === crashAfter) throw new Error('crash');
-      return out;
-    },
-    { step: 'initialize', name: 'observe' },
-  );
-  try {
-    await executeResync(client, table, planResync(await scanTable(client, table), file), { clock });
-    return true;
-  } catch (error) {
-    if ((error as Error).message !== 'crash') throw error;
-    return false;
-  } finally {
-    client.destroy();
-  }
+  return withObservedClient(store.endpoint, every, crashAfter, consumer, async (client) => executeResync(client, table, planResync(await scanTable(client, table), file), { clock }));
 }
 
 describe('changes feeds across data:load --replace (fast-check, PRODUCT P16)', () => {

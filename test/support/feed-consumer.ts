@@ -6,6 +6,7 @@
  */
 import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lambdas/store/client.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedPage } from '../../lambdas/core/feeds.js';
 import { decodeCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
@@ -121,4 +122,33 @@ export async function expectReplicasMatch(client: DynamoDBDocumentClient, table:
   }
   for (const scope of expected.keys()) if (!scope.startsWith('host:')) expect(consumer.replicas.has(scope)).toBe(true);
   return expected;
+}
+
+/**
+ * Runs `work` with a client on `endpoint` that lets the consumer read the
+ * feeds after every `every`-th DynamoDB call and dies right after call
+ * `crashAfter` (0: never); answers whether the work finished (false: it died).
+ */
+export async function withObservedClient(endpoint: string, every: number, crashAfter: number, consumer: FeedConsumer, work: (client: DynamoDBDocumentClient) => Promise<unknown>): Promise<boolean> {
+  const client = createDocumentClient({ endpoint });
+  let calls = 0;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      calls++;
+      if (calls % every === 0) await consumer.poll();
+      if (calls === crashAfter) throw new Error('crash');
+      return out;
+    },
+    { step: 'initialize', name: 'observe' },
+  );
+  try {
+    await work(client);
+    return true;
+  } catch (error) {
+    if ((error as Error).message !== 'crash') throw error;
+    return false;
+  } finally {
+    client.destroy();
+  }
 }

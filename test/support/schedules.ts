@@ -205,7 +205,6 @@ export class Explorer {
       this.continued.clear();
       this.observedFor = s.name;
     }
-    if (process.env.STOP_AFTER && this.runs > Number(process.env.STOP_AFTER)) throw new Error('stop');
     // SCHEDULES_PROGRESS: a line every 500 schedules, with the heap after a collection when --expose-gc is on (flat or not).
     if (process.env.SCHEDULES_PROGRESS && this.runs % 500 === 0) {
       (globalThis as { gc?: () => void }).gc?.();
