@@ -61,6 +61,10 @@ export const NAG_REASONS = {
     'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/*]',
     "Tag-on-create of an API key may be authorized as the tagging call on the new key's ARN, unknown in advance; the statement allows only this stack's usage-plan tag (aws:RequestTag, aws:TagKeys).",
   ),
+  cursorKeyRotation: ack(
+    'SMG4',
+    "The cursor key is an HMAC key, not a credential of another service: rotating it is putting a new random value (docs/deploy.md), after which the feed functions keep accepting the previous one for a cursor's 30-day lifetime; an automatic schedule would need a rotation function for no gain in what the key protects (cursors that reveal only public positions).",
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -75,6 +79,7 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(keyAdminApi).acknowledge(NAG_REASONS.keyAdminValidation, NAG_REASONS.keyAdminIam);
   Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
   Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
+  Validations.of(stack.cursorKey).acknowledge(NAG_REASONS.cursorKeyRotation);
   const cdn = stack.embedCdn;
   if (cdn) {
     Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);

@@ -21,6 +21,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -129,6 +130,12 @@ export class RouteFunction extends Construct {
         resources: [table.tableArn],
       }),
     );
+  }
+
+  /** The changes feeds' cursor key: its ARN, and GetSecretValue on that secret alone (lib/cursor-key.ts). */
+  bindCursorKey(secret: ISecret): void {
+    this.fn.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
+    this.role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));
   }
 
   /** The authorizer: GetItem of API key items only (partition keys APIKEY#…). */

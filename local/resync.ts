@@ -20,13 +20,16 @@
  *   are appended after every write, then the notes are cleared (the
  *   tombstones deleted); a run that dies in between leaves notes that the
  *   next run finishes.
+ * - The feeds' member lists (what a start from no cursor reads) are made to
+ *   match FILE's read model exactly: every shown member joined (before the
+ *   entries are appended), every other one removed.
  * - Run it with the ingest paused (docs/data-model.md): it does not take part
  *   in the derivations' ordering.
  */
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { FEED_NOTE, FeedAppender, feedMemberOf, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { FEED_MEMBER_PREFIX, FEED_NOTE, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
@@ -52,6 +55,8 @@ export interface ResyncPlan {
   deletes: Item[];
   /** Items whose feed note is appended, then cleared, after the writes (`drop`: a tombstone of this run, deleted then). */
   feeds: FeedNote[];
+  /** Feed members to write (shown in FILE's read model, not listed) and to delete (listed, not shown). */
+  members: { join: Item[]; drop: Item[] };
 }
 
 interface FeedNote {
@@ -100,7 +105,7 @@ export async function holdsUsersOrEvents(client: DynamoDBDocumentClient, tableNa
 }
 
 export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {
-  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [] };
+  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], members: { join: [], drop: [] } };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
   for (const item of readModelItems(dataset).items as unknown as Item[]) {
@@ -151,7 +156,17 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
       }
     }
   }
+  planMembers(plan, current, [...target.values()]);
   return plan;
+}
+
+/** The feeds' member lists after the resync: exactly the members FILE's read model shows in each scope. */
+function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonly Item[]): void {
+  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition('')) && !i.left).map(keyOf));
+  const shown = new Map<string, Item>();
+  for (const item of target) for (const scope of scopesShowing(item)) shown.set(keyOf(memberKey(scope, feedMemberOf(item))), { ...memberKey(scope, feedMemberOf(item)), type: 'FEED_MEMBER', gen: 0 });
+  for (const [key, member] of shown) if (!listed.has(key)) plan.members.join.push(member);
+  for (const item of current) if (listed.has(keyOf(item)) && !shown.has(keyOf(item))) plan.members.drop.push(keyOnly(item));
 }
 
 export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock }): Promise<void> {
@@ -161,6 +176,8 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   const [tombstones, rest] = partition(plan.puts, (i) => i.type === 'TOMBSTONE');
   await batchWriteAll(client, tableName, tombstones, opts);
   await batchWriteAll(client, tableName, rest, opts);
+  // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).
+  await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
 }
 
@@ -172,12 +189,12 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
 async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, notes: readonly FeedNote[], clock: Clock): Promise<void> {
   if (!notes.length) return;
   const io = new TableIO(client, tableName);
-  const appender = new FeedAppender(io, clock);
+  const writer = new FeedWriter(io, clock);
   const byScope = new Map<string, string[]>();
   for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
   const scopes = [...byScope.entries()];
   const worker = async () => {
-    for (let next = scopes.shift(); next; next = scopes.shift()) for (const member of next[1]) await appender.append(next[0], member);
+    for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += 8) await writer.append(next[0], next[1].slice(i, i + 8));
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   for (const n of notes) {

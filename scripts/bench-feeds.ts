@@ -11,11 +11,12 @@
  */
 import { fixedClock } from '../lambdas/core/clock.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedPage } from '../lambdas/core/feeds.js';
-import { decodeCursor, type FeedCursor } from '../lambdas/core/feed-cursor.js';
+import { parseCursor, staticKeyring, type SealedCursor, encodeCursor } from '../lambdas/core/feed-cursor.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
 import { batchWriteAll } from '../lambdas/store/batch-write.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
-import { entrySortKey, feedPartition, feedScopes, memberKey } from '../lambdas/store/feed.js';
+import { FeedWriter, feedScopes } from '../lambdas/store/feed.js';
+import { TableIO } from '../lambdas/store/table-io.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import { ensureTable, startDynalite } from '../local/dynalite.js';
 import { roundTrips } from '../local/instrument.js';
@@ -23,6 +24,8 @@ import { writeDataset } from '../local/loader.js';
 
 const SIZES = (process.env.BENCH_FEED_SIZES ?? '100,100000').split(',').map(Number);
 const NOW = fixedClock('2026-11-21T12:00:00.000Z')();
+const KEY = Buffer.from('bench-cursor-key');
+const keyring = staticKeyring(KEY);
 
 export async function feedFigures(): Promise<string[]> {
   const store = await startDynalite();
@@ -79,31 +82,32 @@ export async function feedFigures(): Promise<string[]> {
       };
       await writeDataset(client, table, dataset);
       const scope = feedScopes.catalogue();
-      const filler = Array.from({ length: Math.max(0, size - 100) }, (_, i) => [
-        { pk: feedPartition(scope), sk: entrySortKey(101 + i), type: 'FEED_ENTRY', member: `evt_gone${i}`, written_at: NOW.toISOString() },
-        { ...memberKey(scope, `evt_gone${i}`), type: 'FEED_MEMBER', pos: 101 + i },
-      ]).flat();
-      await batchWriteAll(client, table, filler);
+      // Entries of events since removed (each joined and left: its marker expired), up to `size`.
+      const writer = new FeedWriter(new TableIO(client, table), () => NOW);
+      const gone = Array.from({ length: Math.max(0, size - 100) }, (_, i) => `evt_gone${i}`);
+      for (let i = 0; i < gone.length; i += 100) await writer.append(scope, gone.slice(i, i + 100));
+      void batchWriteAll;
       const repo = new DynamoRepository(client, table);
+      const ctx = { feeds: repo, keyring, now: NOW };
       for (const [name, cursor] of [
         ['first page, no cursor', undefined],
-        ['the last 100 entries', { scope, position: Math.max(0, size - 100), start: 0, issued }],
+        ['the last 100 entries', parseCursor(encodeCursor({ scope, mode: 'entries', position: Math.max(0, size - 100), after: '', asOf: issued }, KEY))!],
       ] as const) {
-        const page = await metered('catalogue', size, name, () => catalogueChanges(repo, { cursor, limit: 100 }, NOW, 'https://example.org'));
+        const page = await metered('catalogue', size, name, () => catalogueChanges(ctx, { cursor, limit: 100 }, 'https://example.org'));
         if (!cursor) measured.push(rcu);
         void page;
       }
       if (size !== SIZES[0]) continue;
       // A host's feed resolves the name first: from no cursor its first answer holds only the start's cursor.
-      let hostCursor: FeedCursor | undefined;
+      let hostCursor: SealedCursor | undefined;
       for (const name of ['first answer, no cursor', 'next page, with its cursor']) {
-        const page = await metered("a host's events", 100, name, () => hostChanges(repo, { cursor: hostCursor, limit: 100, username: 'host', variant: 'typed' }, NOW, 'https://example.org'));
-        hostCursor = decodeCursor(page.next_cursor)!;
+        const page = await metered("a host's events", 100, name, () => hostChanges(ctx, { cursor: hostCursor, limit: 100, username: 'host', variant: 'typed' }, 'https://example.org'));
+        hostCursor = parseCursor(page.next_cursor)!;
       }
-      let guestCursor: FeedCursor | undefined;
+      let guestCursor: SealedCursor | undefined;
       for (const name of ['first page, no cursor', 'next page, with its cursor']) {
-        const page = await metered("an event's guests", 100, name, () => guestChanges(repo, repo, { cursor: guestCursor, limit: 100, eventId: 'evt_0' }, NOW));
-        guestCursor = decodeCursor(page.next_cursor)!;
+        const page = await metered("an event's guests", 100, name, () => guestChanges(ctx, repo, { cursor: guestCursor, limit: 100, eventId: 'evt_0' }));
+        guestCursor = parseCursor(page.next_cursor)!;
       }
     }
   } finally {

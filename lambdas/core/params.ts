@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { DATE_BOUND_MAX_LENGTH, parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
-import { CURSOR_INVALID, CURSOR_MAX_LENGTH, decodeCursor, type FeedCursor } from './feed-cursor.js';
+import { CURSOR_INVALID, CURSOR_MAX_LENGTH, parseCursor, type SealedCursor } from './feed-cursor.js';
 import { EVENT_ID_MAX_LENGTH, EVENT_ID_PATTERN, USERNAME_MAX_LENGTH, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
@@ -190,13 +190,13 @@ export function parseParams<S extends z.ZodObject>(
   throw new ValidationError(errors);
 }
 
-/** A changes feed's cursor: structure and check here (400 naming `cursor`); its scope and age where the feed is known (feeds.ts). */
+/** A changes feed's cursor: its structure here (400 naming `cursor`); its signature, scope and age where the feed is known (feeds.ts). */
 export const cursorParam = z
   .string()
   .optional()
-  .transform((value, ctx): FeedCursor | undefined => {
+  .transform((value, ctx): SealedCursor | undefined => {
     if (value === undefined) return undefined;
-    const cursor = decodeCursor(value);
+    const cursor = parseCursor(value);
     if (!cursor) {
       ctx.addIssue({ code: 'custom', message: CURSOR_INVALID });
       return z.NEVER;

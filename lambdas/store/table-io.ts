@@ -81,6 +81,22 @@ export class TableIO {
     }
   }
 
+  /** An unconditional UpdateItem; the item as it is after the update. */
+  async update(key: Key, update: string, values: Record<string, unknown>, names: Record<string, string> = {}): Promise<Item> {
+    const out = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: update,
+        ...attributeNames(update, { '#type': 'type', ...names }),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    this.writes++;
+    return out.Attributes ?? {};
+  }
+
   /** An unconditional counter: adds one to `attribute` and answers the new value. */
   async increment(key: Key, attribute: string, type: string): Promise<number> {
     const out = await this.client.send(

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { CURSOR_LIFETIME_SECONDS, decodeCursor, encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS } from '../../lambdas/core/feed-cursor.js';
+import { cursorOf, signed } from '../support/feed-keys.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { LOCAL_TABLE } from '../../local/dynalite.js';
@@ -64,8 +65,8 @@ it('keeps a JSON copy of a host\'s events across restarts: changes since the las
   expect(Object.keys(second.mirror.events).sort()).toEqual(await listed());
 
   // A cursor past the 30 days: the example starts again and ends with the same copy.
-  const old = decodeCursor(second.mirror.cursor)!;
-  const expired = encodeCursor({ ...old, issued: Date.parse(NOW) / 1000 - CURSOR_LIFETIME_SECONDS - 1 });
+  const old = cursorOf(second.mirror.cursor);
+  const expired = signed({ ...old, asOf: Date.parse(NOW) / 1000 - CURSOR_LIFETIME_SECONDS - 1 });
   writeFileSync(file, JSON.stringify({ ...second.mirror, cursor: expired, events: { ...second.mirror.events, evt_stale: { id: 'evt_stale' } } }));
   const third = await run();
   expect(third.out.split('\n')[0]).toBe('cursor expired: starting again');

@@ -18,7 +18,8 @@ import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { applyChange, initialState, type FoldState } from '../../lambdas/core/fold.js';
 import { catalogueChanges } from '../../lambdas/core/feeds.js';
-import { decodeCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
+import { feedContext } from '../support/feed-keys.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
@@ -87,11 +88,11 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         // A consumer from no cursor: upserts only, each id once, the same contents.
         const fresh = new FeedConsumer(repo, scopesOfHistory(table, h));
         const pages: Change_[] = [];
-        let cursor: FeedCursor | undefined;
+        let cursor: SealedCursor | undefined;
         for (let more = true; more; ) {
-          const answer = await catalogueChanges(repo, { cursor, limit: 2 }, NOW, SITE);
+          const answer = await catalogueChanges(feedContext(repo, NOW), { cursor, limit: 2 }, SITE);
           pages.push(...answer.changes);
-          cursor = decodeCursor(answer.next_cursor)!;
+          cursor = parseCursor(answer.next_cursor)!;
           more = answer.has_more;
         }
         expect(pages.every((c) => c.change === 'upserted')).toBe(true);

@@ -28,7 +28,7 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
 
   it('answers 200 on every route of both APIs, through the template gateway and the bundles', async () => {
     const statuses: [string, number][] = [];
-    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey)) {
       const res = await fetch(rehearsal.urlFor(path), { headers, redirect: 'manual' });
       await res.arrayBuffer();
       statuses.push([route, res.status]);
@@ -46,7 +46,7 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     expect(rehearsal.domains.map((d) => d.name)).toEqual(context.domainName ? [context.domainName] : []);
     for (const domain of rehearsal.domains) {
       const statuses: [string, number][] = [];
-      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey)) {
         const res = await fetch(`${domain.url}${path}`, { headers, redirect: 'manual' });
         await res.arrayBuffer();
         statuses.push([route, res.status]);
