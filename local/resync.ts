@@ -29,7 +29,7 @@
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { FEED_MEMBER_PREFIX, FEED_NOTE, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
@@ -84,24 +84,52 @@ export async function scanTable(client: DynamoDBDocumentClient, tableName: strin
   return items;
 }
 
-/** Whether the table holds any user or event (a plain load refuses then). */
-export async function holdsUsersOrEvents(client: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
+/** What a table holds besides keys and quotas: a plain load refuses a table with any of it. */
+export interface TableHistory {
+  /** Live users and events. */
+  entities: number;
+  /** Deleted users, events and RSVPs (their tombstones keep their versions), and derived tombstones. */
+  tombstones: number;
+  /** Changes feeds (scopes) with a history: their positions must never be numbered again. */
+  feeds: number;
+}
+
+/**
+ * Counts what a plain load must not write over (one Scan of the table, an
+ * operator's tool): a table that held entities and now holds only their
+ * tombstones still has versions a late change is compared with, and feeds
+ * whose consumers hold cursors past their positions.
+ */
+export async function tableHistory(client: DynamoDBDocumentClient, tableName: string): Promise<TableHistory> {
+  const history: TableHistory = { entities: 0, tombstones: 0, feeds: 0 };
+  const feeds = new Set<string>();
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client.send(
       new ScanCommand({
         TableName: tableName,
         ExclusiveStartKey: start,
-        FilterExpression: '#type IN (:user, :event) AND attribute_not_exists(deleted)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':user': 'USER', ':event': 'EVENT_SOURCE' },
-        ProjectionExpression: '#type',
+        FilterExpression: '#type IN (:user, :event, :rsvp, :tomb) OR begins_with(#pk, :feed)',
+        ExpressionAttributeNames: { '#type': 'type', '#pk': PK, '#deleted': 'deleted' },
+        ExpressionAttributeValues: { ':user': 'USER', ':event': 'EVENT_SOURCE', ':rsvp': 'RSVP_SOURCE', ':tomb': 'TOMBSTONE', ':feed': FEED_PARTITION_PREFIX },
+        ProjectionExpression: '#pk, #type, #deleted',
       }),
     );
-    if (out.Items?.length) return true;
+    for (const item of out.Items ?? []) {
+      if (String(item[PK]).startsWith(FEED_PARTITION_PREFIX)) feeds.add(String(item[PK]));
+      else if (item.type === 'TOMBSTONE' || item.deleted) history.tombstones++;
+      else if (item.type !== 'RSVP_SOURCE') history.entities++;
+    }
     start = out.LastEvaluatedKey;
   } while (start);
-  return false;
+  history.feeds = feeds.size;
+  return history;
+}
+
+/** The history's counts in words, or null when a plain load may write (nothing there). */
+export function describeHistory(h: TableHistory): string | null {
+  if (!h.entities && !h.tombstones && !h.feeds) return null;
+  return `${h.entities} users or events, ${h.tombstones} tombstones, ${h.feeds} changes feeds`;
 }
 
 export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {

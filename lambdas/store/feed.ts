@@ -183,7 +183,9 @@ export class FeedWriter {
     const moved = tail.slice(0, MAX_CHUNK_ENTRIES);
     const last = base + moved.length - 1;
     await this.io.put({ [PK]: feedPartition(scope), [SK]: chunkSortKey(last), type: 'FEED_CHUNK', lo: base, members: moved, [TTL_ATTRIBUTE]: this.chunkExpiry() });
-    const removes = moved.map((_, i) => `#tail[${i}]`).join(', ');
+    // Highest index first: DynamoDB reads every index of one REMOVE against the list as it was, dynalite removes them
+    // one after another; from the end both remove the same elements (test/integration/store-differences.test.ts).
+    const removes = moved.map((_, i) => `#tail[${moved.length - 1 - i}]`).join(', ');
     await this.io.updateIf(headKey(scope), `REMOVE ${removes} SET #base = :next`, '#base = :base', { ':next': last + 1, ':base': base }, HEAD_NAMES);
   }
 
