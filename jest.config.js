@@ -41,6 +41,8 @@ export const CHANGE_PATH_TESTS = [
   // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
+  '<rootDir>/test/integration/feed-failed-writes.test.ts',
+  '<rootDir>/test/integration/feed-load-positions.test.ts',
 ];
 
 /**

@@ -19,7 +19,7 @@ import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } 
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
 import { requirePublicEvent } from './queries.js';
-import { responseBytes } from './response-size.js';
+import { ANSWER_BUDGET_BYTES, responseBytes } from './response-size.js';
 
 export type EventChange = { id: string; change: 'upserted'; event: PublicEvent } | { id: string; change: 'removed' };
 export type GuestChange = { id: string; change: 'upserted'; guest: Guest } | { id: string; change: 'removed' };
@@ -36,7 +36,7 @@ export const CURSOR_EXPIRED = 'Cursor expired: start again without a cursor.';
  * whatever `limit` says, with `has_more: true`: the envelope, headers and
  * the cursor fit in the rest.
  */
-export const FEED_PAGE_MAX_BYTES = 5_000_000;
+export const FEED_PAGE_MAX_BYTES = ANSWER_BUDGET_BYTES;
 
 export class CursorExpiredError extends HttpError {
   constructor() {

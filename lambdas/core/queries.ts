@@ -10,6 +10,7 @@ import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
 import type { EventReader, ListOrder, StartWindow } from './ports.js';
 import type { EventItem, EventPayload } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
+import { responseBytes } from './response-size.js';
 
 export interface PagedEvents {
   events: PublicEvent[];
@@ -86,7 +87,7 @@ function toPage(sorted: EventPayload[], limit: number, offset: number, siteUrl: 
  * at most UNPAGINATED_MAX_EVENTS + 1 items are read, whatever the window holds.
  */
 export const UNPAGINATED_MAX_EVENTS = 500;
-/** Serialised events; an event's description is unbounded in the contract, so the count alone is not enough. */
+/** Serialised events, in the bytes Lambda's response takes for them (lambdas/core/response-size.ts). */
 export const UNPAGINATED_MAX_BYTES = 4_000_000;
 
 export function windowTooLarge(): BadRequestError {
@@ -110,7 +111,8 @@ export async function datedUserEvents(
   const events = items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
   let bytes = 0;
   for (const e of events) {
-    bytes += Buffer.byteLength(JSON.stringify(e));
+    // As Lambda carries the answer (every quote and backslash escaped twice): the bound holds for the response itself.
+    bytes += responseBytes(e);
     if (bytes > UNPAGINATED_MAX_BYTES) throw windowTooLarge();
   }
   return events;

@@ -25,7 +25,8 @@ import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { historyArb, type History } from '../support/change-streams.js';
-import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient, type FeedChange as Change_ } from '../support/feed-consumer.js';
+import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient, type Fault, type FeedChange as Change_ } from '../support/feed-consumer.js';
+import { sweepExpired } from '../support/ttl.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
@@ -55,9 +56,9 @@ function scopesOfHistory(table: string, h: History) {
   return scopesOf(store.client, table, userIds, eventIds);
 }
 
-/** Applies a change with a store.client that lets the consumer read after every `every`-th call, and dies after call `crashAfter` (0: never). */
-async function applyObserved(table: string, change: Change, every: number, crashAfter: number, consumer: FeedConsumer): Promise<void> {
-  await withObservedClient(store.endpoint, every, crashAfter, consumer, (observed) => new ChangeApplier(observed, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change));
+/** Applies a change with a client that lets the consumer read after every `every`-th call, and goes wrong as `fault` says. */
+async function applyObserved(table: string, change: Change, every: number, fault: Fault, consumer: FeedConsumer): Promise<void> {
+  await withObservedClient(store.endpoint, every, fault, consumer, (observed) => new ChangeApplier(observed, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change));
 }
 
 describe('changes feeds: a replica kept by the feeds equals the read routes (fast-check, PRODUCT P16)', () => {
@@ -74,13 +75,17 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         for (const [i, change] of h.delivered.entries()) {
           applyChange(state, change);
           trackPublic(state, ever);
-          // Odd changes die after a random call, then are redelivered; every change is read during its application.
-          await applyObserved(table, change, every, i % 2 ? crashAt[i % crashAt.length]! + 1 : 0, consumer);
-          await applyObserved(table, change, every, 0, consumer);
+          // A third of the changes die after a random call, a third fail a random write without landing; then, time
+          // having passed, TTL deletes what it may, and the change is redelivered. Every change is read during its application.
+          const at = crashAt[i % crashAt.length]! + 1;
+          await applyObserved(table, change, every, i % 3 === 1 ? { crashAfter: at } : i % 3 === 2 ? { failAt: at } : {}, consumer);
+          if (i % 3 !== 0) await sweepExpired(store.client, table);
+          await applyObserved(table, change, every, {}, consumer);
         }
         for (const id of consumer.seen.events) expect({ id, everPublic: ever.events.has(id) }).toEqual({ id, everPublic: true });
         for (const id of consumer.seen.guests) expect({ id, everPublic: ever.guests.has(id) }).toEqual({ id, everPublic: true });
 
+        await sweepExpired(store.client, table);
         await consumer.drain();
         const expected = await expectReplicasMatch(store.client, table, consumer, (await scopesOfHistory(table, h)()).users);
         const publicEvents = new Set(expected.get('catalogue')?.keys() ?? []);

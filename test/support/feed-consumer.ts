@@ -139,20 +139,27 @@ export async function expectReplicasMatch(client: DynamoDBDocumentClient, table:
   return expected;
 }
 
+/** How a run of work goes wrong, if it does: it dies right after call n (the call landed), or its n-th write fails without landing. */
+export type Fault = { crashAfter?: number; failAt?: number };
+
 /**
  * Runs `work` with a client on `endpoint` that lets the consumer read the
- * feeds after every `every`-th DynamoDB call and dies right after call
- * `crashAfter` (0: never); answers whether the work finished (false: it died).
+ * feeds after every `every`-th DynamoDB call and goes wrong as `fault` says
+ * (a failed write throws DynamoDB's throttling error, as one the SDK's
+ * retries did not outlast does, up through the code); answers whether the
+ * work finished (false: it died or failed).
  */
-export async function withObservedClient(endpoint: string, every: number, crashAfter: number, consumer: FeedConsumer, work: (client: DynamoDBDocumentClient) => Promise<unknown>): Promise<boolean> {
+export async function withObservedClient(endpoint: string, every: number, fault: Fault, consumer: FeedConsumer, work: (client: DynamoDBDocumentClient) => Promise<unknown>): Promise<boolean> {
   const client = createDocumentClient({ endpoint });
   let calls = 0;
+  let writes = 0;
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
+      if (/Put|Update|Delete|BatchWrite/.test(String(context.commandName)) && ++writes === fault.failAt) throw Object.assign(new Error('failed without landing'), { name: 'ThrottlingException' });
       const out = await next(args);
       calls++;
       if (calls % every === 0) await consumer.poll();
-      if (calls === crashAfter) throw new Error('crash');
+      if (calls === fault.crashAfter) throw new Error('crash');
       return out;
     },
     { step: 'initialize', name: 'observe' },
@@ -161,7 +168,7 @@ export async function withObservedClient(endpoint: string, every: number, crashA
     await work(client);
     return true;
   } catch (error) {
-    if ((error as Error).message !== 'crash') throw error;
+    if ((error as Error).message !== 'crash' && (error as Error).name !== 'ThrottlingException') throw error;
     return false;
   } finally {
     client.destroy();
