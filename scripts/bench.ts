@@ -372,7 +372,7 @@ process.stdout.write(
     '',
     ...hosts,
     '',
-    'Changes feeds (scripts/bench-feeds.ts): a page of 100 from a catalogue feed with N entries behind it (100 public events, the rest removed ones), then a host feed and a guest feed of 100 members from no cursor and with a cursor; at most two round trips each.',
+    'Changes feeds (scripts/bench-feeds.ts): appends by 1 to 16 appenders at once to one scope; a page of 100 (small events and events at the contract maxima); a start from no cursor behind removed members; a host feed and a guest feed from no cursor and with a cursor.',
     '',
     ...feeds,
     '',
