@@ -9,7 +9,7 @@
  * Secrets Manager moves the old one to AWSPREVIOUS, which the functions keep
  * accepting, so cursors signed before the rotation stay valid for their 30 days.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 
@@ -25,5 +25,7 @@ export class CursorKey extends Construct {
       // Cursors a consumer holds were signed with it: replacing it with the stack would answer them 400.
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
+    // What an operator rotates (docs/deploy.md, "Rotating the feeds' cursor key"): the ARN, never the value.
+    new CfnOutput(scope, 'CursorKeySecretArn', { value: this.secret.secretArn, description: "The changes feeds' cursor key (Secrets Manager): put a new value to rotate it" });
   }
 }

@@ -49,6 +49,14 @@ const EXERCISED: Exercised[] = [
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
 const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
+  // The cursor key's rotation: the secret is the stack's output, the value a fresh random one (never a literal).
+  {
+    shown: /^aws secretsmanager put-secret-value /,
+    check: (command) => {
+      expect(command).toBe('aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)"');
+      expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
+    },
+  },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
   {
     // Every -c value is one the app's context parser accepts (placeholders filled), and a named stack is one the app defines.
