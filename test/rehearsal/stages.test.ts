@@ -40,6 +40,13 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     expect(declared).toEqual(expect.arrayContaining(['getUserEvents', 'getUserProfileEvents']));
     expect(new Set(batchGets.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(declared));
     expect(batchGets.every((c) => c.allowed)).toBe(true);
+    // The cursor key: read by exactly the feed functions (the routes that declare it), through their roles, at most twice
+    // each (its current and previous versions, once per container).
+    const secretReads = rehearsal.endpoint.calls.filter((c) => c.action === 'secretsmanager:GetSecretValue');
+    const readers = routes.filter((r) => (r as { cursorKey?: true }).cursorKey).map((r) => r.id);
+    expect(new Set(secretReads.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(readers));
+    expect(secretReads.every((c) => c.allowed && /:secret:/.test(c.resource))).toBe(true);
+    for (const fn of readers) expect(secretReads.filter((c) => c.fn.startsWith(fn)).length).toBeLessThanOrEqual(2);
   });
 
   it('serves both APIs through the custom domain where the stage has one (production), by its routing rules', async () => {
