@@ -31,6 +31,8 @@ const EXERCISED: Exercised[] = [
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
   { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key)' },
   { shown: /^npm test -- --selectProjects rehearsal$/, by: 'jest.config.js', proof: () => "displayName: 'rehearsal'" },
+  // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
+  { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
   { shown: /^npm run data:load -- FILE \[--endpoint URL\]/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint'" },
   { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
