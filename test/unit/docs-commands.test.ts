@@ -42,7 +42,9 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
   // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
   { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
-  { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
+  // Run as shown (through npx), against the built file copied alone into an empty folder.
+  { shown: /^npx @modelcontextprotocol\/inspector --cli /, by: 'test/e2e/mcp.test.ts', proof: () => "run('npx', args" },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
   { shown: /^npm ci && cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
