@@ -49,6 +49,12 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
   { shown: /^npm ci && cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
   { shown: /^cd \/your\/project && npm install \/path\/to\/public-events-client-1\.0\.0\.tgz$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['install'" },
+  // The client page's new project, step by step as shown (offline: the repository's TypeScript, the packed tarball).
+  {
+    shown: /^(mkdir my-app && cd my-app|npm init -y && npm pkg set type=module|npm install --save-dev typescript && npx tsc --init|npm install \/path\/to\/public-events-client-1\.0\.0\.tgz|npx tsc && PUBLIC_API_KEY=\S+ PUBLIC_API_BASE_URL=\S+ node index\.js)$/,
+    by: 'test/e2e/client-package.test.ts',
+    proof: () => "blockAfter('docs/client.md', 'Compile it and run it')",
+  },
 ];
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
