@@ -34,6 +34,9 @@ const EXERCISED: Exercised[] = [
   // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
   { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
   { shown: /^npm run data:load -- FILE \[--endpoint URL\]/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint'" },
+  // The keeping-in-sync page's walk: the sync example and the committed change file, run as shown against the local server.
+  { shown: /^PUBLIC_API_KEY=\$KEY PUBLIC_API_BASE_URL=\S+ npx tsx client\/examples\/keep-in-sync\.ts alice$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('client/examples/keep-in-sync.ts'" },
+  { shown: /^npm run data:apply -- docs\/examples\/alice-changes\.jsonl --endpoint STORE_URL$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [changeFile, '--endpoint', server.storeEndpoint])" },
   { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
