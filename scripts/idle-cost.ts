@@ -31,7 +31,6 @@ interface IdlePrice {
   readonly source: string;
   /** Where it was read: the AWS page itself, or summaries quoting it where the page's own text could not be read here (⚠). */
   readonly seenIn: string;
-  readonly checked: boolean;
 }
 
 export const IDLE_PRICES = {
@@ -40,31 +39,29 @@ export const IDLE_PRICES = {
     unit: 'alarm metric (standard resolution)',
     source: 'Amazon CloudWatch pricing (Alarms)',
     seenIn: 'summaries quoting it; the AWS page counts alarms in "alarm metrics" (its free tier: 10 alarm metrics)',
-    checked: false,
   },
-  highResolutionAlarmMetric: { usd: 0.3, unit: 'alarm metric (high resolution)', source: 'Amazon CloudWatch pricing (Alarms)', seenIn: 'summaries quoting it', checked: false },
-  compositeAlarm: { usd: 0.5, unit: 'composite alarm', source: 'Amazon CloudWatch pricing (Alarms)', seenIn: 'summaries quoting it', checked: false },
-  dashboard: { usd: 3, unit: 'dashboard', source: 'Amazon CloudWatch pricing (Dashboards)', seenIn: 'summaries quoting it', checked: false },
+  highResolutionAlarmMetric: { usd: 0.3, unit: 'alarm metric (high resolution)', source: 'Amazon CloudWatch pricing (Alarms)', seenIn: 'summaries quoting it' },
+  compositeAlarm: { usd: 0.5, unit: 'composite alarm', source: 'Amazon CloudWatch pricing (Alarms)', seenIn: 'summaries quoting it' },
+  dashboard: { usd: 3, unit: 'dashboard', source: 'Amazon CloudWatch pricing (Dashboards)', seenIn: 'summaries quoting it; the AWS page\'s free tier (3 dashboards) was read there' },
   webAcl: {
     usd: 5,
     unit: 'web ACL',
     source: 'AWS WAF pricing',
     seenIn: 'summaries quoting it; an AWS blog post confirms the model (a fee per web ACL and per rule, the same in every region, prorated by the hour)',
-    checked: false,
   },
-  webAclRule: { usd: 1, unit: 'rule of a web ACL', source: 'AWS WAF pricing', seenIn: 'as for the web ACL', checked: false },
-  secret: { usd: 0.4, unit: 'secret', source: 'AWS Secrets Manager pricing', seenIn: 'summaries quoting it', checked: false },
-  advancedParameter: { usd: 0.05, unit: 'advanced parameter', source: 'AWS Systems Manager pricing (Parameter Store)', seenIn: 'summaries quoting it (standard parameters are free: AWS documentation, "Specifying a default parameter tier")', checked: false },
-  kmsKey: { usd: 1, unit: 'KMS key (customer managed)', source: 'AWS Key Management Service pricing', seenIn: 'summaries quoting it', checked: false },
-  sqsRequest: { usd: 0.4 / 1e6, unit: 'SQS request (standard queue)', source: 'Amazon SQS pricing', seenIn: 'summaries quoting it', checked: false },
+  webAclRule: { usd: 1, unit: 'rule of a web ACL', source: 'AWS WAF pricing', seenIn: 'as for the web ACL' },
+  secret: { usd: 0.4, unit: 'secret', source: 'AWS Secrets Manager pricing', seenIn: 'summaries quoting it' },
+  advancedParameter: { usd: 0.05, unit: 'advanced parameter', source: 'AWS Systems Manager pricing (Parameter Store)', seenIn: 'summaries quoting it (standard parameters are free: AWS documentation, "Specifying a default parameter tier")' },
+  kmsKey: { usd: 1, unit: 'KMS key (customer managed)', source: 'AWS Key Management Service pricing', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
+  sqsRequest: { usd: 0.4 / 1e6, unit: 'SQS request (standard queue)', source: 'Amazon SQS pricing', seenIn: 'summaries quoting it (first 100 billion a month; empty receives count)' },
 } as const satisfies Record<string, IdlePrice>;
 
 /** Storage: what a GB kept costs a month, whatever the traffic. */
 export const STORAGE_PRICES = {
-  tableGb: { usd: 0.25, unit: 'GB of table (standard table class)', source: 'Amazon DynamoDB pricing (on-demand, data storage)', seenIn: 'summaries quoting it', checked: false },
-  pitrGb: { usd: 0.2, unit: 'GB of table, continuous backups (point-in-time recovery)', source: 'Amazon DynamoDB pricing (backup and restore)', seenIn: 'summaries quoting it', checked: false },
-  logsGb: { usd: 0.03, unit: 'GB of logs kept (compressed)', source: 'Amazon CloudWatch pricing (Logs, storage)', seenIn: 'summaries quoting it', checked: false },
-  s3Gb: { usd: 0.023, unit: 'GB in S3 Standard (first 50 TB)', source: 'Amazon S3 pricing', seenIn: 'summaries quoting it', checked: false },
+  tableGb: { usd: 0.25, unit: 'GB of table (standard table class)', source: 'Amazon DynamoDB pricing (on-demand, data storage)', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
+  pitrGb: { usd: 0.2, unit: 'GB of table, continuous backups (point-in-time recovery)', source: 'Amazon DynamoDB pricing (backup and restore)', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
+  logsGb: { usd: 0.03, unit: 'GB of logs kept (compressed)', source: 'Amazon CloudWatch pricing (Logs, storage)', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
+  s3Gb: { usd: 0.023, unit: 'GB in S3 Standard (first 50 TB)', source: 'Amazon S3 pricing', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
 } as const satisfies Record<string, IdlePrice>;
 
 /**
