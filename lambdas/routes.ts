@@ -8,13 +8,9 @@
  * bundling every route's code.
  */
 import type { Scope } from './core/dataset.js';
+import { SURFACES, type Surface } from './core/surfaces.js';
 
-export const SURFACES = {
-  public: '/api/public/v1',
-  embed: '/api/embed/v1',
-} as const;
-
-export type Surface = keyof typeof SURFACES;
+export { SURFACES, type Surface };
 
 export interface RouteDefinition {
   /** Stable id: Lambda construct ids and logs use it. */

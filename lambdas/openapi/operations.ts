@@ -12,7 +12,7 @@
  */
 import * as z from 'zod';
 import type { UserEventsVariant } from '../core/config.js';
-import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/queries.js';
+import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/list-bounds.js';
 import {
   embedEventList,
   eventChangesPage,

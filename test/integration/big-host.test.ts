@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
-import { UNPAGINATED_MAX_EVENTS } from '../../lambdas/core/queries.js';
+import { UNPAGINATED_MAX_EVENTS } from '../../lambdas/core/list-bounds.js';
 import { createDeps, type Deps, type HttpHandler } from '../../lambdas/http/deps.js';
 import { EXAMPLES } from '../../lambdas/openapi/examples.generated.js';
 import { silentLogger } from '../../lambdas/http/logger.js';
