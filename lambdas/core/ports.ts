@@ -2,7 +2,7 @@
  * What the core needs from storage. lambdas/store/repository.ts implements it
  * over DynamoDB; docs/data-model.md lists the calls each method makes.
  */
-import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from '../store/items.js';
+import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
 import type { GuestStatusFilter } from './params.js';
 
@@ -22,6 +22,13 @@ export type ListOrder = { by: 'start'; descending: boolean; window: StartWindow 
 export interface EventReader {
   /** The event if it is public and published, else null. One Query. */
   getPublicEvent(eventId: string): Promise<EventItem | null>;
+  /**
+   * The event's linked guests per status: the sum of its count buckets'
+   * summaries (at most 64 small items). One Query of the event's partition,
+   * whatever the event shows or hides: the caller answers it only for a
+   * public event.
+   */
+  getGuestCounts(eventId: string): Promise<GuestCounts>;
   /** The first `count` guests in rsvp_date, user id order. One Query (more only past 1 MB). */
   getGuests(eventId: string, status: GuestStatusFilter, count: number): Promise<RsvpItem[]>;
   /**

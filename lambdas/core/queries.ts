@@ -33,7 +33,8 @@ export async function getGuests(
   reader: EventReader,
   q: { eventId: string; status: GuestStatusFilter; limit: number; offset: number },
 ): Promise<{ guests: Guest[]; pagination: Pagination }> {
-  const counts = (await requirePublicEvent(reader, q.eventId)).guest_counts;
+  // The counts are read beside the event (one round trip) and shown only if it is public.
+  const [, counts] = await Promise.all([requirePublicEvent(reader, q.eventId), reader.getGuestCounts(q.eventId)]);
   const total = q.status === 'all' ? counts.yes + counts.maybe + counts.no : counts[q.status];
   const pagination = { limit: q.limit, offset: q.offset, total };
   // The counts say when a page is empty, which saves the second round trip.

@@ -3,17 +3,23 @@
  * to the table. `npm run data:apply` and the ingest Lambda both run it; the
  * argument for why it is safe is in docs/data-model.md, "Write side".
  *
- * Every change does the same three things, whatever arrives when:
+ * Every change does the same three things, whatever arrives when, in waves
+ * (calls sent together: waves.ts):
  *
- * 1. Read the entity's stored source item. If it still owes work (`pending`:
- *    a crash, a time limit or a concurrent applier left it unfinished),
- *    settle it first (settle.ts decides the work from the stored item alone)
- *    and read again.
+ * 1. Read, in one consistent BatchGetItem, the entity's stored source item
+ *    and the sources the change refers to (an RSVP's event and user, an
+ *    event's creator). If the source item still owes work (`pending`: a
+ *    crash, a time limit or a concurrent applier left it unfinished), settle
+ *    it first (settle.ts decides the work from the stored item alone) and
+ *    read again.
  * 2. Stale (the stored version is not older): done, nothing else changes.
  *    Otherwise check the change's references (an upsert whose event or user
- *    is unknown or deleted waits) and write the source item, `pending` set,
- *    conditional on the exact settled version read; if someone got there
- *    first, start again at 1.
+ *    is unknown or deleted waits) and write, together, the user's link, the
+ *    source item (`pending` set, conditional on the exact settled version
+ *    read) and the first wave of the derivation its settle will run (an
+ *    RSVP's guest unit, an event's own unit: its number, the marks and
+ *    tickets the change predicts). If someone got there first, start again
+ *    at 1.
  * 3. Settle the item just written: re-check its references, cascade,
  *    re-derive what depends on it (derivation.ts), clear `pending`. A settle
  *    that handed a unit to a newer derivation leaves `pending` (settle.ts):
@@ -25,6 +31,7 @@
  * would a duplicate's. The table is the same either way.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import type { Change } from '../core/changes.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Outcome } from '../core/fold.js';
@@ -32,9 +39,11 @@ import type { EventRecord } from './items.js';
 import { eventSourceItem, guestProjection, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import { Deriver } from './derivation.js';
 import { sameContent } from './item-content.js';
-import { Settler, type SettleOptions, type SourceItem } from './settle.js';
+import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from './table.js';
-import { TableIO, type Item, type Key } from './table-io.js';
+import { TableIO, keyString, type Item, type Key } from './table-io.js';
+import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
+import { all } from './waves.js';
 
 export { FanOutIncomplete } from './settle.js';
 
@@ -63,18 +72,24 @@ export type ApplyResult = Outcome & {
 
 export interface ApplierOptions extends SettleOptions {
   clock?: Clock;
-  /** Item writes in flight at once within one derivation. */
-  writeConcurrency?: number;
+  /** A fresh token for each derivation's marks (derivation.ts); tests inject a deterministic one. */
+  token?: () => string;
 }
 
 /** What a change writes, and what it needs before it may write it. */
 interface Plan {
   key: Key;
   item: (stored: Item | undefined) => Item;
-  /** A reference that must resolve first (an upsert waits otherwise). */
-  missing?: () => Promise<string | null>;
-  /** Written before the source item: the link a deletion's fan-out reads. */
+  /** Read with the stored source item: the references, and what predicts the derivation. */
+  reads: Key[];
+  /** A reference that must resolve first (an upsert waits otherwise), from what was read. */
+  missing?: (got: ReadonlyMap<string, Item>) => string | null;
+  /** Written with the source item: the link a deletion's fan-out reads. */
   link?: Item;
+  /** The derivation the settle will run first, started with the source write. */
+  unit?: Unit;
+  /** The event's creator, when the change names it (read with the unit's sources). */
+  creator?: (got: ReadonlyMap<string, Item>) => string | undefined;
 }
 
 export class ChangeApplier {
@@ -84,7 +99,7 @@ export class ChangeApplier {
 
   constructor(client: DynamoDBDocumentClient, tableName: string, opts: ApplierOptions = {}) {
     this.io = new TableIO(client, tableName);
-    this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.writeConcurrency);
+    this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.token ?? randomUUID);
     this.settler = new Settler(this.io, this.deriver, opts);
   }
 
@@ -98,42 +113,52 @@ export class ChangeApplier {
 
   private plan(change: Change): Plan | null {
     const v = change.version;
-    const tombstone = (key: Key, type: string, ids: Item): Plan => ({ key, item: () => ({ ...key, type, ...ids, version: v, deleted: true, pending: true }) });
+    const tombstone = (key: Key, type: string, ids: Item) => (): Item => ({ ...key, type, ...ids, version: v, deleted: true, pending: true });
+    const creatorOfStored = (eventId: string) => (got: ReadonlyMap<string, Item>) => (got.get(keyString(keys.eventSource(eventId)))?.event as EventRecord | undefined)?.creator_id;
     switch (change.type) {
       case 'user.upserted': {
         const user = userRecord(change.user);
         const item = userItem(user, v) as unknown as Item;
         // Only the public part of a user is copied anywhere: a change of e-mail or phone alone owes no fan-out.
         const unchanged = (stored: Item | undefined) => !!stored?.user && !stored.deleted && sameContent(stored.user as Item, user as unknown as Item);
-        return { key: keys.user(user.id), item: (stored) => (unchanged(stored) ? item : { ...item, pending: true }) };
+        return { key: keys.user(user.id), reads: [], item: (stored) => (unchanged(stored) ? item : { ...item, pending: true }) };
       }
       case 'user.deleted':
-        return tombstone(keys.user(change.user_id), 'USER', { user_id: change.user_id });
+        return { key: keys.user(change.user_id), reads: [], item: tombstone(keys.user(change.user_id), 'USER', { user_id: change.user_id }) };
       case 'event.upserted': {
         const { event } = change;
         // Whether every guest's items must be derived again: only when what they show of the event changes.
         const fanout = (stored: Item | undefined) => stored?.deleted === true || guestProjection(stored?.event as EventRecord | undefined) !== guestProjection(event);
         return {
           key: keys.eventSource(event.id),
+          reads: [keys.user(event.creator_id)],
           item: (stored) => ({ ...(eventSourceItem(event, v) as unknown as Item), pending: true, ...(fanout(stored) ? { fanout: true } : {}) }),
-          missing: async () => ((await this.settler.liveUser(event.creator_id)) ? null : `user ${event.creator_id}`),
+          missing: (got) => (isLive(got.get(keyString(keys.user(event.creator_id)))) ? null : `user ${event.creator_id}`),
           link: userEventLink(event.creator_id, event.id) as unknown as Item,
+          unit: eventUnit(event.id),
+          creator: () => event.creator_id,
         };
       }
       case 'event.deleted':
-        return tombstone(keys.eventSource(change.event_id), 'EVENT_SOURCE', { event_id: change.event_id });
+        return { key: keys.eventSource(change.event_id), reads: [], item: tombstone(keys.eventSource(change.event_id), 'EVENT_SOURCE', { event_id: change.event_id }), unit: eventUnit(change.event_id) };
       case 'rsvp.upserted': {
         if (change.rsvp.user_id == null) return null; // an anonymous guest: accepted, nothing stored
         const record = rsvpRecord({ ...change.rsvp, user_id: change.rsvp.user_id });
         return {
           key: keys.rsvpSource(record.event_id, record.user_id),
+          reads: [keys.eventSource(record.event_id), keys.user(record.user_id)],
           item: () => ({ ...(rsvpSourceItem(record, v) as unknown as Item), pending: true }),
-          missing: () => this.settler.missingReference(record),
+          missing: (got) => missingOf(got, record.event_id, record.user_id),
           link: userEventLink(record.user_id, record.event_id) as unknown as Item,
+          unit: guestUnit(record.event_id, record.user_id),
+          creator: creatorOfStored(record.event_id),
         };
       }
-      case 'rsvp.deleted':
-        return tombstone(keys.rsvpSource(change.event_id, change.user_id), 'RSVP_SOURCE', { event_id: change.event_id, user_id: change.user_id });
+      case 'rsvp.deleted': {
+        const { event_id: eventId, user_id: userId } = change;
+        const key = keys.rsvpSource(eventId, userId);
+        return { key, reads: [keys.eventSource(eventId), keys.user(userId)], item: tombstone(key, 'RSVP_SOURCE', { event_id: eventId, user_id: userId }), unit: guestUnit(eventId, userId), creator: creatorOfStored(eventId) };
+      }
     }
   }
 
@@ -141,26 +166,45 @@ export class ChangeApplier {
   private async replace(plan: Plan, version: number): Promise<Outcome> {
     let applied = false;
     for (let settles = 0; ; ) {
-      const stored = (await this.io.get(plan.key)) as SourceItem | undefined;
+      const asked = [plan.key, ...plan.reads];
+      const got = withAbsent(await this.io.getMany(asked), asked);
+      const stored = got.get(keyString(plan.key)) as SourceItem | undefined;
       if (stored?.pending) {
         if (++settles > MAX_SETTLES) throw new SettleContended(`${plan.key.pk} ${plan.key.sk}`);
-        // Found pending: whoever settled it before may have died before a feed entry (settle.ts, `recovering`).
+        // Found pending: whoever settled it before may have died before a feed entry or a count (settle.ts, `recovering`).
         await this.settler.settle(stored, true);
         continue;
       }
       if (applied) return { result: 'applied' };
       if (stored && stored.version >= version) return { result: 'stale', storedVersion: stored.version };
-      const missing = await plan.missing?.();
+      const missing = plan.missing?.(got);
       if (missing) return { result: 'waiting', missing };
-      if (plan.link) await this.io.put(plan.link);
       const item = plan.item(stored);
-      const written = stored
-        ? await this.io.putIf(item, '#version = :was AND attribute_not_exists(#pending)', { ':was': stored.version }, { '#pending': 'pending' })
-        : await this.io.putIf(item, 'attribute_not_exists(#pk)');
+      const head = item.pending ? this.head(plan, got, item) : {};
+      const [, written] = await all([
+        plan.link ? this.io.put(plan.link) : Promise.resolve(),
+        stored
+          ? this.io.putIf(item, '#version = :was AND attribute_not_exists(#pending)', { ':was': stored.version }, { '#pending': 'pending' })
+          : this.io.putIf(item, 'attribute_not_exists(#pk)'),
+        head.prepared ?? Promise.resolve(),
+      ] as const);
+      // Someone got there first. The marks this change's derivation placed change nothing anyone reads; the next
+      // derivation of the unit rewrites those items.
       if (!written) continue;
-      if (await this.settler.settle(item as SourceItem)) return { result: 'applied' };
+      if (await this.settler.settle(item as SourceItem, false, head)) return { result: 'applied' };
       applied = true; // a unit was handed off: settle again what the item still owes (file comment)
       settles++;
     }
   }
+
+  /** The first wave of the derivation the written item's settle runs, predicted from what step 1 read (units.ts). */
+  private head(plan: Plan, got: Map<string, Item>, item: Item): Head {
+    if (!plan.unit) return {};
+    const after = new Map(got).set(keyString(plan.key), item);
+    const creator = plan.creator?.(after);
+    const expect = predict(plan.unit, got, after);
+    return { creator, expect, prepared: this.deriver.prepare(plan.unit, { expect, creator }) };
+  }
 }
+
+const isLive = (item: Item | undefined): boolean => !!item && !item.deleted && item.type !== undefined;

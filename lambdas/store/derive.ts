@@ -131,7 +131,8 @@ export interface AggregateSources {
  * item, and per guest (every RSVP's user, and the creator) what
  * deriveGuestItems gives, plus the count buckets' summaries. The change path
  * derives the same pieces one at a time (derivation.ts): the event item from
- * the summaries, a guest's items from that guest's sources alone.
+ * the event and its creator, a guest's items from that guest's sources alone,
+ * a bucket's summary from its entries (guest-counts.ts).
  * Deterministic: items come sorted by key.
  */
 export function deriveEventAggregate({ event, creator, rsvps, users }: AggregateSources): TableItem[] {
@@ -144,21 +145,20 @@ export function deriveEventAggregate({ event, creator, rsvps, users }: Aggregate
     const counter: DerivationSeqItem = { type: 'DERIVATION_SEQ', seq: 0 };
     items.push({ ...keys.guestSeq(event.id, userId), ...counter });
   }
-  const summaries = guestCountSummaries(event.id, items);
-  items.push(...summaries, ...deriveEventItem({ event, creator, counts: sumCounts(summaries as unknown as GuestCounts[]) }));
+  items.push(...guestCountSummaries(event.id, items), ...deriveEventItem({ event, creator }));
   return items.sort((a, b) => cmp(a.sk, b.sk));
 }
 
 /**
- * The event item: the public fields, the creator snapshot and the guest
- * counts (the sum of the count buckets). A creator that is unknown or
- * deleted: the event is on its way out (its delete cascades), so it derives
- * nothing anyone could read.
+ * The event item: the public fields and the creator snapshot (its guest
+ * counts are the count buckets' summaries, read beside it: items.ts). A
+ * creator that is unknown or deleted: the event is on its way out (its
+ * delete cascades), so it derives nothing anyone could read.
  */
-export function deriveEventItem({ event, creator, counts }: { event: EventRecord | undefined; creator: UserRecord | undefined; counts: GuestCounts }): DerivedItem[] {
+export function deriveEventItem({ event, creator }: { event: EventRecord | undefined; creator: UserRecord | undefined }): DerivedItem[] {
   if (!event || !creator) return [];
   const payload = eventPayload(event, creator);
-  const eventItem: EventItem = { type: 'EVENT', ...payload, guest_counts: counts };
+  const eventItem: EventItem = { type: 'EVENT', ...payload };
   return [
     {
       ...keys.event(event.id),

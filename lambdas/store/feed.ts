@@ -36,6 +36,7 @@ import type { Item, Key, TableIO } from './table-io.js';
 import type { Clock } from '../core/clock.js';
 import { feedScopes } from '../core/feed-cursor.js';
 import { sameContent } from './item-content.js';
+import { all } from './waves.js';
 
 export const FEED_PARTITION_PREFIX = 'FEED#';
 export const FEED_HEAD = 'H';
@@ -132,21 +133,31 @@ export class FeedWriter {
    * that a member staying in a scope costs no membership write; elsewhere
    * (a settle finishing a note it found, a note carried from an earlier
    * version) the membership is written as this version shows it.
+   *
+   * In two waves (waves.ts): the joins, the leaves and the entries of scopes
+   * the member does not join, then the entries of the scopes it joined. A
+   * member joins before its entry: a start that read the scope's position
+   * before the entry lists it, or meets the entry later. A leave may land
+   * with its entry: a start that lists the member before the leave lands
+   * reads its item, no longer shown, and leaves it out.
    */
   async record(version: Item, scopes: readonly string[], before?: { item: Item | undefined; scopes: readonly string[] }): Promise<void> {
     const member = feedMemberOf(version);
     const gen = typeof version.gen === 'number' ? version.gen : 0;
     const now = scopesShowing(version);
     const was = scopesShowing(before?.item);
+    const joins: string[] = [];
+    const leaves: string[] = [];
     for (const scope of scopes) {
       const known = before?.scopes.includes(scope) ?? false;
       if (now.includes(scope)) {
-        if (!(known && was.includes(scope))) await this.join(scope, member, gen);
+        if (!(known && was.includes(scope))) joins.push(scope);
       } else if (!(known && !was.includes(scope))) {
-        await this.leave(scope, member, gen);
+        leaves.push(scope);
       }
     }
-    for (const scope of scopes) await this.append(scope, [member]);
+    await all([...joins.map((scope) => this.join(scope, member, gen)), ...leaves.map((scope) => this.leave(scope, member, gen)), ...scopes.filter((scope) => !joins.includes(scope)).map((scope) => this.append(scope, [member]))]);
+    await all(joins.map((scope) => this.append(scope, [member])));
   }
 
   /** The member is in the scope, as of version `gen` (a newer version's word stands). */

@@ -1,48 +1,91 @@
 /**
  * Keeps an event's guest counts per count bucket (table.ts, countBucket)
  * equal to the bucket's count entries, the way tally summaries are kept
- * (tally-recount.ts): never adjusted by a delta (a retried delta counts
- * twice), always recounted, with a ticket ordering concurrent recounts.
- * Each recount takes the bucket summary's next ticket, then reads the
- * bucket's entries (consistently), then stores its counts only if no recount
- * with a later ticket has stored one. Whoever changed an entry recounts after
- * the change, so the recount holding the last ticket read every change.
+ * (tally-moves.ts): never adjusted by a delta (a retried delta counts
+ * twice), always recounted, with a ticket ordering concurrent recounts. The
+ * guest list sums the buckets' summaries (repository.ts, getGuestCounts).
  *
- * That rule holds by construction, not by each caller's care: an entry is
- * written only by a guest unit's derivation, and the only way to derive one
- * is Deriver.deriveGuests, which recounts the bucket of every unit it
- * derived, after them, whether the unit's derivation wrote, found the entry
- * right (a repeat after a crash) or handed off to a newer number (whose own
- * deriveGuests recounts after its write; if that applier dies first, the
- * caller keeps `pending` and settles again: settle.ts). When callers chose
- * the buckets, one (an event's guest fan-out) derived the creator's unit and
- * recounted only the other guests' buckets; the creator's entry is new there
- * when the creator's RSVP derived nothing before the move (the old creator
- * was already deleted), and the summary missed it for good
- * (test/integration/write-side-triples.test.ts).
+ * The rule that keeps a summary right: whoever changes an entry, once that
+ * change has landed, either sees that no recount took a ticket after its own
+ * (its count, computed from entries read after its ticket, then stands or is
+ * overwritten by a later ticket's), or takes a new ticket and recounts. The
+ * recount holding the last ticket has read every change: one made by a
+ * writer that checked its ticket landed before that check, and the last
+ * ticket was taken after it; one made by a writer that recounted landed
+ * before that writer's new ticket, which is not after the last.
+ *
+ * So a guest derivation (derivation.ts) does it in its own waves, with no
+ * round trip of its own on the way that meets no other recount:
+ * - wave A: the bucket's ticket, with the derivation's number;
+ * - wave B: the bucket's entries, with the derivation's read;
+ * - wave C: its entry, and the summary as those entries give it with the
+ *   entry in (`IF counted < :ticket`);
+ * - wave D: the ticket again: still its own, done; otherwise (or if its
+ *   entry or count was refused) the recount in three steps: ticket, entries,
+ *   count.
+ *
+ * A derivation writes an entry only through Deriver.deriveGuest, which
+ * recounts the bucket whenever it changed the entry, and whenever it settles
+ * a source found pending: a derivation that died between its entry and the
+ * count left that source pending, so the one that finishes it recounts. When
+ * callers chose the buckets, one (an event's guest fan-out) derived the
+ * creator's unit and recounted only the other guests' buckets; the summary
+ * missed the creator's new entry for good (test/integration/
+ * write-side-triples.test.ts).
  *
  * A bucket holds about guests / 64 entries of a few dozen bytes, so an RSVP's
  * recount costs the same on an event of 10 or 10,000 guests.
  */
 import type { GuestCounts } from './items.js';
 import { GUEST_COUNT_PREFIX, keys } from './table.js';
-import type { TableIO } from './table-io.js';
+import type { Item, TableIO } from './table-io.js';
 
 const STATUSES = ['yes', 'maybe', 'no'] as const;
 
 export class GuestCountRecounter {
   constructor(private readonly io: TableIO) {}
 
+  /** Wave A: the bucket summary's next ticket. */
+  ticket(eventId: string, bucket: string): Promise<number> {
+    return this.io.increment(keys.guestCountSummary(eventId, bucket), 'ticket', 'GUEST_COUNT_SUMMARY');
+  }
+
+  /** Wave B: the bucket's entries (consistent). */
+  entries(eventId: string, bucket: string): Promise<Item[]> {
+    return this.io.queryAll({ pk: keys.guestCountSummary(eventId, bucket).pk, prefix: `${GUEST_COUNT_PREFIX}${bucket}#` });
+  }
+
+  /**
+   * Wave C: stores the counts of `entries` with one entry replaced by what
+   * this derivation writes there (`mine`, or undefined where it writes none).
+   * False when a recount with a later ticket had already stored its count.
+   */
+  setComputed(eventId: string, bucket: string, ticket: number, entries: readonly Item[], mine: { sk: string; item: Item | undefined }): Promise<boolean> {
+    const counted = entries.filter((e) => String(e.sk) !== mine.sk);
+    if (mine.item) counted.push(mine.item);
+    return this.store(eventId, bucket, ticket, counted);
+  }
+
+  /** Wave D: whether no recount took a ticket after `ticket`. */
+  async unchanged(eventId: string, bucket: string, ticket: number): Promise<boolean> {
+    return Number((await this.io.get(keys.guestCountSummary(eventId, bucket)))?.ticket) === ticket;
+  }
+
+  /** The recount in three steps, after the change has landed: ticket, entries, count. */
   async recount(eventId: string, bucket: string): Promise<void> {
-    const key = keys.guestCountSummary(eventId, bucket);
-    const ticket = await this.io.increment(key, 'ticket', 'GUEST_COUNT_SUMMARY');
+    const ticket = await this.ticket(eventId, bucket);
+    await this.store(eventId, bucket, ticket, await this.entries(eventId, bucket));
+  }
+
+  private async store(eventId: string, bucket: string, ticket: number, entries: readonly Item[]): Promise<boolean> {
     const counts: GuestCounts = { yes: 0, maybe: 0, no: 0 };
-    for (const entry of await this.io.queryAll({ pk: key.pk, prefix: `${GUEST_COUNT_PREFIX}${bucket}#` })) {
+    for (const entry of entries) {
       const status = entry.rsvp_status;
       // Removed entries stay a day as tombstones and do not count.
       if (entry.type === 'GUEST_COUNT' && STATUSES.includes(status as (typeof STATUSES)[number])) counts[status as keyof GuestCounts]++;
     }
     // A recount that took a later ticket read later: its counts stand (a failed condition is that, not an error).
-    await this.io.updateIf(key, 'SET #yes = :yes, #maybe = :maybe, #no = :no, counted = :ticket', 'attribute_not_exists(counted) OR counted < :ticket', { ':yes': counts.yes, ':maybe': counts.maybe, ':no': counts.no, ':ticket': ticket }, { '#yes': 'yes', '#maybe': 'maybe', '#no': 'no' });
+    const stored = await this.io.updateIf(keys.guestCountSummary(eventId, bucket), 'SET #yes = :yes, #maybe = :maybe, #no = :no, counted = :ticket', 'attribute_not_exists(counted) OR counted < :ticket', { ':yes': counts.yes, ':maybe': counts.maybe, ':no': counts.no, ':ticket': ticket }, { '#yes': 'yes', '#maybe': 'maybe', '#no': 'no' });
+    return stored !== undefined;
   }
 }

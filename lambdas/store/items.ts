@@ -41,10 +41,15 @@ export interface GuestCounts {
   no: number;
 }
 
+/**
+ * The event as the read routes show it. Its guest counts are not on it: an
+ * RSVP would rewrite the whole event item (up to 34 KB) for three numbers,
+ * on the partition every guest of a popular event writes to. The guest list
+ * reads them from the count buckets' summaries beside it (repository.ts,
+ * getGuestCounts).
+ */
 export interface EventItem extends EventPayload {
   type: 'EVENT';
-  /** Linked-user RSVPs per status; anonymous RSVPs are not counted (PRODUCT P9). */
-  guest_counts: GuestCounts;
 }
 
 /**

@@ -7,11 +7,13 @@ import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient,
 import type { ApiKeyReader, EventReader, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, StartWindow } from '../core/ports.js';
 import { FeedReads } from './feed-reads.js';
 import type { GuestStatusFilter } from '../core/params.js';
-import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
+import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './items.js';
+import { sumCounts } from './derive.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { findUserByName } from './user-lookup.js';
 import {
+  GUEST_COUNT_SUMMARY_PREFIX,
   GUEST_SORT_PREFIX,
   INDEXES,
   guestPartition,
@@ -76,6 +78,23 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
       }),
     );
     return (out.Items?.[0] as EventItem | undefined) ?? null;
+  }
+
+  /**
+   * table: pk = EVENT#id AND begins_with(sk, COUNTS#), the count buckets'
+   * summaries (yes, maybe, no only). 1 Query of at most 64 small items.
+   */
+  async getGuestCounts(eventId: string): Promise<GuestCounts> {
+    const summaries = await this.queryAll<Partial<GuestCounts>>(
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        ProjectionExpression: '#yes, #maybe, #no',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#yes': 'yes', '#maybe': 'maybe', '#no': 'no' },
+        ExpressionAttributeValues: { ':pk': keys.event(eventId).pk, ':prefix': GUEST_COUNT_SUMMARY_PREFIX },
+      },
+    );
+    return sumCounts(summaries);
   }
 
   /**

@@ -8,13 +8,25 @@
  *
  * | stored item            | follow-up                                                          |
  * |------------------------|--------------------------------------------------------------------|
- * | user tombstone         | cascade: each linked event it created, and its RSVPs, go           |
- * | live user              | fan-out: per linked event, the user's items and the event item     |
- * | event tombstone        | tombstone its RSVPs; the event item and every guest's items go     |
- * | live event             | creator gone? the event goes (cascade); the event item; and every  |
- * |                        | guest's items only when what they show of the event changed        |
- * | RSVP tombstone         | the guest's items, their count bucket, the event item              |
- * | live RSVP              | event or user gone? the RSVP goes; then as a tombstone does        |
+ * | user tombstone         | cascade: each linked event it created, and its RSVPs, go; its      |
+ * |                        | guest unit in every linked event                                   |
+ * | live user              | fan-out: per linked event, the user's guest unit, and the event    |
+ * |                        | unit of the events the user created (fan-out.ts)                   |
+ * | event tombstone        | tombstone its RSVPs; the event unit, then every guest unit         |
+ * | live event             | creator gone? the event goes (cascade); the event unit; and every  |
+ * |                        | guest unit only when what they show of the event changed           |
+ * | RSVP tombstone         | the guest unit (and its count bucket)                              |
+ * | live RSVP              | event or user gone? the RSVP goes; else as a tombstone does        |
+ *
+ * An event's own unit shows nothing of its guests (the counts are the
+ * buckets': items.ts), so an RSVP derives its guest unit alone.
+ *
+ * A reference check (the RSVP's event and user, the event's creator) is made
+ * on what the unit's derivation reads after its number: the change wrote the
+ * user's link before (or with) its source item, and a recovering settle
+ * writes the link again with that number, so the check reads after the link
+ * landed, and a deletion that reads the links after its tombstone meets one
+ * or the other.
  *
  * `pending` is cleared only when the follow-up is done, conditional on the
  * very state settled (version and liveness), so a cascade that turned a
@@ -34,35 +46,37 @@
  * another host, an RSVP of a user re-created since) is never deleted by a
  * decision made on an older one.
  */
-import type { Deriver } from './derivation.js';
-import type { EventSourceItem, RsvpRecord, RsvpSourceItem, UserItem, UserRecord } from './items.js';
-import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
-import type { Item, Key, TableIO } from './table-io.js';
+import { userEventLink } from './derive.js';
+import type { DeriveOptions, Deriver, Outcome, Prepared } from './derivation.js';
+import { FanOut, type FanOutOptions, type SourceItem } from './fan-out.js';
+import type { EventSourceItem, UserItem, UserRecord } from './items.js';
+import { PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
+import { keyString, type Item, type Key, type TableIO } from './table-io.js';
+import { eventUnit, guestUnit } from './units.js';
+import { all, each } from './waves.js';
 
-export interface SettleOptions {
-  /** Events derived or cascaded at once in a user's fan-out. */
-  fanOutConcurrency?: number;
-  /** Time left for this invocation; a fan-out stops between chunks when less than reserveMs is left. */
-  remainingMs?: () => number;
-  reserveMs?: number;
+export { FanOutIncomplete, type SourceItem } from './fan-out.js';
+export type SettleOptions = FanOutOptions;
+
+/** What the applier already did toward this settle: the wave A of the derivation the change's source item owes (derivation.ts). */
+export interface Head {
+  prepared?: Promise<Prepared>;
+  expect?: DeriveOptions['expect'];
+  creator?: string;
 }
 
-/** A fan-out stopped for time; the next arrival for the entity (a continuation, a redelivery) resumes it. */
-export class FanOutIncomplete extends Error {
-  constructor(readonly subject: string) {
-    super(`fan-out of ${subject} stopped before the time limit; the next delivery resumes it`);
-    this.name = 'FanOutIncomplete';
-  }
-}
-
-export type SourceItem = Item & { pk: string; sk: string; type: string; version: number; deleted?: boolean; pending?: boolean; fanout?: boolean };
+const live = (item: Item | undefined): boolean => !!item && !item.deleted;
 
 export class Settler {
+  private readonly fanOut: FanOut;
+
   constructor(
     private readonly io: TableIO,
     private readonly deriver: Deriver,
-    private readonly opts: SettleOptions = {},
-  ) {}
+    opts: SettleOptions = {},
+  ) {
+    this.fanOut = new FanOut(io, deriver, opts);
+  }
 
   /**
    * Does what the stored item still owes, then clears its `pending`. False:
@@ -71,39 +85,43 @@ export class Settler {
    *
    * `recovering`: the item was found pending, not just written by this
    * settle's caller, so its first settle may have died after a derived
-   * item's write and before that write's feed entries. The derivations then
-   * append every feed note they meet again (derivation.ts, writeListed): the
-   * notes cost no write of their own on the way that does not die.
+   * item's write and before that write's feed entries or count. The
+   * derivations then finish every note they meet and recount their buckets.
    */
-  async settle(stored: SourceItem, recovering = false): Promise<boolean> {
+  async settle(stored: SourceItem, recovering = false, head: Head = {}): Promise<boolean> {
     if (!stored.pending) return true;
     const r = recovering;
     let done = true;
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
-        done = await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId, r) : this.deriver.refreshGuest(eventId, userId, r)));
+        done = stored.deleted
+          ? await this.fanOut.links(stored, () => Promise.resolve(), async (part) => (await each(part, (e) => this.cascadeUser(e, userId, r))).every(Boolean))
+          : await this.fanOut.links(stored, (part) => this.fanOut.readUserChunk(stored, part), (part, read) => this.fanOut.userChunk(stored, part, read, r));
         break;
       }
       case 'EVENT_SOURCE': {
         const eventId = String(stored.event_id);
         const creator = (stored as unknown as EventSourceItem).event?.creator_id;
         if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
-        else if (creator && !(await this.liveUser(creator))) return this.tombstoneAndSettle(stored, r);
         // The event item first: hiding it hides the event from every route that starts from it.
-        done = await this.deriver.deriveEvent(eventId, r);
+        const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => (creator && !live(got.get(keyString(keys.user(creator)))) ? `user ${creator}` : null);
+        const outcome = await this.deriver.derive(eventUnit(eventId), { recovering: r, check, creator, ...head, ...(r && creator && !stored.deleted ? { alongside: () => this.io.put(userEventLink(creator, eventId) as unknown as Item) } : {}) });
+        if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
+        done = outcome === 'finished';
         // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
-        if (stored.deleted || stored.fanout) {
-          const guests = await this.deriveGuestsOf(stored, creator, r);
-          done = (await this.deriver.deriveEvent(eventId, r)) && guests && done;
-        }
+        if (stored.deleted || stored.fanout) done = (await this.fanOut.guests(stored, creator, r)) && done;
         break;
       }
       case 'RSVP_SOURCE': {
-        const rsvp = (stored as unknown as RsvpSourceItem).rsvp;
+        const eventId = String(stored.event_id);
+        const userId = String(stored.user_id);
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
-        if (!stored.deleted && rsvp && (await this.missingReference(rsvp))) return this.tombstoneAndSettle(stored, r);
-        done = await this.deriver.refreshGuest(String(stored.event_id), String(stored.user_id), r);
+        const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => missingOf(got, eventId, userId);
+        const link = r && !stored.deleted ? { alongside: () => this.io.put(userEventLink(userId, eventId) as unknown as Item) } : {};
+        const outcome = await this.deriver.derive(guestUnit(eventId, userId), { recovering: r, check, ...head, ...link });
+        if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
+        done = outcome === 'finished';
         break;
       }
       default:
@@ -112,14 +130,6 @@ export class Settler {
     if (!done) return false;
     await this.clearPending(stored);
     return true;
-  }
-
-  /** The first reference of an RSVP that is unknown or deleted, or null. */
-  async missingReference(rsvp: RsvpRecord): Promise<string | null> {
-    const event = (await this.io.get(keys.eventSource(rsvp.event_id))) as EventSourceItem | undefined;
-    if (!event?.event || event.deleted) return `event ${rsvp.event_id}`;
-    if (!(await this.liveUser(rsvp.user_id))) return `user ${rsvp.user_id}`;
-    return null;
   }
 
   async liveUser(userId: string): Promise<UserRecord | undefined> {
@@ -132,56 +142,6 @@ export class Settler {
       ':v': stored.version,
       ...(stored.deleted ? { ':true': true } : {}),
     }, { '#pending': 'pending', '#deleted': 'deleted' });
-  }
-
-  /**
-   * Runs `each` for every event linked to the user, a chunk at a time, saving
-   * the last finished event on the user's item so the next arrival resumes
-   * there instead of starting over. Progress is saved only past chunks whose
-   * every unit finished, so a resumed settle redoes a handed-off one.
-   */
-  private async fanOut(user: SourceItem, each: (eventId: string) => Promise<boolean>): Promise<boolean> {
-    const userKey = keyOf(user);
-    const after = typeof user.pending_after === 'string' ? user.pending_after : undefined;
-    const links = (await this.io.queryAll({ pk: userKey[PK]!, prefix: LINK_PREFIX, after: after ? `${LINK_PREFIX}${after}` : undefined })) as { event_id: string }[];
-    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
-    let done = true;
-    for (let i = 0; i < links.length; i += chunk) {
-      if (i > 0) this.checkTime(String(user.user_id));
-      const part = links.slice(i, i + chunk);
-      done = (await Promise.all(part.map((l) => each(l.event_id)))).every(Boolean) && done;
-      if (done && i + chunk < links.length) {
-        await this.io.updateIf(userKey, 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!.event_id, ':v': user.version, ':true': true }, { '#pending': 'pending' });
-      }
-    }
-    return done;
-  }
-
-  /**
-   * Every guest's items of an event whose projection on them changed (or
-   * that is gone), a chunk at a time with the last finished guest saved, like
-   * a user's fan-out. The guests are every user with a derivation counter in
-   * the event (whoever ever derived an item there has one), and the creator.
-   * A guest derivation that takes its counter after this Query read it also
-   * reads the event's source after it: it derives from the new state itself.
-   */
-  private async deriveGuestsOf(stored: SourceItem, creator: string | undefined, recovering: boolean): Promise<boolean> {
-    const eventId = String(stored.event_id);
-    const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    // The creator's unit like any guest's: with its bucket's recount (deriveGuests), which its entry may need too.
-    let done = creator && after === undefined ? await this.deriver.deriveGuests(eventId, [creator], recovering) : true;
-    const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
-    const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
-    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
-    for (let i = 0; i < guests.length; i += chunk) {
-      if (i > 0) this.checkTime(eventId);
-      const part = guests.slice(i, i + chunk);
-      done = (await this.deriver.deriveGuests(eventId, part, recovering)) && done;
-      if (done && i + chunk < guests.length) {
-        await this.io.updateIf(keyOf(stored), 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': part[part.length - 1]!, ':v': stored.version, ':true': true }, { '#pending': 'pending' });
-      }
-    }
-    return done;
   }
 
   /** One linked event of a deleted user: the event goes if the user created it (checked at the write), and the user's RSVP to it. */
@@ -199,7 +159,9 @@ export class Settler {
     }
     const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
-    return (await this.deriver.refreshGuest(eventId, userId, recovering)) && done;
+    // The event unit too: its item may still show the user as its host while a move away from them is in flight.
+    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering }), this.deriver.derive(eventUnit(eventId), { recovering })]);
+    return outcomes.every((o) => o === 'finished') && done;
   }
 
   /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */
@@ -220,14 +182,13 @@ export class Settler {
    * version read: an RSVP of the event re-created since is never touched.
    */
   private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const live = ((await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[]).filter((s) => !s.deleted);
+    const rsvps = ((await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[]).filter((s) => !s.deleted);
     // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
-    const chunk = Math.max(1, this.opts.fanOutConcurrency ?? 8);
-    for (let i = 0; i < live.length; i += chunk) {
-      if (i > 0) this.checkTime(eventId);
+    for (let i = 0; i < rsvps.length; i += this.fanOut.chunk) {
+      if (i > 0) this.fanOut.checkTime(eventId);
       const event = await this.io.get(keys.eventSource(eventId));
       if (!event?.deleted || event.version !== version) return;
-      await Promise.all(live.slice(i, i + chunk).map((s) => this.tombstoneRsvp(eventId, version, s)));
+      await each(rsvps.slice(i, i + this.fanOut.chunk), (s) => this.tombstoneRsvp(eventId, version, s));
     }
   }
 
@@ -240,10 +201,6 @@ export class Settler {
       const event = await this.io.get(keys.eventSource(eventId));
       if (!event?.deleted || event.version !== version) return;
     }
-  }
-
-  private checkTime(subject: string): void {
-    if (this.opts.remainingMs && this.opts.remainingMs() < (this.opts.reserveMs ?? 10_000)) throw new FanOutIncomplete(subject);
   }
 
   /**
@@ -265,6 +222,16 @@ export class Settler {
     return done !== undefined;
   }
 }
+
+/** The first reference of a live RSVP that its derivation read unknown or deleted, or null. */
+export function missingOf(got: ReadonlyMap<string, Item>, eventId: string, userId: string): string | null {
+  const event = got.get(keyString(keys.eventSource(eventId))) as (Item & Partial<EventSourceItem>) | undefined;
+  if (!event?.event || event.deleted) return `event ${eventId}`;
+  if (!live(got.get(keyString(keys.user(userId))))) return `user ${userId}`;
+  return null;
+}
+
+export type { Outcome };
 
 function keyOf(item: Item): Key {
   return { [PK]: String(item[PK]), [SK]: String(item[SK]) };

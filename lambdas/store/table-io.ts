@@ -17,6 +17,7 @@ import {
 import { isConditionFailure } from './conditions.js';
 import type { UserItem, UserRecord } from './items.js';
 import { PK, SK, keys } from './table.js';
+import { all } from './waves.js';
 
 export type Key = Record<string, string>;
 export type Item = Record<string, unknown>;
@@ -113,12 +114,17 @@ export class TableIO {
     return Number(out.Attributes?.[attribute]);
   }
 
-  /** A partition (or the part of it after a prefix, or after a sort key), every page. */
-  async queryAll(q: { pk: string; prefix?: string; after?: string }): Promise<Item[]> {
+  /** A partition (or the part of it after a prefix, or after a sort key, or between two sort keys inclusive), every page. */
+  async queryAll(q: { pk: string; prefix?: string; after?: string; between?: { from: string; to: string } }): Promise<Item[]> {
     const names: Record<string, string> = { '#pk': PK };
     const values: Record<string, unknown> = { ':pk': q.pk };
     let condition = '#pk = :pk';
-    if (q.after !== undefined && q.prefix !== undefined) {
+    if (q.between !== undefined) {
+      condition += ' AND #sk BETWEEN :from AND :to';
+      names['#sk'] = SK;
+      values[':from'] = q.between.from;
+      values[':to'] = q.between.to;
+    } else if (q.after !== undefined && q.prefix !== undefined) {
       // The rest of a prefix after a sort key: BETWEEN is inclusive, so the key itself is dropped below.
       condition += ' AND #sk BETWEEN :after AND :end';
       names['#sk'] = SK;
@@ -144,17 +150,21 @@ export class TableIO {
     return q.after !== undefined ? items.filter((i) => String(i[SK]) !== q.after && (q.prefix === undefined || String(i[SK]).startsWith(q.prefix))) : items;
   }
 
-  /** Items by key (consistent BatchGetItem), keyed by keyString; absent keys are absent. */
+  /** Items by key (consistent BatchGetItem, 100 keys a call, all calls at once), keyed by keyString; absent keys are absent. */
   async getMany(wanted: readonly Key[]): Promise<Map<string, Item>> {
     const found = new Map<string, Item>();
-    for (let i = 0; i < wanted.length; i += 100) {
-      let request: Key[] | undefined = wanted.slice(i, i + 100);
-      while (request && request.length) {
-        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-        for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
-        request = out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined;
-      }
-    }
+    const unique = [...new Map(wanted.map((k) => [keyString(k), k])).values()];
+    const chunks = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
+    await all(
+      chunks.map(async (chunk) => {
+        let request: Key[] | undefined = chunk;
+        while (request && request.length) {
+          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
+          for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
+          request = out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined;
+        }
+      }),
+    );
     return found;
   }
 

@@ -65,7 +65,7 @@ function metered(endpoint: string) {
       const sk = raw && typeof raw === 'object' ? (raw as { S?: string }).S : raw;
       if (/Put|Update/.test(String(context.commandName)) && sk !== undefined) seen.written.push(String(sk));
       // A reveal's first step (derivation.ts): the item marked, its content untouched.
-      if (/revealing = :gen/.test(input.UpdateExpression ?? '') && sk !== undefined) seen.marks.push(String(sk));
+      if (/^SET revealing = :token/.test(input.UpdateExpression ?? '') && sk !== undefined) seen.marks.push(String(sk));
       // A tombstone's last step once its feed entries are written: its note cleared, its expiry set (derivation.ts).
       if (/^REMOVE .*#note.* SET #ttl/.test(input.UpdateExpression ?? '') && sk !== undefined) seen.retired.push(String(sk));
       const out = await next(args);
@@ -91,7 +91,7 @@ async function costs(size: number) {
   await ensureTable(store.client, table);
   await writeDataset(store.client, table, crowd(size));
   const { client, seen } = metered(store.endpoint);
-  const applier = new ChangeApplier(client, table, { clock, writeConcurrency: 1 });
+  const applier = new ChangeApplier(client, table, { clock });
   const out: Record<string, { calls: string[]; rcu: number; written: string[]; marks: string[]; retired: string[] }> = {};
   for (const [name, change] of changes) {
     Object.assign(seen, { calls: [], rcu: 0, written: [], marks: [], retired: [] });

@@ -79,7 +79,7 @@ async function appliersInTurns(table: string, work: readonly (readonly Change[])
     await Promise.all(
       work.map((changes, i) =>
         turns.run(i, async () => {
-          const applier = new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
+          const applier = new ChangeApplier(clients[i]!, table, { clock, fanOutConcurrency: 1 });
           for (const change of changes) await applier.apply(change);
         }),
       ),
@@ -105,7 +105,7 @@ async function applyUntilCrash(table: string, change: Change, crashAfter: number
     { step: 'initialize', name: 'crash' },
   );
   try {
-    await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+    await new ChangeApplier(dying, table, { clock, fanOutConcurrency: 1 }).apply(change);
     return true;
   } catch (error) {
     // Only the injected crash is expected: every other failure of the applier fails the test.

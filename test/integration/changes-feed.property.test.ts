@@ -58,7 +58,7 @@ function scopesOfHistory(table: string, h: History) {
 
 /** Applies a change with a client that lets the consumer read after every `every`-th call, and goes wrong as `fault` says. */
 async function applyObserved(table: string, change: Change, every: number, fault: Fault, consumer: FeedConsumer): Promise<void> {
-  await withObservedClient(store.endpoint, every, fault, consumer, (observed) => new ChangeApplier(observed, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change));
+  await withObservedClient(store.endpoint, every, fault, consumer, (observed) => new ChangeApplier(observed, table, { clock, fanOutConcurrency: 1 }).apply(change));
 }
 
 describe('changes feeds: a replica kept by the feeds equals the read routes (fast-check, PRODUCT P16)', () => {
@@ -138,7 +138,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
           );
           try {
             await Promise.all([0, 1].map((i) => turns.run(i, async () => {
-              const applier = new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
+              const applier = new ChangeApplier(clients[i]!, table, { clock, fanOutConcurrency: 1 });
               for (const change of stream) await applier.apply(change);
             })));
           } finally {

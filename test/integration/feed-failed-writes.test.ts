@@ -95,7 +95,7 @@ describe('a write that fails without landing, TTL, then the redelivery: the feed
   it.each(scenarios)('%s, failing at each of its writes', async (name, change) => {
     // How many writes the change makes when nothing fails.
     const probe = failingClient(0);
-    await new ChangeApplier(probe.client, await store.loaded('probe', d0), { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+    await new ChangeApplier(probe.client, await store.loaded('probe', d0), { clock, fanOutConcurrency: 1 }).apply(change);
     probe.client.destroy();
     expect(probe.seen.writes).toBeGreaterThan(1);
     process.stdout.write(`${name}: ${probe.seen.writes} writes, each failed once\n`);
@@ -106,7 +106,7 @@ describe('a write that fails without landing, TTL, then the redelivery: the feed
       const follower = consumerOf(table);
       await follower.drain();
       const failing = failingClient(k);
-      await expect(new ChangeApplier(failing.client, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change)).rejects.toThrow('Rate exceeded');
+      await expect(new ChangeApplier(failing.client, table, { clock, fanOutConcurrency: 1 }).apply(change)).rejects.toThrow('Rate exceeded');
       failing.client.destroy();
       await sweepExpired(store.client, table);
       await new ChangeApplier(store.client, table, { clock }).apply(change);

@@ -62,6 +62,7 @@ describe('HTTP handlers', () => {
       countUserEvents: () => Promise.reject(new TypeError('boom')),
       pageUserEvents: () => Promise.reject(new TypeError('boom')),
       getGuests: () => Promise.reject(new Error('x')),
+      getGuestCounts: () => Promise.reject(new Error('x')),
       userExists: () => Promise.reject(new Error('x')),
     };
     const brokenDeps = { ...deps, reader: broken };

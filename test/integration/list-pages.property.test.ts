@@ -32,6 +32,7 @@ function wholeWindowReader(repo: DynamoRepository): EventReader {
   return {
     getPublicEvent: (id) => repo.getPublicEvent(id),
     getGuests: (id, status, count) => repo.getGuests(id, status, count),
+    getGuestCounts: (id) => repo.getGuestCounts(id),
     listUserEvents: (u, list, window, limit, descending) => repo.listUserEvents(u, list, window, limit, descending),
     userExists: (u) => repo.userExists(u),
     countUserEvents: async (u, list, window) => (await repo.listUserEvents(u, list, window)).length,

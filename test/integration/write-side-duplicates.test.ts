@@ -32,7 +32,7 @@ const clock = fixedClock('2026-11-21T12:00:00.000Z');
 const store = useFileStore();
 
 const loaded = (d0: Dataset): Promise<string> => store.loaded('review', d0);
-const applier = (table: string, c: DynamoDBDocumentClient = store.client) => new ChangeApplier(c, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 });
+const applier = (table: string, c: DynamoDBDocumentClient = store.client) => new ChangeApplier(c, table, { clock, fanOutConcurrency: 1 });
 const model = async (table: string) => readModel(await scanAll(store.client, table));
 const expected = async (d0: Dataset, s: Change[]) => freshLoadReadModel(store.client, store.nextTable('review-exp'), fold(d0, s).dataset);
 const owed = async (table: string) => (await scanAll(store.client, table)).filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);

@@ -40,7 +40,7 @@ async function applyUntilCrash(table: string, change: Change, after: (input: Rec
     { step: 'initialize', name: 'crash' },
   );
   try {
-    await new ChangeApplier(dying, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+    await new ChangeApplier(dying, table, { clock, fanOutConcurrency: 1 }).apply(change);
   } catch (error) {
     if ((error as Error).message !== 'crash') throw error;
   } finally {
@@ -63,7 +63,7 @@ describe('review findings', () => {
     // The deletion runs to cascadeUserFrom's first read of the event (creator alice), the move lands, the deletion goes on.
     const turns = new Turns([1, 1, 1, 1, 0, 0, 0, 0, ...Array<number>(400).fill(1)], 2);
     const clients = [0, 1].map((i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
-    await Promise.all([move, del].map((c, i) => turns.run(i, () => new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(c))));
+    await Promise.all([move, del].map((c, i) => turns.run(i, () => new ChangeApplier(clients[i]!, table, { clock, fanOutConcurrency: 1 }).apply(c))));
     clients.forEach((c) => c.destroy());
     const either = [JSON.stringify(await expected(d0, [move, del])), JSON.stringify(await expected(d0, [del, move]))];
     // In both orders the event survives under bob (fold: [del, move] re-creates it without carol's RSVP).
@@ -128,7 +128,7 @@ describe('review findings', () => {
     );
     await Promise.all(
       [rsvp, hide].map((c, i) =>
-        turns.run(i, () => new ChangeApplier(clients[i]!, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(c).catch((e: Error) => { if (e.message !== 'crash') throw e; })),
+        turns.run(i, () => new ChangeApplier(clients[i]!, table, { clock, fanOutConcurrency: 1 }).apply(c).catch((e: Error) => { if (e.message !== 'crash') throw e; })),
       ),
     );
     clients.forEach((c) => c.destroy());

@@ -38,6 +38,7 @@ import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import type { InProcessStore } from './in-process-dynalite.js';
 import { readModel, scanAll } from './read-model.js';
+import { CallQueue } from './call-queue.js';
 
 export interface Scenario {
   name: string;
@@ -58,6 +59,8 @@ export interface Step {
   /** Its k-th write fails without landing (a throttle the SDK's retries did not outlast): the error goes up as the code lets it. */
   failAt?: number;
   timeLimit?: boolean;
+  /** Its concurrent calls are released last sent first (call-queue.ts); the first sent first otherwise. */
+  lifo?: boolean;
 }
 
 /** What one delivery did, for enumerating the next schedules. */
@@ -163,6 +166,8 @@ interface Controller {
   resetLost?: () => void;
   /** The delivery this role is running, by place in the schedule (RecordedCall.slot). */
   slot: string;
+  /** Its calls, one at a time in the delivery's release order. */
+  queue: CallQueue;
 }
 
 export class Explorer {
@@ -271,14 +276,17 @@ export class Explorer {
       const ctl = this.role(role).ctl;
       Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, failAt: step.failAt, pauseAfter, afterWrite: undefined });
       ctl.resetLost?.();
+      ctl.queue.reset(step.lifo ? 'lifo' : 'fifo');
+      let marks = 0;
       const applier = new ChangeApplier(this.role(role).client, table, {
         clock: this.clock,
-        writeConcurrency: 1,
-        fanOutConcurrency: 1,
-        ...(step.timeLimit ? { remainingMs: () => 0, reserveMs: 1 } : {}),
+        // Mark tokens named by the delivery's place, so that a schedule's calls (and tables) are the same every run.
+        token: () => `${slot}.${++marks}`,
+        // A time limit stops a fan-out between chunks: the catalog's fan-outs have two units, one a chunk for that shape.
+        ...(step.timeLimit ? { fanOutConcurrency: 1, remainingMs: () => 0, reserveMs: 1 } : {}),
       });
       try {
-        await applier.apply(s.changes[step.change]!);
+        await settled(applier.apply(s.changes[step.change]!), ctl.queue);
         completed.push(step.change);
         inFlight.delete(step.change);
         await observe(`after change ${step.change} completed`);
@@ -294,11 +302,21 @@ export class Explorer {
         const p = schedule.paused;
         const ctl = this.role(0).ctl;
         let release!: () => void;
-        ctl.gate = new Promise<void>((r) => (release = r));
+        let abandon!: (error: Error) => void;
+        ctl.gate = new Promise<void>((r, reject) => ((release = r), (abandon = reject)));
         const reached = new Promise<void>((r) => (ctl.paused = () => ((this.current!.pausing = true), r())));
         const running = deliver(p, 0, 'p', p.pauseAfter);
         await Promise.race([reached, running]);
-        for (const [j, step] of schedule.during.entries()) await deliver(step, 1, `d${j}`);
+        try {
+          for (const [j, step] of schedule.during.entries()) await deliver(step, 1, `d${j}`);
+        } catch (error) {
+          // The schedule failed while this applier waited: it must not go on into the next schedule's table.
+          const over = new Crash('the schedule failed during the pause');
+          ctl.queue.die(over);
+          abandon(over);
+          await running.catch(() => undefined);
+          throw error;
+        }
         // From here on changes have completed while this applier was paused: every write it makes is an observation point.
         // Only the item just put can have become reachable since the last look: checking its keys is the whole check.
         ctl.afterWrite = async (item) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `after write ${ctl.writes} of the resumed change ${p.change} of ${describeSchedule(s, schedule)}`, item));
@@ -344,7 +362,7 @@ export class Explorer {
   private role(i: number): { client: DynamoDBDocumentClient; ctl: Controller } {
     while (this.roles.length <= i) {
       const i = this.roles.length;
-      const ctl: Controller = { slot: '', calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [] };
+      const ctl: Controller = { slot: '', calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], queue: new CallQueue() };
       // The write in flight is number writes + 1: intercept counts it once the call, retries and all, returns.
       let lost = false;
       ctl.resetLost = () => (lost = false);
@@ -391,6 +409,16 @@ export class Explorer {
    * write of a resumed applier made reachable.
    */
   private async intercept(i: number, ctl: Controller, command: string, input: Record<string, unknown>, send: () => Promise<{ output: unknown }>): Promise<{ output: unknown }> {
+    await ctl.queue.turn();
+    try {
+      return await this.release(i, ctl, command, input, send);
+    } finally {
+      ctl.queue.done();
+    }
+  }
+
+  /** One call of applier i, its turn come (call-queue.ts). */
+  private async release(i: number, ctl: Controller, command: string, input: Record<string, unknown>, send: () => Promise<{ output: unknown }>): Promise<{ output: unknown }> {
     if (ctl.pauseAfter !== undefined && ctl.calls === ctl.pauseAfter && ctl.gate) {
       ctl.paused?.();
       await ctl.gate;
@@ -437,7 +465,11 @@ export class Explorer {
     if (written.ConditionExpression) ctl.conditional.push(ctl.writes);
     if (repeatable(command, written)) ctl.repeatable.push(ctl.writes);
     if (/^ADD #n /.test(written.UpdateExpression ?? '') && String(written.Key?.sk).startsWith('SEQ')) ctl.takes.push({ call: ctl.calls, write: ctl.writes });
-    if (ctl.crashAfter !== undefined && ctl.writes >= ctl.crashAfter) throw new Crash(`crash after write ${ctl.writes}`);
+    if (ctl.crashAfter !== undefined && ctl.writes >= ctl.crashAfter) {
+      const crash = new Crash(`crash after write ${ctl.writes}`);
+      ctl.queue.die(crash);
+      throw crash;
+    }
     // Only a write that puts index keys can make something reachable: the others need no look.
     const item = (input as { Item?: Item }).Item;
     if (item && INDEX_ATTRIBUTES.some((a) => item[a] !== undefined)) await ctl.afterWrite?.(item);
@@ -677,6 +709,24 @@ export function repeatable(command: string, input: { ConditionExpression?: strin
   return /^Update/.test(command) && !/\bADD\b|\bDELETE\b|[+-]|list_append/i.test(input.UpdateExpression ?? '');
 }
 
+/**
+ * A delivery's outcome once none of its calls is waiting or in flight any more: the write side waits for every call of
+ * a wave before it goes on or gives up, so a delivery that ended with calls still running left work behind it (a
+ * Lambda frozen with promises pending, thawed at the next invocation): that is refused here.
+ */
+async function settled<T>(work: Promise<T>, queue: CallQueue): Promise<T> {
+  try {
+    return await work;
+  } finally {
+    const served = queue.served;
+    const running = queue.pending;
+    await queue.idle();
+    if ((running || queue.served !== served) && process.env.SCHEDULES_ALLOW_DANGLING !== '1') {
+      throw new Error('a delivery ended with DynamoDB calls still waiting or in flight: the write side must wait for every call it sent');
+    }
+  }
+}
+
 /** Where each index reaches: index, index keys, base keys. */
 async function reachableKeys(client: DynamoDBDocumentClient, table: string): Promise<string[]> {
   const out: string[] = [];
@@ -695,7 +745,7 @@ const indexKey = (index: { name: string; partitionKey: string; sortKey: string }
   `${index.name} ${String(i[index.partitionKey])} ${String(i[index.sortKey])} <- ${String(i.pk)} ${String(i.sk)}`;
 
 export function describeSchedule(s: Scenario, schedule: Schedule): string {
-  const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.failAt !== undefined ? `✗${x.failAt}` : ''}${x.timeLimit ? '⏱' : ''}`;
+  const step = (x: Step) => `${x.change}${x.lifo ? '↺' : ''}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.failAt !== undefined ? `✗${x.failAt}` : ''}${x.timeLimit ? '⏱' : ''}`;
   const p = schedule.paused;
   return `${s.name}: ${p ? `${step(p)} paused after ${p.pauseAfter} [${schedule.during.map(step).join(' ')}] resumed` : schedule.during.map(step).join(' ')}${schedule.after.length ? ` then ${schedule.after.map(step).join(' ')}` : ''}`;
 }

@@ -2,17 +2,22 @@
  * Interleaves concurrent appliers call by call, in an order a test chooses:
  * every DynamoDB call of applier i waits for a turn, only one call is in
  * flight at a time, and a turn is granted only once every applier still
- * running is waiting for one, to the next applier `order` names. So the
- * schedule, not I/O timing, decides every interleaving, and fast-check can
- * generate and shrink it. Each applier must make one call at a time
- * (writeConcurrency and fanOutConcurrency 1).
+ * running is waiting for one (and has quieted: the write side sends a wave's
+ * calls together, each from its own chain of code), to the next applier
+ * `order` names; among that applier's waiting calls, the first it sent. So
+ * the schedule, not I/O timing, decides every interleaving, and fast-check
+ * can generate and shrink it.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
+/** Event-loop turns with nothing new before the appliers count as quiet (their own work is microtasks between calls). */
+const QUIET_TURNS = 2;
+
 export class Turns {
-  private readonly waiting = new Map<number, () => void>();
+  private readonly waiting = new Map<number, (() => void)[]>();
   private readonly running = new Set<number>();
   private inFlight = false;
+  private pumping = false;
   private step = 0;
 
   constructor(
@@ -37,7 +42,9 @@ export class Turns {
     client.middlewareStack.add(
       (next) => async (args) => {
         await new Promise<void>((resolve) => {
-          this.waiting.set(i, resolve);
+          const queue = this.waiting.get(i) ?? [];
+          queue.push(resolve);
+          this.waiting.set(i, queue);
           this.pump();
         });
         try {
@@ -53,14 +60,20 @@ export class Turns {
   }
 
   private pump(): void {
-    if (this.inFlight || this.waiting.size === 0) return;
-    for (const i of this.running) if (!this.waiting.has(i)) return; // someone is still computing
-    const candidates = [...this.waiting.keys()].sort((a, b) => a - b);
-    const preferred = this.order.length ? this.order[this.step++ % this.order.length]! : 0;
-    const chosen = candidates.includes(preferred) ? preferred : candidates[this.step % candidates.length]!;
-    const resolve = this.waiting.get(chosen)!;
-    this.waiting.delete(chosen);
-    this.inFlight = true;
-    resolve();
+    if (this.inFlight || this.pumping) return;
+    this.pumping = true;
+    void (async () => {
+      for (let t = 0; t < QUIET_TURNS; t++) await new Promise((resolve) => setImmediate(resolve));
+      this.pumping = false;
+      if (this.inFlight) return;
+      const candidates = [...this.waiting].filter(([, q]) => q.length).map(([i]) => i).sort((a, b) => a - b);
+      if (!candidates.length) return;
+      for (const i of this.running) if (!candidates.includes(i)) return; // someone is still computing
+      const preferred = this.order.length ? this.order[this.step++ % this.order.length]! : 0;
+      const chosen = candidates.includes(preferred) ? preferred : candidates[this.step % candidates.length]!;
+      const resolve = this.waiting.get(chosen)!.shift()!;
+      this.inFlight = true;
+      resolve();
+    })();
   }
 }

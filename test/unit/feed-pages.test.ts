@@ -50,7 +50,6 @@ function eventItem(id: string, bytes: number): Item {
   const [item] = deriveEventItem({
     event: { id, creator_id: 'usr_h', title: `Event ${id}`, description: 'd'.repeat(bytes), start_date: '2027-01-01T20:00:00.000Z', timezone: 'UTC', status: 'published', visibility: 'public', created_at: '2026-05-01T00:00:00.000Z' } as never,
     creator: { id: 'usr_h', username: 'host' } as never,
-    counts: { yes: 0, maybe: 0, no: 0 },
   });
   return item as unknown as Item;
 }
