@@ -63,12 +63,17 @@ const EXERCISED: Exercised[] = [
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
 const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
-  // The cursor key's rotation: the secret is the stack's output, the value a fresh random one (never a literal).
+  // The cursor key's rotation, in two steps: a fresh random value (never a literal) staged as pending, then made current.
   {
-    shown: /^aws secretsmanager put-secret-value /,
+    shown: /^aws secretsmanager (put-secret-value|update-secret-version-stage) /,
     check: (command) => {
-      expect(command).toBe('aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)"');
+      expect([
+        'aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)" --version-stages AWSPENDING',
+        'aws secretsmanager update-secret-version-stage --secret-id CURSOR_KEY_SECRET_ARN --version-stage AWSCURRENT --move-to-version-id NEW_VERSION_ID --remove-from-version-id OLD_VERSION_ID',
+      ]).toContain(command);
       expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
+      // The functions accept a pending key (lambdas/http/cursor-keys.ts).
+      expect(read('lambdas/http/cursor-keys.ts')).toContain("version('AWSPENDING')");
     },
   },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
