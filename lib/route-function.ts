@@ -119,8 +119,10 @@ export class RouteFunction extends Construct {
 
   /**
    * The ingest function, the only one that writes event data: the applier's
-   * reads and writes on the base table (no index, no DeleteItem: removals are
-   * tombstones written with Put).
+   * reads and writes on the base table (no index; no DeleteItem of event
+   * data: removals are tombstones written with Put), and DeleteItem of the
+   * changes feeds' items only (a member leaving a scope's list,
+   * lambdas/store/feed.ts): keys whose partition starts with FEED#.
    */
   bindTableWrites(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
@@ -128,6 +130,13 @@ export class RouteFunction extends Construct {
       new PolicyStatement({
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         resources: [table.tableArn],
+      }),
+    );
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['FEED#*'] } },
       }),
     );
   }

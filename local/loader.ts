@@ -6,12 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validateDataset, type Dataset } from '../lambdas/core/dataset.js';
-import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
-import { FEED_HEAD, FEED_MEMBER_PREFIX, FeedWriter, feedPartition, headKey, loadedFeedItems, loadedScopes } from '../lambdas/store/feed.js';
+import { FeedWriter, loadedMembers, memberKey } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
-import { PK, SK } from '../lambdas/store/table.js';
 import { datasetToItems, type WriteSummary } from '../lambdas/store/writer.js';
 
 export class DatasetError extends Error {
@@ -44,12 +42,15 @@ export async function readDataset(file: string): Promise<{ dataset: Dataset; war
 }
 
 /**
- * Writes a dataset's items, then its changes feeds: each scope's members and
- * entries from position 1, and its head last (a reader meets no head before
- * its entries). A scope whose feed exists already (a table that held
- * entities before: `data:load` refuses it, this is the defence in depth) gets
- * its members appended after its last position instead, as changes do, so no
- * position is ever written twice under a consumer's cursor.
+ * Writes a dataset's items, then its changes feeds as a change writes them:
+ * every shown member joins its scope's member list, then is appended after
+ * the scope's last position (one append of a few members at a time, the
+ * tail flushed into chunks as it grows), the scopes at once. So a load never
+ * numbers an entry at or below an existing one, whatever the table's feeds
+ * hold (`data:load` refuses a table with a history anyway), never lists an
+ * entry before its item is written, and a consumer reading a feed during the
+ * load meets its entries in order. A load that dies part-way is run again:
+ * an entry twice only says "look again".
  */
 export async function writeDataset(
   client: DynamoDBDocumentClient,
@@ -58,47 +59,24 @@ export async function writeDataset(
   opts?: BatchWriteOptions & { clock?: Clock },
 ): Promise<WriteSummary & { retries: number }> {
   const { items, summary } = datasetToItems(dataset);
-  const clock = opts?.clock ?? systemClock;
-  const feedItems = loadedFeedItems(items as unknown as Record<string, unknown>[], clock());
-  const existing = await existingFeeds(client, tableName, loadedScopes(feedItems));
-  const fresh = feedItems.filter((i) => !existing.has(scopeOf(i)));
-  const [heads, rest] = [fresh.filter((i) => i[SK] === FEED_HEAD), fresh.filter((i) => i[SK] !== FEED_HEAD)];
-  const first = await batchWriteAll(client, tableName, [...items, ...rest], opts);
-  const second = await batchWriteAll(client, tableName, heads, opts);
-  if (existing.size) await appendToExisting(client, tableName, feedItems.filter((i) => existing.has(scopeOf(i))), clock);
-  return { ...summary, items: summary.items + feedItems.length, retries: first.retries + second.retries };
-}
-
-const scopeOf = (item: Record<string, unknown>): string => String(item[PK]).slice(feedPartition('').length);
-
-/** The scopes among these whose feed has a head already (consistent BatchGetItem, 100 a call). */
-async function existingFeeds(client: DynamoDBDocumentClient, tableName: string, scopes: readonly string[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < scopes.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = scopes.slice(i, i + 100).map(headKey);
-    while (keys && keys.length) {
-      const out: BatchGetCommandOutput = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }));
-      for (const head of out.Responses?.[tableName] ?? []) found.add(scopeOf(head));
-      keys = out.UnprocessedKeys?.[tableName]?.Keys;
+  const feeds = loadedMembers(items as unknown as Record<string, unknown>[]);
+  const members = [...feeds].flatMap(([scope, ids]) => ids.map((id) => ({ ...memberKey(scope, id), type: 'FEED_MEMBER', gen: 0 })));
+  const written = await batchWriteAll(client, tableName, items, opts);
+  const joined = await batchWriteAll(client, tableName, members, opts);
+  const writer = new FeedWriter(new TableIO(client, tableName), opts?.clock ?? systemClock);
+  const scopes = [...feeds];
+  const worker = async () => {
+    for (let next = scopes.shift(); next; next = scopes.shift()) {
+      const [scope, ids] = next;
+      for (let i = 0; i < ids.length; i += LOAD_APPEND) await writer.append(scope, ids.slice(i, i + LOAD_APPEND));
     }
-  }
-  return found;
+  };
+  await Promise.all(Array.from({ length: opts?.concurrency ?? 8 }, worker));
+  return { ...summary, items: summary.items + members.length, retries: written.retries + joined.retries };
 }
 
-/** A loaded scope's members joined and appended to its existing feed, in order, a few at a time (as changes append). */
-async function appendToExisting(client: DynamoDBDocumentClient, tableName: string, feedItems: Record<string, unknown>[], clock: Clock): Promise<void> {
-  const writer = new FeedWriter(new TableIO(client, tableName), clock);
-  const byScope = new Map<string, string[]>();
-  for (const item of feedItems) {
-    if (!String(item[SK]).startsWith(FEED_MEMBER_PREFIX)) continue;
-    const member = String(item[SK]).slice(FEED_MEMBER_PREFIX.length);
-    byScope.set(scopeOf(item), [...(byScope.get(scopeOf(item)) ?? []), member]);
-  }
-  for (const [scope, members] of byScope) {
-    for (const member of members) await writer.join(scope, member, 0);
-    for (let i = 0; i < members.length; i += 8) await writer.append(scope, members.slice(i, i + 8));
-  }
-}
+/** Members a load appends at once: a few hundred bytes of tail, about one flush each (lambdas/store/feed.ts). */
+const LOAD_APPEND = 16;
 
 export function formatSummary(s: WriteSummary): string {
   return [

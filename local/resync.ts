@@ -190,7 +190,7 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
 
 /** The feeds' member lists after the resync: exactly the members FILE's read model shows in each scope. */
 function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonly Item[]): void {
-  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition('')) && !i.left).map(keyOf));
+  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition(''))).map(keyOf));
   const shown = new Map<string, Item>();
   for (const item of target) for (const scope of scopesShowing(item)) shown.set(keyOf(memberKey(scope, feedMemberOf(item))), { ...memberKey(scope, feedMemberOf(item)), type: 'FEED_MEMBER', gen: 0 });
   for (const [key, member] of shown) if (!listed.has(key)) plan.members.join.push(member);

@@ -6,7 +6,7 @@
  */
 import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
-import { FEED_HEAD, FEED_MEMBER_PREFIX, chunkSortKey, feedPartition, headKey, isShown, memberItemKey } from './feed.js';
+import { FEED_HEAD, FEED_MEMBER_PREFIX, chunkSortKey, entriesAfter, feedPartition, headKey, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
@@ -48,10 +48,20 @@ export class FeedReads {
   /**
    * pk = FEED#{scope} AND sk BETWEEN C#{after + 1} AND H, consistent: the
    * chunks that hold positions after `after` (a chunk is keyed by its last
-   * position), then the head with the newest entries. Entries met twice (a
-   * flush between its chunk and its trim) are the same entry.
+   * position), then the head with the newest entries; the entries up to the
+   * first position held nowhere (entriesAfter). Position after + 1 held
+   * nowhere while later ones are: a flush may have moved it between the
+   * Query's reads of its chunk and of the head, so the Query is made once
+   * more (the chunk was written before the trim); missing again, its chunk
+   * has expired.
    */
   async feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
+    let read = await this.readEntries(scope, after, count);
+    if (read.frontHole) read = await this.readEntries(scope, after, count);
+    return { entries: read.entries, more: read.more, expired: read.frontHole };
+  }
+
+  private async readEntries(scope: string, after: number, count: number) {
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -62,21 +72,7 @@ export class FeedReads {
         ConsistentRead: true,
       }),
     );
-    const byPosition = new Map<number, string>();
-    let known = after;
-    for (const item of out.Items ?? []) {
-      const members = (item[SK] === FEED_HEAD ? item.tail : item.members) as string[] | undefined;
-      const lo = Number(item[SK] === FEED_HEAD ? item.base : item.lo);
-      (members ?? []).forEach((member, i) => {
-        if (lo + i > after) byPosition.set(lo + i, member);
-      });
-      known = Math.max(known, lo + (members?.length ?? 0) - 1);
-    }
-    const positions = [...byPosition.keys()].sort((a, b) => a - b);
-    // Positions are dense from 1 and only expiry removes any: a hole right after the reader's position is an expired chunk.
-    const expired = known > after && positions[0] !== after + 1;
-    const entries = positions.slice(0, count).map((position) => ({ position, member: byPosition.get(position)! }));
-    return { entries, more: positions.length > count || out.LastEvaluatedKey !== undefined, expired };
+    return entriesAfter(out.Items ?? [], after, count, out.LastEvaluatedKey !== undefined);
   }
 
   /** The head, consistent: the scope's last position (0 when it has none). */
@@ -101,7 +97,7 @@ export class FeedReads {
     const read = (out.Items ?? []).filter((i) => i[SK] !== `${FEED_MEMBER_PREFIX}${after}`).slice(0, count);
     const id = (i: Item) => String(i[SK]).slice(FEED_MEMBER_PREFIX.length);
     return {
-      members: read.filter((i) => !i.left).map(id),
+      members: read.map(id),
       last: read.length ? id(read[read.length - 1]!) : after,
       more: read.length === count && ((out.Items ?? []).length > read.length || out.LastEvaluatedKey !== undefined),
     };

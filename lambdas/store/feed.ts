@@ -24,9 +24,10 @@
  *   are now, not the history). A member joins (`gen`: the version that
  *   showed it) before the entry that announces it, so a start that read the
  *   scope's position before its members either lists it or meets that entry
- *   later. One that leaves becomes a marker (`left`) that expires in a day;
- *   both writes are conditional on `gen`, so a late write of an older
- *   version cannot undo a newer one.
+ *   later. One that leaves is deleted. Both are conditional on `gen`, so a
+ *   late leave of an older version cannot remove a newer join; a late join
+ *   of an older version can list a member that is not shown (a start skips
+ *   it), until the member's next change in the scope.
  * A member is appended only to scopes that the version written or the one it
  * replaced shows it in (derivation.ts), so `removed` appears only in a scope
  * that showed the id: the replaced version was there, on the read routes.
@@ -50,8 +51,6 @@ export const FEED_MEMBER_PREFIX = 'M#';
 export const FEED_NOTE = 'feed_note';
 /** Chunks are kept a day longer than a cursor lives, for the clocks of the functions that write and read them. */
 export const CHUNK_TTL_SECONDS = 31 * 86_400;
-/** A member that left is remembered a day, so that a late write of an older version finds the newer one's word. */
-const LEFT_TTL_SECONDS = 86_400;
 /**
  * The tail is copied into a chunk each time its size crosses a multiple of
  * this many bytes: appends stay within one write unit (1 KB) with room for
@@ -59,7 +58,7 @@ const LEFT_TTL_SECONDS = 86_400;
  */
 export const TAIL_FLUSH_BYTES = 480;
 /** At most this many entries go into one chunk (the trim's REMOVE lists each). */
-const MAX_CHUNK_ENTRIES = 200;
+export const MAX_CHUNK_ENTRIES = 200;
 const POSITION_DIGITS = 12;
 /** `base` is one of DynamoDB's reserved words. */
 const HEAD_NAMES = { '#tail': 'tail', '#base': 'base' };
@@ -124,6 +123,7 @@ export class FeedWriter {
     private readonly io: TableIO,
     private readonly clock: Clock,
     private readonly flushBytes = TAIL_FLUSH_BYTES,
+    private readonly maxChunkEntries = MAX_CHUNK_ENTRIES,
   ) {}
 
   /**
@@ -165,10 +165,9 @@ export class FeedWriter {
     await this.io.putIf({ ...memberKey(scope, member), type: 'FEED_MEMBER', gen }, 'attribute_not_exists(#pk) OR gen < :gen', { ':gen': gen });
   }
 
-  /** The member left the scope, as of version `gen`: a marker for a day, then nothing. */
+  /** The member left the scope, as of version `gen` (a newer version's join stands). */
   async leave(scope: string, member: string, gen: number): Promise<void> {
-    const expires = Math.floor(this.clock().getTime() / 1000) + LEFT_TTL_SECONDS;
-    await this.io.putIf({ ...memberKey(scope, member), type: 'FEED_MEMBER', gen, left: true, [TTL_ATTRIBUTE]: expires }, 'attribute_not_exists(#pk) OR gen <= :gen', { ':gen': gen });
+    await this.io.deleteIf(memberKey(scope, member), 'attribute_not_exists(#pk) OR gen <= :gen', { ':gen': gen });
   }
 
   /**
@@ -191,7 +190,7 @@ export class FeedWriter {
 
   /** Copies the tail as read into a chunk, then removes those entries from the head (only if no flush did since). */
   private async flush(scope: string, base: number, tail: readonly string[]): Promise<void> {
-    const moved = tail.slice(0, MAX_CHUNK_ENTRIES);
+    const moved = tail.slice(0, this.maxChunkEntries);
     const last = base + moved.length - 1;
     await this.io.put({ [PK]: feedPartition(scope), [SK]: chunkSortKey(last), type: 'FEED_CHUNK', lo: base, members: moved, [TTL_ATTRIBUTE]: this.chunkExpiry() });
     // Highest index first: DynamoDB reads every index of one REMOVE against the list as it was, dynalite removes them
@@ -206,35 +205,48 @@ export class FeedWriter {
 }
 
 /**
- * The feed items of a full load into a table with no feeds yet: every shown
- * member of every scope as a member (gen 0) and as an entry, in the order
- * given, in chunks of the flush size, and each scope's head past them.
+ * What a full load appends: for every scope, the members the derived items
+ * show there, in the order given (the loader joins them, then appends them
+ * as changes do: local/loader.ts).
  */
-export function loadedFeedItems(derived: readonly Item[], now: Date, flushBytes = TAIL_FLUSH_BYTES): Item[] {
+export function loadedMembers(derived: readonly Item[]): Map<string, string[]> {
   const byScope = new Map<string, string[]>();
   for (const item of derived) for (const scope of scopesShowing(item)) byScope.set(scope, [...(byScope.get(scope) ?? []), feedMemberOf(item)]);
-  const expires = Math.floor(now.getTime() / 1000) + CHUNK_TTL_SECONDS;
-  const items: Item[] = [];
-  for (const [scope, members] of byScope) {
-    for (const member of members) items.push({ ...memberKey(scope, member), type: 'FEED_MEMBER', gen: 0 });
-    let lo = 1;
-    let run: string[] = [];
-    const chunk = () => {
-      items.push({ [PK]: feedPartition(scope), [SK]: chunkSortKey(lo + run.length - 1), type: 'FEED_CHUNK', lo, members: run, [TTL_ATTRIBUTE]: expires });
-      lo += run.length;
-      run = [];
-    };
-    for (const member of members) {
-      run.push(member);
-      if (listBytes(run) >= flushBytes || run.length === MAX_CHUNK_ENTRIES) chunk();
-    }
-    if (run.length) chunk();
-    items.push({ ...headKey(scope), type: 'FEED_HEAD', base: lo, tail: [] });
-  }
-  return items;
+  return byScope;
 }
 
-/** The scopes a set of loaded items has feeds in (their heads), for a load that must not write over existing ones. */
-export function loadedScopes(items: readonly Item[]): string[] {
-  return items.filter((i) => i[SK] === FEED_HEAD).map((i) => String(i[PK]).slice(FEED_PARTITION_PREFIX.length));
+/** What one read of a scope's chunks and head holds after a position. */
+export interface EntriesAfter {
+  /** The entries at after + 1, after + 2, … with no position missing between them, at most `count`. */
+  entries: { position: number; member: string }[];
+  /** Whether positions beyond these were seen or may exist. */
+  more: boolean;
+  /** Position after + 1 is held nowhere while later ones are: expired, or a flush moved it between two item reads. */
+  frontHole: boolean;
+}
+
+/**
+ * The entries a read of chunks and head (in any state a concurrent flush
+ * leaves them: one Query reads each item when it reaches it, not all at one
+ * moment) holds after `after`, stopping at the first position held nowhere.
+ * A flush writes its chunk before it trims the head, so a position missing
+ * between two that were read is one a flush moved while this read ran: the
+ * next read finds it. The same entry in two items is the same member.
+ */
+export function entriesAfter(items: readonly Item[], after: number, count: number, truncated: boolean): EntriesAfter {
+  const byPosition = new Map<number, string>();
+  let highest = after;
+  for (const item of items) {
+    const head = item[SK] === FEED_HEAD;
+    const members = ((head ? item.tail : item.members) ?? []) as string[];
+    const lo = Number(head ? item.base : item.lo);
+    members.forEach((member, i) => {
+      if (lo + i > after) byPosition.set(lo + i, member);
+    });
+    highest = Math.max(highest, lo + members.length - 1);
+  }
+  const entries: EntriesAfter['entries'] = [];
+  for (let p = after + 1; byPosition.has(p) && entries.length < count; p++) entries.push({ position: p, member: byPosition.get(p)! });
+  const next = after + entries.length + 1;
+  return { entries, more: truncated || highest >= next, frontHole: entries.length === 0 && highest > after };
 }

@@ -197,8 +197,9 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
       if (service === 'secretsmanager' && operation === 'GetSecretValue') {
         const id = String(parsed.SecretId);
         const arn = [...opts.secrets.keys()].find((a) => a === id || a.split(':').pop()?.replace(/-[A-Za-z0-9]{6}$/, '') === id);
-        // AWS authorizes on the secret's ARN (the one in the role's policy), whatever the request names it by.
-        const denial = await authorize(fn, [{ fn, action: 'secretsmanager:GetSecretValue', resource: arn ?? id, context: {} }], operation);
+        // AWS authorizes on the secret's ARN (the one in the role's policy), whatever the request names it by. The call is
+        // recorded with the version stage it asks for.
+        const denial = await authorize(fn, [{ fn, action: 'secretsmanager:GetSecretValue', resource: arn ?? id, context: {} }], `${operation} ${String(parsed.VersionStage)}`);
         if (denial) return awsError(res, 400, 'AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: secretsmanager:GetSecretValue on resource: ${id}`, false);
         const secret = arn ? opts.secrets.get(arn) : undefined;
         const stage = String(parsed.VersionStage ?? 'AWSCURRENT');

@@ -24,9 +24,10 @@ const SAMPLE_USER_ID = 'usr_alice';
 /**
  * One request per route, and a page with a cursor of each changes feed in both of its modes (a start's
  * members, then entries): from no cursor a feed answers only its cursor (its position), its members and
- * entries follow with one (BatchGetItem of the members). `cursorKey`: the rehearsal's cursor secret.
+ * entries follow with one (BatchGetItem of the members). `cursorKey`: the rehearsal's cursor secret; `now`: the
+ * functions' clock (a cursor dated after it is refused).
  */
-export function rehearsalRequests(key: string, cursorKey: Uint8Array): { route: string; path: string; headers: Record<string, string> }[] {
+export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date = new Date()): { route: string; path: string; headers: Record<string, string> }[] {
   const requests = routes.map((r) => ({
     route: r.id,
     path: `${SURFACES[r.surface]}${r.path.replace(/\{(\w+)\}/g, (_m, p: string) => SAMPLE[p] ?? p)}`,
@@ -34,7 +35,7 @@ export function rehearsalRequests(key: string, cursorKey: Uint8Array): { route: 
   }));
   // The profile list through the typed variant's `type=profile` (BatchGetItem, like profile-events).
   const typed = requests.find((r) => r.route === 'getUserEvents')!;
-  const asOf = Math.floor(Date.now() / 1000);
+  const asOf = Math.floor(now.getTime() / 1000);
   const feeds = [
     ['getEventChanges', feedScopes.catalogue()],
     ['getUserEventChanges', feedScopes.host(SAMPLE_USER_ID)],

@@ -129,13 +129,17 @@ describe('IAM: read-only, and only what each function needs', () => {
     expect(readers).toEqual(table.filter((r) => r.cursorKey).map((r) => r.id).sort());
   });
 
-  it('lets only the ingest function write event data: on the base table, with no delete and no wildcard', () => {
+  it('lets only the ingest function write event data: on the base table, deleting only feed items, no wildcard', () => {
     const writes = statements.filter((s) => [s.Action].flat().some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(a)));
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.every((s) => s.id.startsWith('Ingest'))).toBe(true);
     const tableActions = ingestStatements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
-    expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(JSON.stringify(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:PutItem')).map((s) => s.Resource))).not.toContain('/index/');
+    // A delete only of the changes feeds' items (a member leaving a scope's list), never of event data.
+    expect(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:DeleteItem'))).toEqual([
+      expect.objectContaining({ Action: 'dynamodb:DeleteItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['FEED#*'] } } }),
+    ]);
     expect(ingestStatements.flatMap((s) => [s.Action].flat()).some((a) => a.endsWith('*'))).toBe(false);
   });
 

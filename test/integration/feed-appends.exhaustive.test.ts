@@ -1,13 +1,16 @@
 /**
  * The changes feeds' append protocol (lambdas/store/feed.ts), explored
  * exhaustively rather than sampled: appenders to one scope interleaved at
- * every call, a reader reading the scope's entries at every point between
- * two calls, and the environment as an adversary: an appender dying after
+ * every call, a reader reading the scope's entries between every two calls
+ * (its chunks at one point and the head at the next: a Query reads each item
+ * when it reaches it, not the partition at one moment), and the environment
+ * as an adversary: an appender dying after
  * any call, a write landing with its response lost (the SDK retries it), a
  * write failing without landing, DynamoDB's TTL deleting the chunks it may
  * (everything expired: time passes) at any point. The flush size is
- * lowered so that every append flushes: each append is three calls (the
- * append, the chunk, the trim), the most the protocol makes.
+ * lowered so that every append flushes, moving one entry at most (a tail
+ * longer than that is flushed part by part): each append is three calls
+ * (the append, the chunk, the trim), the most the protocol makes.
  *
  * Held at every point and at the end:
  * - positions are dense and never rewritten: what the head and the chunks
@@ -21,9 +24,9 @@
  * second trim of the same entries (two flushers of one tail).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { FEED_HEAD, FeedWriter, feedPartition } from '../../lambdas/store/feed.js';
+import { FEED_CHUNK_PREFIX, FEED_HEAD, FeedWriter, chunkSortKey, entriesAfter, feedPartition, headKey } from '../../lambdas/store/feed.js';
 import { FeedReads } from '../../lambdas/store/feed-reads.js';
 import { TableIO } from '../../lambdas/store/table-io.js';
 import { TTL_ATTRIBUTE } from '../../lambdas/store/table.js';
@@ -35,6 +38,8 @@ const WRITES = /Put|Update|Delete/;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
 /** Every append crosses a multiple of it: every append flushes. */
 const FLUSH_BYTES = 1;
+/** A flush moves one entry at most: a tail longer than that is flushed part by part, as MAX_CHUNK_ENTRIES does past 200. */
+const CHUNK_ENTRIES = 1;
 
 type Fault = { appender: number; call: number; kind: 'crash' | 'lose' | 'fail' } | { kind: 'ttl'; point: number };
 
@@ -64,6 +69,25 @@ async function scopeItems(client: DynamoDBDocumentClient, scope: string): Promis
   return out.Items ?? [];
 }
 
+/** The chunks holding positions after `after` (the first half of a feed read). */
+async function chunkItems(client: DynamoDBDocumentClient, scope: string, after: number): Promise<Record<string, unknown>[]> {
+  const out = await client.send(
+    new QueryCommand({
+      TableName: TABLE,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkSortKey(after + 1), ':to': `${FEED_CHUNK_PREFIX}~` },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Items ?? [];
+}
+
+/** The head (the second half of a feed read), as a list of at most one item. */
+async function headItem(client: DynamoDBDocumentClient, scope: string): Promise<Record<string, unknown>[]> {
+  const out = await client.send(new GetCommand({ TableName: TABLE, Key: headKey(scope), ConsistentRead: true }));
+  return out.Item ? [out.Item] : [];
+}
+
 /** What DynamoDB's TTL may do once time has passed: every item of the scope with an expiry is deleted. */
 async function sweep(client: DynamoDBDocumentClient, scope: string): Promise<number> {
   const expired = (await scopeItems(client, scope)).filter((i) => typeof i[TTL_ATTRIBUTE] === 'number');
@@ -75,12 +99,14 @@ async function sweep(client: DynamoDBDocumentClient, scope: string): Promise<num
  * One schedule: `plan[i]` the appends of appender i (each a batch of members). At each step the appender
  * `prefix[step]` names makes its next call (else the lowest waiting); the reader reads at every point.
  */
-async function run(plan: string[][][], prefix: readonly number[], fault?: Fault): Promise<RunResult> {
+async function run(plan: string[][][], prefix: readonly number[], fault?: Fault, opts: { readers?: number } = {}): Promise<RunResult> {
   const scope = `RUN#${runs++}`;
   const admin = directClient(store.call);
   const waiting = new Map<number, () => void>();
-  const running = new Set(plan.map((_, i) => i));
-  const calls = plan.map(() => 0);
+  // The appenders, and the reader when the schedule has one (the last participant).
+  const participants = plan.length + (opts.readers ? 1 : 0);
+  const running = new Set(Array.from({ length: participants }, (_, i) => i));
+  const calls = Array.from({ length: participants }, () => 0);
   const result: RunResult = { choices: [], alternatives: [], refusedTrims: 0, otherRefusals: 0 };
   let inFlight = false;
   let points = 0;
@@ -112,7 +138,11 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault)
       if (item.sk === FEED_HEAD) last = lo + members.length - 1;
     }
     if (!swept) for (let p = 1; p <= last; p++) if (!held.has(p)) throw new Error(`position ${p} of ${last} is held nowhere (${where})`);
-    // The reader goes on from where it is, to the end for now.
+    // Without a reader of its own in the schedule, the route's own read (feedEntries) reads on at every point.
+    if (!opts.readers) await readOn(where);
+  };
+  /** Reads on from the reader's position to the end for now with the route's own read, checking what it is given. */
+  const readOn = async (where: string) => {
     for (let more = !expired; more; ) {
       const page = await reads.feedEntries(scope, cursor, 2);
       if (page.expired) {
@@ -120,14 +150,17 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault)
         expired = true;
         break;
       }
-      page.entries.forEach((e, i) => {
-        if (e.position !== cursor + 1 + i) throw new Error(`the reader at ${cursor} was given position ${e.position} as its ${i + 1}th (${where})`);
-        if (seenAt.has(e.position) && seenAt.get(e.position) !== e.member) throw new Error(`position ${e.position} read as ${e.member}, held ${seenAt.get(e.position)} (${where})`);
-      });
-      readLog.push(...page.entries);
-      if (page.entries.length) cursor = page.entries[page.entries.length - 1]!.position;
+      take(page.entries, where);
       more = page.more;
     }
+  };
+  const take = (entries: { position: number; member: string }[], where: string) => {
+    entries.forEach((e, i) => {
+      if (e.position !== cursor + 1 + i) throw new Error(`the reader at ${cursor} was given position ${e.position} as its ${i + 1}th (${where})`);
+      if (seenAt.has(e.position) && seenAt.get(e.position) !== e.member) throw new Error(`position ${e.position} read as ${e.member}, held ${seenAt.get(e.position)} (${where})`);
+    });
+    readLog.push(...entries);
+    if (entries.length) cursor = entries[entries.length - 1]!.position;
   };
 
   const pump = () => {
@@ -178,25 +211,55 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault)
     });
 
   const landed: string[][] = plan.map(() => []);
-  await Promise.all(
-    plan.map(async (appends, i) => {
-      const writer = new FeedWriter(new TableIO(clientOf(i), TABLE), clock, FLUSH_BYTES);
-      try {
-        for (const members of appends) {
-          await writer.append(scope, members);
-          landed[i]!.push(...members);
-        }
-      } catch (error) {
-        if (!(error instanceof Crash) && (error as { name?: string }).name !== 'ThrottlingException') throw error;
-      } finally {
-        running.delete(i);
-        pump();
+  const appenders = plan.map(async (appends, i) => {
+    const writer = new FeedWriter(new TableIO(clientOf(i), TABLE), clock, FLUSH_BYTES, CHUNK_ENTRIES);
+    try {
+      for (const members of appends) {
+        await writer.append(scope, members);
+        landed[i]!.push(...members);
       }
-    }),
-  );
+    } catch (error) {
+      if (!(error instanceof Crash) && (error as { name?: string }).name !== 'ThrottlingException') throw error;
+    } finally {
+      running.delete(i);
+      pump();
+    }
+  });
+  // The reader as a participant: a Query reads each item when it reaches it, not the partition at one moment, so its
+  // chunks and its head are two calls the schedule places apart (any appenders' calls between them). It takes what
+  // feedEntries takes (entriesAfter): the entries up to the first position held nowhere; a missing first one is read
+  // again, and missing again is an expired chunk (a consumer's 410).
+  const reader = async () => {
+    const client = clientOf(plan.length);
+    try {
+      for (let r = 0; r < (opts.readers ?? 0) && !expired; r++) {
+        for (let attempt = 1; ; attempt++) {
+          const [chunks, head] = [await chunkItems(client, scope, cursor), await headItem(client, scope)];
+          const read = entriesAfter([...chunks, ...head], cursor, 10, false);
+          if (!read.frontHole) {
+            take(read.entries, `the reader's read ${r + 1}`);
+            break;
+          }
+          if (attempt === 2) {
+            if (!swept) throw new Error(`the reader at ${cursor} found its next chunk gone twice, and nothing expired`);
+            expired = true;
+            break;
+          }
+        }
+      }
+    } finally {
+      running.delete(plan.length);
+      pump();
+    }
+  };
+  // Every participant runs to its end (one that fails hands its turns on), then the first failure is the run's.
+  const failed = (await Promise.allSettled([...appenders, ...(opts.readers ? [reader()] : [])])).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   await idle;
   idle = Promise.resolve();
   await look('at the end');
+  // Quiet: the reader reads to the end with the route's own read (a Query the flushes no longer race).
+  await readOn('at the end');
   if (!expired) {
     // Every append whose call returned was read, each appender's in its order (a lost response may add a second copy).
     const read = readLog.map((e) => e.member);
@@ -213,14 +276,14 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault)
 }
 
 /** Every interleaving of the plan (depth-first over the choices each run leaves), with `fault`; answers how many runs. */
-async function everyInterleaving(plan: string[][][], fault?: Fault): Promise<{ runs: number; refusedTrims: number; otherRefusals: number }> {
+async function everyInterleaving(plan: string[][][], fault?: Fault, opts: { readers?: number } = {}): Promise<{ runs: number; refusedTrims: number; otherRefusals: number }> {
   const todo: number[][] = [[]];
   let runs = 0;
   let refusedTrims = 0;
   let otherRefusals = 0;
   while (todo.length) {
     const prefix = todo.pop()!;
-    const r = await run(plan, prefix, fault);
+    const r = await run(plan, prefix, fault, opts);
     runs++;
     refusedTrims += r.refusedTrims;
     otherRefusals += r.otherRefusals;
@@ -242,6 +305,13 @@ describe('concurrent appends to one scope, every interleaving (feed.ts)', () => 
     expect(runs).toBe(1680);
     expect(otherRefusals).toBe(0);
     expect(refusedTrims).toBeGreaterThan(0);
+  }, 600_000);
+
+  it("an appender of three and a reader whose Query reads the chunks and the head at two moments, reading twice, every interleaving: the reader stops at a position a flush moved between them, never passes it", async () => {
+    const plan = [[['a1'], ['a2'], ['a3']]];
+    const { runs } = await everyInterleaving(plan, undefined, { readers: 2 });
+    counts.push(`an appender and a reader reading twice: ${runs}`);
+    expect(runs).toBeGreaterThan(700);
   }, 600_000);
 
   it('two appenders, every single fault at every call (a crash after it, its response lost, the write failing), every interleaving', async () => {

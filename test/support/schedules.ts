@@ -532,7 +532,7 @@ export class Explorer {
     const owed = items.filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
     if (owed.length) throw new Error(`work still owed at the end of ${where}: ${owed.join(', ')}`);
     // A start from no cursor lists every member a feed shows (it reads the member lists, not the entries).
-    const listed = new Set(items.filter((i) => i.type === 'FEED_MEMBER' && !i.left).map((i) => `${String(i.pk)} ${String(i.sk)}`));
+    const listed = new Set(items.filter((i) => i.type === 'FEED_MEMBER').map((i) => `${String(i.pk)} ${String(i.sk)}`));
     for (const item of items) {
       for (const scope of scopesShowing(item)) {
         const member = memberKey(scope, feedMemberOf(item));

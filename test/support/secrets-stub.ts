@@ -15,11 +15,15 @@ export interface SecretsStub {
   calls: string[];
   /** Makes `value` the current version and the current one the previous (what put-secret-value does). */
   rotate(value: string): void;
+  /** Stages `value` as the pending version (put-secret-value --version-stages AWSPENDING). */
+  stage(value: string): void;
+  /** Moves AWSCURRENT to the pending version, the current one becoming the previous (update-secret-version-stage). */
+  promote(): void;
   close(): Promise<void>;
 }
 
 export async function startSecretsStub(current: string, arn = 'arn:aws:secretsmanager:local:123456789012:secret:CursorKey-AbCdEf'): Promise<SecretsStub> {
-  const versions: { current: string; previous?: string } = { current };
+  const versions: { current: string; previous?: string; pending?: string } = { current };
   const calls: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -28,7 +32,7 @@ export async function startSecretsStub(current: string, arn = 'arn:aws:secretsma
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { SecretId?: string; VersionStage?: string };
       const stage = body.VersionStage ?? 'AWSCURRENT';
       calls.push(stage);
-      const value = body.SecretId !== arn ? undefined : stage === 'AWSCURRENT' ? versions.current : stage === 'AWSPREVIOUS' ? versions.previous : undefined;
+      const value = body.SecretId !== arn ? undefined : stage === 'AWSCURRENT' ? versions.current : stage === 'AWSPREVIOUS' ? versions.previous : stage === 'AWSPENDING' ? versions.pending : undefined;
       res.writeHead(value === undefined ? 400 : 200, { 'content-type': 'application/x-amz-json-1.1' });
       res.end(JSON.stringify(value === undefined ? { __type: 'ResourceNotFoundException', message: `no ${stage} version` } : { ARN: arn, Name: 'CursorKey', SecretString: value, VersionStages: [stage] }));
     });
@@ -41,6 +45,14 @@ export async function startSecretsStub(current: string, arn = 'arn:aws:secretsma
     rotate(value) {
       versions.previous = versions.current;
       versions.current = value;
+    },
+    stage(value) {
+      versions.pending = value;
+    },
+    promote() {
+      versions.previous = versions.current;
+      versions.current = versions.pending!;
+      versions.pending = undefined;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -14,6 +14,9 @@ import { scanAll } from './read-model.js';
 /** Far enough that every expiry the write side sets has passed: "any time later". */
 export const EVERYTHING_EXPIRED = new Date('2100-01-01T00:00:00.000Z');
 
+/** 29 days after `now`: every tombstone and marker expired, but no feed chunk (kept 31 days), within a cursor's 30 days. */
+export const withinRetention = (now: Date): Date => new Date(now.getTime() + 29 * 86_400_000);
+
 /** Deletes every item whose expiry is before `at`; answers their keys, `pk sk`. */
 export async function sweepExpired(client: DynamoDBDocumentClient, table: string, at: Date = EVERYTHING_EXPIRED): Promise<string[]> {
   const gone: string[] = [];

@@ -29,7 +29,7 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
-  { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey)' },
+  { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))' },
   { shown: /^npm test -- --selectProjects rehearsal$/, by: 'jest.config.js', proof: () => "displayName: 'rehearsal'" },
   // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
   { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
@@ -63,12 +63,17 @@ const EXERCISED: Exercised[] = [
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
 const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
-  // The cursor key's rotation: the secret is the stack's output, the value a fresh random one (never a literal).
+  // The cursor key's rotation, in two steps: a fresh random value (never a literal) staged as pending, then made current.
   {
-    shown: /^aws secretsmanager put-secret-value /,
+    shown: /^aws secretsmanager (put-secret-value|update-secret-version-stage) /,
     check: (command) => {
-      expect(command).toBe('aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)"');
+      expect([
+        'aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)" --version-stages AWSPENDING',
+        'aws secretsmanager update-secret-version-stage --secret-id CURSOR_KEY_SECRET_ARN --version-stage AWSCURRENT --move-to-version-id NEW_VERSION_ID --remove-from-version-id OLD_VERSION_ID',
+      ]).toContain(command);
       expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
+      // The functions accept a pending key (lambdas/http/cursor-keys.ts).
+      expect(read('lambdas/http/cursor-keys.ts')).toContain("version('AWSPENDING')");
     },
   },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
