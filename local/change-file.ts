@@ -1,11 +1,22 @@
 /**
- * Applies a JSON Lines file of change records (PRODUCT P14) in file order:
- * blank lines are ignored, a line that is not a valid record is reported with
- * its line number and field path and skipped, every other line goes through
- * the applier. Used by `npm run data:apply` and its tests.
+ * Applies a JSON Lines file of change records (PRODUCT P14) as if in file
+ * order: blank lines are ignored, a line that is not a valid record is
+ * reported with its line number and field path and skipped, every other line
+ * goes through an applier. Used by `npm run data:apply` and its tests.
+ *
+ * Up to `concurrency` lines are applied at once (default 1: one after
+ * another). A line starts only once every earlier line it depends on has
+ * finished (lineKeys): the same entity (else the later version could land
+ * first and the earlier line read as stale), an entity it refers to (else it
+ * could wait for an event an earlier line creates), and a user's deletion
+ * with everything around it (it cascades to the user's events, which lines
+ * naming only the event cannot see). So every line meets the table as the
+ * file's order leaves it for that line: the same results, counts and end
+ * state at any concurrency; only the writes may differ, by the conditional
+ * writes concurrent appliers refuse each other.
  */
-import { changeSubject, parseChangeLine } from '../lambdas/core/changes.js';
-import type { ChangeApplier } from '../lambdas/store/applier.js';
+import { changeSubject, parseChangeLine, type Change } from '../lambdas/core/changes.js';
+import type { ApplyResult, ChangeApplier } from '../lambdas/store/applier.js';
 
 export interface ChangeFileReport {
   applied: number;
@@ -19,27 +30,120 @@ export interface ChangeFileReport {
   writes: number;
 }
 
-export async function applyChangeFile(applier: ChangeApplier, text: string): Promise<ChangeFileReport> {
+/**
+ * What a line writes (its entity) and reads (the entities it refers to),
+ * and whether it is a barrier: every earlier line finishes before it, every
+ * later one starts after it.
+ */
+export function lineKeys(change: Change): { writes: string[]; reads: string[]; barrier: boolean } {
+  switch (change.type) {
+    case 'user.upserted':
+      return { writes: [`user ${change.user.id}`], reads: [], barrier: false };
+    case 'user.deleted':
+      return { writes: [`user ${change.user_id}`], reads: [], barrier: true };
+    case 'event.upserted':
+      return { writes: [`event ${change.event.id}`], reads: [`user ${change.event.creator_id}`], barrier: false };
+    case 'event.deleted':
+      return { writes: [`event ${change.event_id}`], reads: [], barrier: false };
+    case 'rsvp.upserted': {
+      const { event_id: eventId, user_id: userId } = change.rsvp;
+      // An anonymous guest's RSVP stores nothing and reads nothing.
+      if (userId == null) return { writes: [], reads: [], barrier: false };
+      return { writes: [`rsvp ${eventId}/${userId}`], reads: [`event ${eventId}`, `user ${userId}`], barrier: false };
+    }
+    case 'rsvp.deleted':
+      return { writes: [`rsvp ${change.event_id}/${change.user_id}`], reads: [`event ${change.event_id}`, `user ${change.user_id}`], barrier: false };
+  }
+}
+
+/** A limit on how many of the tasks run at once. */
+function slots(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let free = n;
+  const queue: (() => void)[] = [];
+  return async (task) => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => queue.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}
+
+/**
+ * `applier`: a fresh applier for each line (an applier counts one change's
+ * writes at a time). `concurrency`: lines applied at once (file comment).
+ */
+export async function applyChangeFile(applier: () => Pick<ChangeApplier, 'apply'>, text: string, concurrency = 1): Promise<ChangeFileReport> {
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a whole number of at least 1, not ${concurrency}`);
   const report: ChangeFileReport = { applied: 0, stale: 0, waiting: 0, invalid: 0, problems: [], staleLines: [], writes: 0 };
   const lines = text.split(/\r?\n/);
+  const problems: [number, string][] = [];
+  const staleLines: [number, string][] = [];
+  const run = slots(concurrency);
+  // Per key, as a read-write lock in file order: a line that reads it waits for its last writer, one that writes it for
+  // that writer and every reader since.
+  const writer = new Map<string, Promise<unknown>>();
+  const readers = new Map<string, Promise<unknown>[]>();
+  let barrier: Promise<unknown> = Promise.resolve();
+  let since: Promise<unknown>[] = [];
+  const work: Promise<unknown>[] = [];
   for (const [index, line] of lines.entries()) {
     const parsed = parseChangeLine(line);
     if (parsed === null) continue;
     const n = index + 1;
     if (!parsed.ok) {
       report.invalid++;
-      report.problems.push(...parsed.problems.map((p) => `line ${n}: ${p}`));
+      problems.push(...parsed.problems.map((p): [number, string] => [n, `line ${n}: ${p}`]));
       continue;
     }
-    const outcome = await applier.apply(parsed.change);
-    report.writes += outcome.writes;
-    report[outcome.result]++;
-    if (outcome.result === 'waiting') report.problems.push(`line ${n}: not applied, waiting for ${outcome.missing} (unknown or deleted)`);
-    if (outcome.result === 'stale') {
-      const entity = `${parsed.change.type.split('.')[0]} ${changeSubject(parsed.change)}`;
-      report.staleLines.push(`line ${n}: stale, version ${parsed.change.version} is not newer than ${outcome.storedVersion} (${entity}); nothing changed`);
+    const { change } = parsed;
+    const { writes, reads, barrier: isBarrier } = lineKeys(change);
+    const after = isBarrier ? [barrier, ...since] : [barrier, ...reads.map((k) => writer.get(k)), ...writes.flatMap((k) => [writer.get(k), ...(readers.get(k) ?? [])])];
+    const done: Promise<ApplyResult> = Promise.all(after).then(() => run(() => applier().apply(change)));
+    // Its failure is the file's (thrown below); the lines that wait for it only need it finished.
+    const finished = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    if (isBarrier) {
+      barrier = finished;
+      since = [];
+      writer.clear();
+      readers.clear();
+    } else {
+      since.push(finished);
+      for (const k of writes) {
+        writer.set(k, finished);
+        readers.set(k, []);
+      }
+      for (const k of reads) {
+        const list = readers.get(k) ?? [];
+        list.push(finished);
+        readers.set(k, list);
+      }
     }
+    work.push(
+      done.then((outcome) => {
+        report.writes += outcome.writes;
+        report[outcome.result]++;
+        if (outcome.result === 'waiting') problems.push([n, `line ${n}: not applied, waiting for ${outcome.missing} (unknown or deleted)`]);
+        if (outcome.result === 'stale') {
+          const entity = `${change.type.split('.')[0]} ${changeSubject(change)}`;
+          staleLines.push([n, `line ${n}: stale, version ${change.version} is not newer than ${outcome.storedVersion} (${entity}); nothing changed`]);
+        }
+      }),
+    );
   }
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const byLine = (a: [number, string], b: [number, string]) => a[0] - b[0];
+  report.problems = problems.sort(byLine).map(([, p]) => p);
+  report.staleLines = staleLines.sort(byLine).map(([, p]) => p);
   return report;
 }
 

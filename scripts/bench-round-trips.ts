@@ -149,3 +149,31 @@ export async function fanOutRoundTrips(endpoint: string, admin: DynamoDBDocument
 }
 
 export { createDocumentClient };
+
+/** The bounds test/integration/change-round-trips.test.ts holds (issue 38). */
+export const ROUND_TRIP_BOUNDS: Record<string, number> = {
+  'new RSVP (yes)': 8,
+  'RSVP status change (yes to no)': 8,
+  'RSVP status change (no to maybe)': 8,
+  'RSVP deletion': 8,
+  'new RSVP (no)': 8,
+  'event edit that moves no list (title)': 6,
+  'user edit without a fan-out (a user with no events)': 6,
+  'user edit of private fields only (e-mail)': 6,
+};
+/** A user edit that reaches no event. */
+export const USER_EDIT_TRIPS = 6;
+/** Each chunk of a fan-out (fanOutConcurrency units at once, 8 by default), on top of the change itself and one Query of its links. */
+export const FAN_OUT_CHUNK_TRIPS = 6;
+
+/** The bench's section: each case's round trips and calls, then a fan-out by its number of linked events. */
+export async function roundTripFigures(endpoint: string, admin: DynamoDBDocumentClient, clock: Clock): Promise<string[]> {
+  const rows = await changeRoundTrips(endpoint, admin, 'bench-round-trips', clock);
+  const lines = ['| Change | Round trips | Calls | Bound |', '|---|---|---|---|', ...rows.map((r) => `| ${r.change} | ${r.roundTrips} | ${r.calls} | ${ROUND_TRIP_BOUNDS[r.change] ?? ''} |`)];
+  lines.push('', '| User with N events (one guest each) | Name edit: round trips / calls | Rename: round trips / calls |', '|---|---|---|');
+  for (const links of [0, 1, 8, 16, 24]) {
+    const { edit, rename } = await fanOutRoundTrips(endpoint, admin, `bench-fan-out-${links}`, clock, links);
+    lines.push(`| ${links} | ${edit.roundTrips} / ${edit.calls} | ${rename.roundTrips} / ${rename.calls} |`);
+  }
+  return lines;
+}

@@ -20,7 +20,8 @@
  * probe bundles the Tracer like the rest of Powertools, found through a
  * node_modules link beside the probe's entry file.
  *
- * Then the changes feeds' page cost by feed size (scripts/bench-feeds.ts).
+ * Then the round trips per change and per fan-out chunk (scripts/bench-round-trips.ts),
+ * and the changes feeds' page cost by feed size (scripts/bench-feeds.ts).
  *
  * Last, the cost per million requests of every route (scripts/bench-cost.ts),
  * priced from this run's read units, round trips, times and response bytes,
@@ -52,6 +53,7 @@ import { changeFigures } from './bench-changes.js';
 import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
 import { feedFigures } from './bench-feeds.js';
+import { roundTripFigures } from './bench-round-trips.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -348,6 +350,16 @@ if (!demo.ok) throw new Error(demo.problems.join('\n'));
 const changes = await changeFigures(demo.dataset);
 const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 const feeds = await feedFigures();
+const trips = await (async () => {
+  const store = await startDynalite();
+  const admin = createDocumentClient({ endpoint: store.endpoint });
+  try {
+    return await roundTripFigures(store.endpoint, admin, fixedClock(NOW));
+  } finally {
+    admin.destroy();
+    await store.close();
+  }
+})();
 process.stdout.write(
   [
     `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
@@ -367,6 +379,10 @@ process.stdout.write(
     'Change records (lambdas/store/applier.ts): items written, write capacity and DynamoDB calls per change (demo data, in order).',
     '',
     ...changes,
+    '',
+    'Round trips per change (scripts/bench-round-trips.ts): the longest chain of DynamoDB calls each sent only after another was answered; calls sent together count once. Bounds held by test/integration/change-round-trips.test.ts; a fan-out adds one Query and at most 6 per chunk of 8 units.',
+    '',
+    ...trips,
     '',
     `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
     '',

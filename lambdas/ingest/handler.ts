@@ -21,7 +21,10 @@
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
- * Records are applied one after another in batch order. Logs name the change's
+ * A batch's records are applied at once, each with its own applier (an
+ * applier counts one change's writes): PRODUCT P14 lets changes arrive in any
+ * order, and the write side converges under any interleaving of appliers,
+ * records of one entity included (docs/data-model.md, "Write side"). Logs name the change's
  * type and ids, never its body (which carries e-mails and phone numbers).
  * Every record is counted by result (lambdas/http/metrics.ts) with its
  * fan-out (items written, events re-derived) and, when the record says when
@@ -66,10 +69,7 @@ export interface IngestDeps {
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
-    const applier = new ChangeApplier(deps.client, deps.tableName, {
-      remainingMs: () => context.getRemainingTimeInMillis(),
-      reserveMs: deps.reserveMs ?? 15_000,
-    });
+    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000 };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
       if (outcome) {
@@ -91,7 +91,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       const fields = { messageId: r.messageId, type: change.type, subject: changeSubject(change), version: change.version };
       let outcome: ApplyResult;
       try {
-        outcome = await applier.apply(change);
+        outcome = await new ChangeApplier(deps.client, deps.tableName, applierOptions).apply(change);
       } catch (error) {
         if (error instanceof FanOutIncomplete) {
           count('incomplete', change);
@@ -112,7 +112,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       deps.logger.info(`Change ${outcome.result}`, { ...fields, writes: outcome.writes, derivations: outcome.derivations });
     };
     // A batch where every record failed is still answered record by record: a Lambda error would add nothing but a false alarm.
-    return processPartialResponse(event, record, processor, { context, processInParallel: false, throwOnFullBatchFailure: false });
+    return processPartialResponse(event, record, processor, { context, processInParallel: true, throwOnFullBatchFailure: false });
   };
 }
 

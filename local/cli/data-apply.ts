@@ -1,8 +1,10 @@
 /**
- * `npm run data:apply -- FILE [--endpoint URL] [--table NAME]`
+ * `npm run data:apply -- FILE [--endpoint URL] [--table NAME] [--concurrency N]`
  *
  * Applies a JSON Lines file of change records (one record per line, blank
- * lines ignored) in file order, and prints how many it applied and the
+ * lines ignored) as in file order (--concurrency N applies up to N lines at
+ * once, each after the earlier lines it depends on: local/change-file.ts;
+ * default 1), and prints how many it applied and the
  * counts: applied, stale, waiting for a reference, invalid. Each stale line
  * is named on stdout with its line number, each invalid or waiting one on
  * stderr (with its field path or reference). Exit status: 0 when every line
@@ -21,13 +23,13 @@ import { applyChangeFile, exitStatus, formatReport, headline } from '../change-f
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 
-const USAGE = 'Usage: npm run data:apply -- FILE (--endpoint URL [--table NAME] | --table NAME)';
+const USAGE = 'Usage: npm run data:apply -- FILE (--endpoint URL [--table NAME] | --table NAME) [--concurrency N]';
 
 async function main(): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({
-      options: { endpoint: { type: 'string' }, table: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { endpoint: { type: 'string' }, table: { type: 'string' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     });
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
   if (values.help) return void process.stdout.write(`${USAGE}\n`);
   if (positionals.length !== 1) fail(USAGE, 2);
   if (!values.endpoint && !values.table) fail('data:apply: --table is required without --endpoint (the deployed table name is a stack output)', 2);
+  const concurrency = values.concurrency === undefined ? 1 : Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) fail(`data:apply: --concurrency must be a whole number from 1 to 64, not ${values.concurrency}\n${USAGE}`, 2);
   const file = positionals[0] as string;
   let text: string;
   try {
@@ -49,7 +53,7 @@ async function main(): Promise<void> {
   const client = createWriteClient({ endpoint: values.endpoint });
   try {
     if (values.endpoint) await ensureTable(client, tableName);
-    const report = await applyChangeFile(new ChangeApplier(client, tableName), text);
+    const report = await applyChangeFile(() => new ChangeApplier(client, tableName), text, concurrency);
     for (const p of report.problems) process.stderr.write(`${p}\n`);
     for (const line of report.staleLines) process.stdout.write(`${line}\n`);
     process.stdout.write(`${headline(report, file, tableName)}\n${formatReport(report)}\n`);

@@ -18,6 +18,8 @@ import { writeDataset } from '../../local/loader.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
 import { sqsEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { waveClient } from '../../scripts/bench-round-trips.js';
+import { roundTrips } from '../../local/instrument.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
 let store: TestStore;
@@ -67,7 +69,8 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     const ingest = await table('ingest-poison', d0);
     const bodies = [JSON.stringify(good[0]), '{"type":"event.upserted","version":"x"', JSON.stringify(waiting), JSON.stringify(good[1]), JSON.stringify({ type: 'user.deleted', version: 0, user_id: 'usr_fan' })];
     const result = await ingest(sqsEvent(bodies), context());
-    expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m1', 'm2', 'm4']);
+    // In the order the records finished (applied at once): SQS reads the set.
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2', 'm4']);
     const expected = await freshLoadReadModel(store.client, 'ingest-poison-expected', fold(d0, good).dataset);
     expect(readModel(await scanAll(store.client, 'ingest-poison'))).toEqual(expected);
     const counted = (result: string) => metrics.value('Changes', { result }).length;
@@ -84,6 +87,26 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(['applied', 'stale', 'waiting', 'invalid'].map(counted)).toEqual([2, 2, 2, 4]);
     expect(JSON.stringify(logger.entries)).not.toContain('PRIVATE');
     expect(logger.entries.some((l) => l.level === 'WARN' && l.missing === 'user usr_nobody')).toBe(true);
+  });
+
+  it('applies a batch\'s records at once: ten RSVPs on one event take the round trips of one, and end as their fold', async () => {
+    const guests = Array.from({ length: 10 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}` }));
+    const d0: Dataset = { users: [host, ...guests], events: [event(1)], rsvps: [] };
+    const rsvps: Change[] = guests.map((g, i) => ({ type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: g.id, status: (['yes', 'no', 'maybe'] as const)[i % 3]!, rsvp_date: '2026-11-02T00:00:00.000Z' } }));
+    await ensureTable(store.client, 'ingest-parallel');
+    await writeDataset(store.client, 'ingest-parallel', d0);
+    // Calls released in waves (scripts/bench-round-trips.ts): records one after another would chain their round trips.
+    const { client, spans } = waveClient(store.endpoint);
+    try {
+      const ingest = buildIngest({ client, tableName: 'ingest-parallel', logger, metrics: recordingMetrics(), clock: fixedClock('2026-11-21T12:00:00.000Z'), continueLater: async () => undefined });
+      const result = await ingest(sqsEvent(rsvps.map((r) => JSON.stringify(r))), context());
+      expect(result.batchItemFailures).toEqual([]);
+    } finally {
+      client.destroy();
+    }
+    // One RSVP alone is at most 8 (test/integration/change-round-trips.test.ts); contention on the event's counts may add a recount.
+    expect(roundTrips(spans)).toBeLessThanOrEqual(12);
+    expect(readModel(await scanAll(store.client, 'ingest-parallel'))).toEqual(await freshLoadReadModel(store.client, 'ingest-parallel-expected', fold(d0, rsvps).dataset));
   });
 
   it('finishes a rename fanned out to 60 events by continuations, one invocation after another, never failing the record', async () => {
