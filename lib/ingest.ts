@@ -6,8 +6,11 @@
  *
  * Visibility timeout: six times the function's timeout (AWS's advice for SQS
  * event sources), so a record is not delivered twice while a batch still runs.
- * maxReceiveCount 10: a record waiting for a reference gets ten deliveries
- * (about an hour with the visibility timeout) before it is parked in the DLQ.
+ * A record waiting for a reference is delivered again in seconds, then
+ * minutes (the ingest sets its visibility: lambdas/core/retry-backoff.ts),
+ * and parked in the DLQ after WAITING_RECEIVES (17) receives, as long in
+ * total as ten full visibility timeouts (two hours); the function may change
+ * the visibility of its own queue's messages only (the event source's grant).
  * A fan-out stopped by the time limit does not use up receives: the ingest
  * sends the record again as a new message (its continuation), so the
  * function may send to its own queue, and to nothing else.
@@ -19,12 +22,13 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { RouteFunction } from './route-function.js';
+import { QUEUE_VISIBILITY_SECONDS, WAITING_RECEIVES } from '../lambdas/core/retry-backoff.js';
 
 export const INGEST = {
   handlerFile: 'lambdas/ingest/handler',
   timeoutSeconds: 120,
   batchSize: 10,
-  maxReceiveCount: 10,
+  maxReceiveCount: WAITING_RECEIVES,
 } as const;
 
 export interface IngestProps {
@@ -56,7 +60,8 @@ export class Ingest extends Construct {
     this.queue = new Queue(this, 'Queue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: Duration.seconds(INGEST.timeoutSeconds * 6),
+      // Six times the function's timeout (AWS's advice for SQS event sources); the backoff's cap is this value.
+      visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_SECONDS),
       retentionPeriod: Duration.days(14),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: INGEST.maxReceiveCount },
     });

@@ -15,9 +15,12 @@
  *   using up receives, so it never reaches the dead-letter queue half done.
  *   Only if the continuation cannot be sent does the record fail (SQS then
  *   delivers it again after the visibility timeout);
- * - waiting for a reference, not a valid record, or any failure: the record
- *   fails, SQS delivers it again after the visibility timeout, and after
- *   maxReceiveCount it moves to the dead-letter queue (an alarm watches it),
+ * - waiting for a reference: the record fails and its visibility is set from
+ *   its receive count (lambdas/core/retry-backoff.ts: 5 s, doubling to the
+ *   queue's 720 s), so it is applied soon after what it waits for arrives;
+ * - not a valid record, or any failure: the record fails, SQS delivers it
+ *   again after the visibility timeout. Either way, after maxReceiveCount
+ *   (as long in total as ten full timeouts) it moves to the dead-letter queue (an alarm watches it),
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
@@ -44,7 +47,8 @@ import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { waitingVisibility } from '../core/retry-backoff.js';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -64,6 +68,8 @@ export interface IngestDeps {
   reserveMs?: number;
   /** Sends a record body to the ingest queue again: the continuation of a fan-out stopped for time. */
   continueLater: (body: string) => Promise<void>;
+  /** Sets when SQS delivers a received record again (ChangeMessageVisibility); without it, after the queue's visibility timeout. */
+  retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -106,7 +112,15 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       }
       count(outcome.result, change, outcome);
       if (outcome.result === 'waiting') {
-        deps.logger.warn('Change waits for a reference', { ...fields, missing: outcome.missing, receiveCount: r.attributes.ApproximateReceiveCount });
+        const receives = Number(r.attributes.ApproximateReceiveCount);
+        const seconds = waitingVisibility(receives);
+        try {
+          await deps.retryIn?.(r.receiptHandle, seconds);
+        } catch (error) {
+          // The record still fails: SQS delivers it again after the queue's visibility timeout instead.
+          deps.logger.warn('Could not shorten a waiting record\'s visibility', { ...fields, ...errorFields(error) });
+        }
+        deps.logger.warn('Change waits for a reference', { ...fields, missing: outcome.missing, receiveCount: r.attributes.ApproximateReceiveCount, retryInSeconds: seconds });
         throw new RecordNotApplied(`waiting for ${outcome.missing}`);
       }
       deps.logger.info(`Change ${outcome.result}`, { ...fields, writes: outcome.writes, derivations: outcome.derivations });
@@ -125,7 +139,8 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const sqs = new SQSClient({});
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
   const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
-  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater });
+  const retryIn = async (receiptHandle: string, seconds: number) => void (await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds })));
+  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

@@ -10,6 +10,8 @@ import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambd
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
 import { resources, synthApp } from './support.js';
+import { INGEST } from '../../lib/ingest.js';
+import { QUEUE_VISIBILITY_SECONDS } from '../../lambdas/core/retry-backoff.js';
 
 const POWERTOOLS_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_LOGGER_SAMPLE_RATE'];
 
@@ -365,12 +367,14 @@ describe('change-stream ingest', () => {
   const dlq = queues.find(([id]) => id.includes('DeadLetters'))!;
   const queue = queues.find(([id]) => id.includes('IngestQueue'))!;
 
-  it('has an encrypted, TLS-only ingest queue with a dead-letter queue after 10 receives', () => {
+  it('has an encrypted, TLS-only ingest queue with a dead-letter queue after 17 receives (backoff: as long as 10 full timeouts)', () => {
     expect(queue[1].Properties).toMatchObject({
       SqsManagedSseEnabled: true,
       VisibilityTimeout: 720,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq[0], 'Arn'] }, maxReceiveCount: 10 },
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq[0], 'Arn'] }, maxReceiveCount: 17 },
     });
+    // The backoff's cap is the queue's timeout, six times the function's.
+    expect(QUEUE_VISIBILITY_SECONDS).toBe(INGEST.timeoutSeconds * 6);
     expect(dlq[1].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
     const policies = resources(t, 'AWS::SQS::QueuePolicy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
     expect(policies.filter((p) => p.includes('aws:SecureTransport'))).toHaveLength(2);
@@ -393,6 +397,17 @@ describe('change-stream ingest', () => {
     expect(sends.length).toBe(1);
     expect(sends[0]!.id.startsWith('Ingest')).toBe(true);
     expect(sends[0]!.Resource).toEqual({ 'Fn::GetAtt': [queue[0], 'Arn'] });
+  });
+
+  it('lets the ingest function change the visibility of its own queue\'s messages (a waiting record\'s backoff), and of no other', () => {
+    const policies = resources(t, 'AWS::IAM::Policy').filter(notKeyAdmin);
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const changes = policies.flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).map((st) => ({ id, ...st }))).filter((st) => [st.Action].flat().some((a) => a === 'sqs:ChangeMessageVisibility' || a === 'sqs:*'));
+    expect(changes.length).toBeGreaterThan(0);
+    for (const st of changes) {
+      expect(st.id.startsWith('Ingest')).toBe(true);
+      expect(st.Resource).toEqual({ 'Fn::GetAtt': [queue[0], 'Arn'] });
+    }
   });
 
   it('alarms on any dead letter and on ingest lag', () => {

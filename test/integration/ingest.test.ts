@@ -109,6 +109,36 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     expect(readModel(await scanAll(store.client, 'ingest-parallel'))).toEqual(await freshLoadReadModel(store.client, 'ingest-parallel-expected', fold(d0, rsvps).dataset));
   });
 
+  it('hides a waiting record for 5 s, then 10, 20 … (its receive count), and applies it once its reference came', async () => {
+    const d0: Dataset = { users: [host, fan], events: [], rsvps: [] };
+    await ensureTable(store.client, 'ingest-backoff');
+    await writeDataset(store.client, 'ingest-backoff', d0);
+    const hidden: [string, number][] = [];
+    let refuse = false;
+    const retryIn = async (receiptHandle: string, seconds: number) => {
+      if (refuse) throw new Error('AccessDenied');
+      hidden.push([receiptHandle, seconds]);
+    };
+    const ingest = buildIngest({ client: store.client, tableName: 'ingest-backoff', logger, metrics: recordingMetrics(), clock: fixedClock('2026-11-21T12:00:00.000Z'), continueLater: async () => undefined, retryIn });
+    const rsvp: Change = { type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_001', user_id: 'usr_fan', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } };
+    const received = (n: number) => {
+      const e = sqsEvent([JSON.stringify(rsvp)]);
+      e.Records[0]!.attributes.ApproximateReceiveCount = String(n);
+      return e;
+    };
+    for (const n of [1, 2, 3]) expect((await ingest(received(n), context())).batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    expect(hidden).toEqual([['r0', 5], ['r0', 10], ['r0', 20]]);
+    // A visibility that cannot be changed: the record still fails (SQS delivers it after the queue's timeout), with a warning.
+    refuse = true;
+    expect((await ingest(received(4), context())).batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    expect(logger.entries.some((l) => l.level === 'WARN' && String(l.message).includes('Could not shorten'))).toBe(true);
+    // The event arrives; the record's next delivery applies.
+    expect((await ingest(sqsEvent([JSON.stringify({ type: 'event.upserted', version: 1, event: event(1) })]), context())).batchItemFailures).toEqual([]);
+    expect((await ingest(received(5), context())).batchItemFailures).toEqual([]);
+    expect(hidden).toHaveLength(3);
+    expect(readModel(await scanAll(store.client, 'ingest-backoff'))).toEqual(await freshLoadReadModel(store.client, 'ingest-backoff-expected', fold(d0, [{ type: 'event.upserted', version: 1, event: event(1) }, rsvp]).dataset));
+  });
+
   it('finishes a rename fanned out to 60 events by continuations, one invocation after another, never failing the record', async () => {
     const events = Array.from({ length: 60 }, (_, i) => event(i));
     const d0: Dataset = { users: [host, fan], events, rsvps: events.slice(0, 20).map((e) => ({ event_id: e.id, user_id: 'usr_fan', status: 'maybe' as const, rsvp_date: '2026-11-02T00:00:00.000Z' })) };
