@@ -21,6 +21,7 @@
  * node_modules link beside the probe's entry file.
  *
  * Then the round trips per change and per fan-out chunk (scripts/bench-round-trips.ts),
+ * a burst of RSVPs on one event by 1 to 8 appliers (scripts/bench-burst.ts),
  * and the changes feeds' page cost by feed size (scripts/bench-feeds.ts).
  *
  * Last, the cost per million requests of every route (scripts/bench-cost.ts),
@@ -54,6 +55,7 @@ import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './benc
 import { hostFigures } from './bench-hosts.js';
 import { feedFigures } from './bench-feeds.js';
 import { roundTripFigures } from './bench-round-trips.js';
+import { burstFigures } from './bench-burst.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -350,6 +352,7 @@ if (!demo.ok) throw new Error(demo.problems.join('\n'));
 const changes = await changeFigures(demo.dataset);
 const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 const feeds = await feedFigures();
+const burst = await burstFigures();
 const trips = await (async () => {
   const store = await startDynalite();
   const admin = createDocumentClient({ endpoint: store.endpoint });
@@ -383,6 +386,10 @@ process.stdout.write(
     'Round trips per change (scripts/bench-round-trips.ts): the longest chain of DynamoDB calls each sent only after another was answered; calls sent together count once. Bounds held by test/integration/change-round-trips.test.ts; a fan-out adds one Query and at most 6 per chunk of 8 units.',
     '',
     ...trips,
+    '',
+    'A burst of RSVPs on one event (scripts/bench-burst.ts): 1 to 8 appliers at once, a fixed latency added to every call.',
+    '',
+    ...burst,
     '',
     `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
     '',
