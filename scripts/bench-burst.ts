@@ -11,7 +11,7 @@
  * RSVP, and the wall time of one RSVP in latencies (its round trips as the
  * appliers met them); the end state is checked against a fresh load of the
  * fold of the same changes (a run that differs throws). On dynalite, and on
- * DynamoDB Local when Java 17 is there.
+ * DynamoDB Local when Java 17 is there (BENCH_BURST_STORES says which).
  *
  * `npx tsx scripts/bench-burst.ts` prints the table alone; `npm run bench`
  * prints it too.
@@ -33,6 +33,8 @@ const RSVPS = Number(process.env.BENCH_BURST_RSVPS ?? 160);
 const GUESTS = Number(process.env.BENCH_BURST_GUESTS ?? 200);
 const LATENCY_MS = Number(process.env.BENCH_BURST_LATENCY_MS ?? 6);
 const APPLIERS = [1, 2, 4, 8];
+/** Which stores: dynalite and DynamoDB Local by default (`BENCH_BURST_STORES=dynalite` for a quick run). */
+const STORES = (process.env.BENCH_BURST_STORES ?? 'dynalite,dynamodb-local').split(',');
 const ROOT = new URL('..', import.meta.url).pathname;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
 
@@ -132,6 +134,7 @@ export async function burstFigures(): Promise<string[]> {
   } finally {
     await dynalite.close();
   }
+  if (!STORES.includes('dynamodb-local')) return lines;
   let local;
   try {
     local = await startDynamoDbLocal(ROOT);

@@ -5,7 +5,7 @@ import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
   it('measures every route, bundle and change type', async () => {
-    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300' }).done;
+    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300', BENCH_BURST_RSVPS: '8', BENCH_BURST_GUESTS: '4', BENCH_BURST_STORES: 'dynalite', BENCH_ROUND_TRIP_LINKS: '0,8' }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| \\d+ \\|`, 'm'));
@@ -14,6 +14,10 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/Powertools is bundled into every function \(no layer\)/);
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
+    // Round trips per change, a fan-out by its size, and the burst on one event by 1 to 8 appliers.
+    expect(stdout).toMatch(/^\| new RSVP \(yes\) \| \d \| \d+ \| 8 \|$/m);
+    expect(stdout).toMatch(/^\| 8 \| \d+ \/ \d+ \| \d+ \/ \d+ \|$/m);
+    for (const n of [1, 2, 4, 8]) expect(stdout).toMatch(new RegExp(`^\\| dynalite \\| ${n} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'));
     // Write capacity as billed: the GSI share is shown, and each event size has its RSVP and edit rows.
     const feedColumn = '\\d+ \\(\\d+; (?:[\\d.]+|-)\\)';
     expect(stdout).toMatch(new RegExp(`^\\| event hidden \\| applied \\| \\d+ \\| \\d+ \\(\\d+\\) \\| [\\d.]+ \\| \\d+ \\| ${feedColumn} \\|$`, 'm'));
