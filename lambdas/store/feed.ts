@@ -162,10 +162,11 @@ export class FeedWriter {
   /**
    * Appends "may have changed" for these members, in order, at the scope's
    * next positions: one UpdateItem of the head. A lost response's retry
-   * appends them again (an entry more only says "look again").
+   * appends them again (an entry more only says "look again"). Answers how
+   * many chunks it wrote (0 or 1), for the loader's count of items written.
    */
-  async append(scope: string, members: readonly string[]): Promise<void> {
-    if (!members.length) return;
+  async append(scope: string, members: readonly string[]): Promise<number> {
+    if (!members.length) return 0;
     const head = await this.io.update(
       headKey(scope),
       'SET #type = :type, #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
@@ -174,7 +175,9 @@ export class FeedWriter {
     );
     const tail = head.tail as string[];
     const before = listBytes(tail.slice(0, tail.length - members.length));
-    if (Math.floor(before / this.flushBytes) < Math.floor(listBytes(tail) / this.flushBytes)) await this.flush(scope, Number(head.base), tail);
+    if (Math.floor(before / this.flushBytes) >= Math.floor(listBytes(tail) / this.flushBytes)) return 0;
+    await this.flush(scope, Number(head.base), tail);
+    return 1;
   }
 
   /** Copies the tail as read into a chunk, then removes those entries from the head (only if no flush did since). */
