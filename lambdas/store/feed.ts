@@ -58,6 +58,15 @@ export const CHUNK_TTL_SECONDS = 31 * 86_400;
 export const TAIL_FLUSH_BYTES = 480;
 /** At most this many entries go into one chunk (the trim's REMOVE lists each). */
 export const MAX_CHUNK_ENTRIES = 200;
+/**
+ * Members a bulk writer (the loader, a resync's notes) appends in one call:
+ * half a chunk, so the flush each such append sets off moves the whole tail
+ * and a tail left long by a crash between an append and its flush drains.
+ * Fewer, larger writes than a change's appends: about 0.12 billed units an
+ * entry against 0.19 in appends of 16 (the head, the chunk and the trim each
+ * about 4 KB).
+ */
+export const BULK_APPEND = 100;
 const POSITION_DIGITS = 12;
 /** `base` is one of DynamoDB's reserved words. */
 const HEAD_NAMES = { '#tail': 'tail', '#base': 'base' };
