@@ -8,7 +8,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validateDataset, type Dataset } from '../lambdas/core/dataset.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
-import { FeedWriter, loadedMembers, memberKey } from '../lambdas/store/feed.js';
+import { BULK_APPEND, FeedWriter, loadedMembers, memberKey } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { datasetToItems, type WriteSummary } from '../lambdas/store/writer.js';
 
@@ -64,19 +64,19 @@ export async function writeDataset(
   const written = await batchWriteAll(client, tableName, items, opts);
   const joined = await batchWriteAll(client, tableName, members, opts);
   const writer = new FeedWriter(new TableIO(client, tableName), opts?.clock ?? systemClock);
-  const scopes = [...feeds];
+  const scopes = [...feeds].filter(([, ids]) => ids.length > 0);
+  const heads = scopes.length;
+  let chunks = 0;
   const worker = async () => {
     for (let next = scopes.shift(); next; next = scopes.shift()) {
       const [scope, ids] = next;
-      for (let i = 0; i < ids.length; i += LOAD_APPEND) await writer.append(scope, ids.slice(i, i + LOAD_APPEND));
+      for (let i = 0; i < ids.length; i += BULK_APPEND) chunks += await writer.append(scope, ids.slice(i, i + BULK_APPEND));
     }
   };
   await Promise.all(Array.from({ length: opts?.concurrency ?? 8 }, worker));
-  return { ...summary, items: summary.items + members.length, retries: written.retries + joined.retries };
+  // Every item the load wrote: the dataset's, the member lists', each scope's head and the chunks its flushes wrote.
+  return { ...summary, items: summary.items + members.length + heads + chunks, retries: written.retries + joined.retries };
 }
-
-/** Members a load appends at once: a few hundred bytes of tail, about one flush each (lambdas/store/feed.ts). */
-const LOAD_APPEND = 16;
 
 export function formatSummary(s: WriteSummary): string {
   return [

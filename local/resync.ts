@@ -29,7 +29,7 @@
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
@@ -222,7 +222,7 @@ async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, no
   for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
   const scopes = [...byScope.entries()];
   const worker = async () => {
-    for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += 8) await writer.append(next[0], next[1].slice(i, i + 8));
+    for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += BULK_APPEND) await writer.append(next[0], next[1].slice(i, i + BULK_APPEND));
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   for (const n of notes) {

@@ -59,6 +59,15 @@ export const CHUNK_TTL_SECONDS = 31 * 86_400;
 export const TAIL_FLUSH_BYTES = 480;
 /** At most this many entries go into one chunk (the trim's REMOVE lists each). */
 export const MAX_CHUNK_ENTRIES = 200;
+/**
+ * Members a bulk writer (the loader, a resync's notes) appends in one call:
+ * half a chunk, so the flush each such append sets off moves the whole tail
+ * and a tail left long by a crash between an append and its flush drains.
+ * Fewer, larger writes than a change's appends: about 0.12 billed units an
+ * entry against 0.19 in appends of 16 (the head, the chunk and the trim each
+ * about 4 KB).
+ */
+export const BULK_APPEND = 100;
 const POSITION_DIGITS = 12;
 /** `base` is one of DynamoDB's reserved words. */
 const HEAD_NAMES = { '#tail': 'tail', '#base': 'base' };
@@ -173,10 +182,11 @@ export class FeedWriter {
   /**
    * Appends "may have changed" for these members, in order, at the scope's
    * next positions: one UpdateItem of the head. A lost response's retry
-   * appends them again (an entry more only says "look again").
+   * appends them again (an entry more only says "look again"). Answers how
+   * many chunks it wrote (0 or 1), for the loader's count of items written.
    */
-  async append(scope: string, members: readonly string[]): Promise<void> {
-    if (!members.length) return;
+  async append(scope: string, members: readonly string[]): Promise<number> {
+    if (!members.length) return 0;
     const head = await this.io.update(
       headKey(scope),
       'SET #type = :type, #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
@@ -185,7 +195,9 @@ export class FeedWriter {
     );
     const tail = head.tail as string[];
     const before = listBytes(tail.slice(0, tail.length - members.length));
-    if (Math.floor(before / this.flushBytes) < Math.floor(listBytes(tail) / this.flushBytes)) await this.flush(scope, Number(head.base), tail);
+    if (Math.floor(before / this.flushBytes) >= Math.floor(listBytes(tail) / this.flushBytes)) return 0;
+    await this.flush(scope, Number(head.base), tail);
+    return 1;
   }
 
   /** Copies the tail as read into a chunk, then removes those entries from the head (only if no flush did since). */

@@ -111,6 +111,21 @@ async function main(): Promise<void> {
     throw error;
   });
 
+  // Before the banner: whoever reads it may signal at once, and a signal with no listener yet kills the process.
+  // Ctrl-C reaches this process twice (from the terminal and forwarded by npm):
+  // the second signal must not cut the close short, so the handler stays and ignores it.
+  let stopping = false;
+  const shutdown = () => {
+    if (stopping) return;
+    stopping = true;
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+
   const s = server.summary;
   const header = apiKeyHeaderName(o.serviceName);
   for (const w of server.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -138,20 +153,6 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-
-  // Ctrl-C reaches this process twice (from the terminal and forwarded by npm):
-  // the second signal must not cut the close short, so the handler stays and ignores it.
-  let stopping = false;
-  const shutdown = () => {
-    if (stopping) return;
-    stopping = true;
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
 }
 
 main().catch((error: unknown) => fail(`npm start: ${(error as Error).stack ?? String(error)}`, 1));

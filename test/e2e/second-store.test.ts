@@ -28,7 +28,9 @@ function pathWithoutJava(): string {
 }
 
 function npmRunJest(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const childEnv: NodeJS.ProcessEnv = { ...newcomerEnv(), PATH: pathWithoutJava(), ...env };
+  // A newcomer's shell, not CI's: .ci/run exports REQUIRE_DYNAMODB_LOCAL for the whole run; a case that wants it passes it.
+  const { REQUIRE_DYNAMODB_LOCAL: _ci, ...shell } = newcomerEnv();
+  const childEnv: NodeJS.ProcessEnv = { ...shell, PATH: pathWithoutJava(), ...env };
   // This run is jest's worker: the nested jest must not take it for its own.
   delete childEnv.JEST_WORKER_ID;
   delete childEnv.TEST_STORE;

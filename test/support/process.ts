@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 
-const TSX = new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url).pathname;
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
 export interface Finished {
@@ -31,8 +30,13 @@ export interface Running {
   output: () => string;
 }
 
+/**
+ * A TypeScript CLI in one process, with tsx as a loader (as `npm start` runs
+ * it): tsx's own CLI relays a signal to its child and, when the child does not
+ * acknowledge within 30 ms (a loaded machine), kills it and exits 143.
+ */
 export function runTs(script: string, args: string[], env: Record<string, string> = {}): Running {
-  return captured(spawn(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...newcomerEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return captured(spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: { ...newcomerEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /**
