@@ -40,6 +40,12 @@ export const ALARM_THRESHOLDS = {
   /** Age of the oldest change waiting in the ingest queue, seconds: how far the read model is behind. */
   ingestLagSeconds: 300,
   /**
+   * p99 of the seconds from a change at its source to its write here
+   * (`ChangeLag`, applied changes): the freshness the write side is built
+   * for, a burst shown within a minute (docs/performance.md, freshness under load).
+   */
+  changeLagP99Seconds: 60,
+  /**
    * Keys created through the key-management API in 5 minutes: far above users
    * creating keys by hand in the web product's settings, reached by a loop or
    * a script creating keys (a bug, or stolen web-product credentials).
@@ -48,6 +54,10 @@ export const ALARM_THRESHOLDS = {
 };
 
 /** The metric the key-creates alarm watches: KeyOperations with operation=created. */
+export function changeLagMetric(namespace: string, period: Duration): Metric {
+  return new Metric({ namespace, metricName: METRICS.changeLag, dimensionsMap: { [DIMENSIONS.result]: 'applied' }, statistic: 'p99', period });
+}
+
 export function keyCreatesMetric(namespace: string, period: Duration): Metric {
   return new Metric({ namespace, metricName: METRICS.keyOperations, dimensionsMap: { [DIMENSIONS.operation]: 'created' }, statistic: 'Sum', period });
 }
@@ -115,6 +125,19 @@ export class Monitoring extends Construct {
           alarmDescription: `The oldest change in the ingest queue is older than ${ALARM_THRESHOLDS.ingestLagSeconds} s: the read model is behind its source.`,
           metric: props.ingest.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
           threshold: ALARM_THRESHOLDS.ingestLagSeconds,
+          evaluationPeriods: 5,
+          datapointsToAlarm: 3,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    if (props.ingest && props.metricsNamespace) {
+      this.alarms.push(
+        new Alarm(this, 'ChangeLag', {
+          alarmDescription: `Applied changes took more than ${ALARM_THRESHOLDS.changeLagP99Seconds} s (p99) from their source to the table: readers see them late (runbook: docs/operations.md).`,
+          metric: changeLagMetric(props.metricsNamespace, Duration.minutes(1)),
+          threshold: ALARM_THRESHOLDS.changeLagP99Seconds,
           evaluationPeriods: 5,
           datapointsToAlarm: 3,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

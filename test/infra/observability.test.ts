@@ -125,7 +125,7 @@ describe('alarms', () => {
   const alarms = resources(t, 'AWS::CloudWatch::Alarm');
   const byId = (part: string) => alarms.filter(([id]) => id.includes(part));
 
-  it('cover 5xx rate, p99 latency, authorizer errors, dead letters, ingest lag, DynamoDB throttles and bursts of key creates', () => {
+  it('cover 5xx rate, p99 latency, authorizer errors, dead letters, ingest lag, change lag, DynamoDB throttles and bursts of key creates', () => {
     // Public, Embed and the key-management API.
     expect(byId('ServerErrorRate')).toHaveLength(3);
     expect(byId('P99Latency')).toHaveLength(3);
@@ -142,6 +142,18 @@ describe('alarms', () => {
     expect(byId('AuthorizerErrors')).toHaveLength(1);
     expect(byId('IngestDeadLetters')).toHaveLength(1);
     expect(byId('IngestLag')).toHaveLength(1);
+    // Freshness: applied changes' p99 from their source over a minute (the ingest's own metric, its one bounded dimension).
+    const [[, lag]] = alarms.filter(([id]) => /ChangeLag/.test(id)) as [[string, (typeof alarms)[number][1]]];
+    expect(lag.Properties).toMatchObject({
+      Namespace: 'PublicEvents/staging',
+      MetricName: METRICS.changeLag,
+      Dimensions: [{ Name: 'result', Value: 'applied' }],
+      ExtendedStatistic: 'p99',
+      Period: 60,
+      Threshold: ALARM_THRESHOLDS.changeLagP99Seconds,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+    });
     const [[, throttles]] = byId('TableThrottles') as [[string, (typeof alarms)[number][1]]];
     const expression = throttles.Properties.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
     const operations = expression.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
@@ -156,7 +168,7 @@ describe('alarms', () => {
     for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
     const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     expect(runbook.length).toBeGreaterThan(0);
-    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'KeyCreatesBurst', 'TableThrottles']) {
+    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'ChangeLag', 'KeyCreatesBurst', 'TableThrottles']) {
       expect(runbook).toContain(`\`${kind}\``);
     }
   });
