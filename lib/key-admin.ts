@@ -30,7 +30,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../lambdas/key-admin/routes.js';
 import { INDEXES } from '../lambdas/store/table.js';
-import { USAGE_PLAN_TAG } from '../keys/usage-plan.js';
+import { USAGE_PLAN_TAG } from '../lambdas/key-admin/usage-plan.js';
 import { RouteFunction } from './route-function.js';
 
 export const KEY_ADMIN = {

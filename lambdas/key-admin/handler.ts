@@ -2,7 +2,7 @@
  * The key-management API's function: create, list and revoke a user's keys
  * for the web product, behind an API Gateway REST API that only AWS IAM
  * (SigV4) callers reach (lib/key-admin.ts); locally behind the SigV4 check of
- * local/key-admin-server.ts. The key manager (keys/key-manager.ts) does the
+ * local/key-admin-server.ts. The key manager (lambdas/key-admin/key-manager.ts) does the
  * work and keeps its guarantees; this adapter parses with zod, maps refusals
  * to 4xx envelopes naming the field, and audits.
  *
@@ -16,8 +16,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { KeyManagementError, KeyManager, type KeyErrorCode } from '../../keys/key-manager.js';
-import { ApiGatewayUsagePlan } from '../../keys/usage-plan.js';
+import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
+import { ApiGatewayUsagePlan } from './usage-plan.js';
 import { createDocumentClient } from '../store/client.js';
 import { MESSAGES } from '../core/errors.js';
 import { errorBody, jsonResponse } from '../http/envelope.js';

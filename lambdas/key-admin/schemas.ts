@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { SCOPES } from '../core/dataset.js';
-import { MAX_NAME_LENGTH } from '../../keys/key-manager.js';
+import { MAX_NAME_LENGTH } from './key-manager.js';
 
 /** Idempotency keys: what a UUID, a ULID or any opaque token of the web product looks like. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;

@@ -6,7 +6,7 @@
  * key-management API is a plan key of the Public API at once, and a deleted
  * one is refused at once (INVALID_API_KEY), as in AWS.
  *
- * Only the calls key management makes are interpreted (keys/usage-plan.ts):
+ * Only the calls key management makes are interpreted (lambdas/key-admin/usage-plan.ts):
  * CreateApiKey, CreateUsagePlanKey, DeleteApiKey; anything else is reported
  * as not interpreted by the endpoint. Each call's IAM evaluation uses the
  * resource ARNs of

@@ -82,7 +82,7 @@ export interface Rehearsal {
   readonly summary: WriteSummary;
   /**
    * Makes every API key in the table a usage-plan key, as `npm run keys`
-   * does in AWS (keys/key-manager.ts); a key created without it is refused
+   * does in AWS (lambdas/key-admin/key-manager.ts); a key created without it is refused
    * by API Gateway (INVALID_API_KEY), here as there.
    */
   registerPlanKeys(): Promise<void>;
@@ -104,7 +104,7 @@ export interface Rehearsal {
 /**
  * In AWS a key works only once `npm run keys` has made it a usage-plan key and
  * stored the plan key's value with it (`usage_identifier`, which the
- * authorizer returns as usageIdentifierKey; keys/key-manager.ts). The loader
+ * authorizer returns as usageIdentifierKey; lambdas/key-admin/key-manager.ts). The loader
  * does not (it has no API Gateway), so the rehearsal does that step for every
  * key of the dataset, and its usage plans know exactly these keys.
  */

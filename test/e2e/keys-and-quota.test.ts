@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { runTs } from '../support/process.js';
@@ -24,7 +24,7 @@ afterAll(async () => server?.close());
 
 const api = (path: string, key: string) => get<{ success: boolean; message: string }>(`${server.publicBaseUrl}${path}`, { authorization: `Bearer ${key}` });
 async function keysCli(...args: string[]) {
-  const result = await runTs('keys/cli.ts', [...args, '--endpoint', server.storeEndpoint, '--table', server.tableName]).done;
+  const result = await runTs('local/cli/keys.ts', [...args, '--endpoint', server.storeEndpoint, '--table', server.tableName]).done;
   cliOutput.push(result.stdout, result.stderr);
   return result;
 }

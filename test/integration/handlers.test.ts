@@ -12,7 +12,7 @@ import { createDeps, type Deps } from '../../lambdas/http/deps.js';
 import { build as buildAuthorizer } from '../../lambdas/handlers/authorizer.js';
 import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import { authorizerEvent, proxyEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';

@@ -14,7 +14,7 @@ import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/han
 import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
 import type { LogFields } from '../../lambdas/http/logger.js';
 import { KEY_OPERATIONS, type MetricValue } from '../../lambdas/http/metrics.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
 import { startTestStore, type TestStore } from '../support/store.js';

@@ -8,8 +8,8 @@ import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { keys } from '../../lambdas/store/table.js';
-import { KeyManagementError, KeyManager } from '../../keys/key-manager.js';
-import type { UsagePlanPort } from '../../keys/usage-plan.js';
+import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import type { UsagePlanPort } from '../../lambdas/key-admin/usage-plan.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 

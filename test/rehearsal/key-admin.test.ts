@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
-import { USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
+import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
 import { keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';

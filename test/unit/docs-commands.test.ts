@@ -77,7 +77,7 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
   { shown: /^aws sns (subscribe|list-subscriptions-by-topic) --topic-arn ALARM_TOPIC_ARN/, check: () => expect(read('lib/public-events-stack.ts')).toContain("'AlarmTopicArn'") },
   // The CLIs pointed at a deployed table: their options for it exist.
   { shown: /^npm run data:load -- \S+ --table TABLE_NAME$/, check: () => expect(read('local/cli/data-load.ts')).toContain("table: { type: 'string' }") },
-  { shown: /^npm run keys -- create .*--table TABLE_NAME --usage-plan-id USAGE_PLAN_ID$/, check: () => expect(read('keys/cli.ts')).toContain('--table NAME --usage-plan-id ID') },
+  { shown: /^npm run keys -- create .*--table TABLE_NAME --usage-plan-id USAGE_PLAN_ID$/, check: () => expect(read('local/cli/keys.ts')).toContain('--table NAME --usage-plan-id ID') },
   // The same CLI as the --endpoint form above, pointed at a deployed table; its argument handling is tested (--table required without --endpoint).
   { shown: /^npm run data:apply -- FILE --table TABLE_NAME$/, check: () => expect(read('test/e2e/data-apply.test.ts')).toContain("toContain('--table is required')") },
 ];

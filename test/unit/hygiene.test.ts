@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { ROOT } from '../support/process.js';
 
@@ -35,6 +36,23 @@ describe('code hygiene', () => {
       [...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'\.\.\/store\/[^']*'/gms)].map((m) => `${file}: ${m[0].replace(/\s+/g, ' ')}`),
     );
     expect(core.length).toBeGreaterThan(10);
+    expect(hits).toEqual([]);
+  });
+
+  // No import back up a floor: what a deployed Lambda runs lives under lambdas/ (esbuild bundles from there), and the
+  // web product's kit in keys/ (its signed client and example) stands alone. The operator CLIs live in local/cli/.
+  it.each([
+    ['lambdas/', 'lambdas/'],
+    ['keys/', 'keys/'],
+  ])('files under %s import nothing from outside %s', (folder, allowed) => {
+    const inFolder = files.filter((f) => f.startsWith(folder) && f.endsWith('.ts'));
+    const hits = inFolder.flatMap((file) =>
+      [...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'(\.{1,2}\/[^']*)'|^import\s+'(\.{1,2}\/[^']*)'/gms)]
+        .map((m) => (m[1] ?? m[2])!)
+        .filter((spec) => !posix.join(posix.dirname(file), spec).startsWith(allowed))
+        .map((spec) => `${file}: ${spec}`),
+    );
+    expect(inFolder.length).toBeGreaterThanOrEqual(2);
     expect(hits).toEqual([]);
   });
 

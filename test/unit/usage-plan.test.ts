@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
-import { ApiGatewayUsagePlan } from '../../keys/usage-plan.js';
+import { ApiGatewayUsagePlan } from '../../lambdas/key-admin/usage-plan.js';
 
 const apiGateway = mockClient(APIGatewayClient);
 beforeEach(() => {

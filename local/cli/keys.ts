@@ -10,14 +10,14 @@
  * key or its hash.
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
-import '../local/sdk-node-warning.js';
+import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { createDocumentClient } from '../lambdas/store/client.js';
-import { LOCAL_TABLE } from '../local/dynalite.js';
-import { fail } from '../local/cli/fail.js';
-import { KeyManagementError, KeyManager, type KeyInfo } from './key-manager.js';
-import { ApiGatewayUsagePlan } from './usage-plan.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { LOCAL_TABLE } from '../dynalite.js';
+import { fail } from './fail.js';
+import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';
+import { ApiGatewayUsagePlan } from '../../lambdas/key-admin/usage-plan.js';
 
 const USAGE = `Usage:
   npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)

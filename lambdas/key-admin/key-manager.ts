@@ -24,14 +24,14 @@
  *   once and a plan key that could not be deleted is tried again.
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { hashApiKey } from '../lambdas/core/api-key.js';
-import { systemClock, type Clock } from '../lambdas/core/clock.js';
-import { SCOPES, type Scope } from '../lambdas/core/dataset.js';
-import { USERNAME_PATTERN } from '../lambdas/core/ids.js';
-import type { ApiKeyItem, KeyPointerItem, KeyRecordItem, KeyRequestItem } from '../lambdas/store/items.js';
-import { KEY_RECORD_PREFIX, PK, SK, TTL_ATTRIBUTE, keys } from '../lambdas/store/table.js';
-import { isConditionFailure } from '../lambdas/store/conditions.js';
-import { findUserByName } from '../lambdas/store/user-lookup.js';
+import { hashApiKey } from '../core/api-key.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { SCOPES, type Scope } from '../core/dataset.js';
+import { USERNAME_PATTERN } from '../core/ids.js';
+import type { ApiKeyItem, KeyPointerItem, KeyRecordItem, KeyRequestItem } from '../store/items.js';
+import { KEY_RECORD_PREFIX, PK, SK, TTL_ATTRIBUTE, keys } from '../store/table.js';
+import { isConditionFailure } from '../store/conditions.js';
+import { findUserByName } from '../store/user-lookup.js';
 import { randomBase62 } from './random.js';
 import type { UsagePlanPort } from './usage-plan.js';
 
