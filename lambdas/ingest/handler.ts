@@ -21,6 +21,9 @@
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
+ * A user's deletion closes their keys (lambdas/store/user-keys.ts): the
+ * function may delete this stack's API Gateway plan keys, nothing else.
+ *
  * Records are applied one after another in batch order. Logs name the change's
  * type and ids, never its body (which carries e-mails and phone numbers).
  * Every record is counted by result (lambdas/http/metrics.ts) with its
@@ -42,6 +45,9 @@ import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsS
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { ApiGatewayPlanKeys } from '../key-admin/usage-plan.js';
+import type { PlanKeys } from '../store/key-store.js';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -61,6 +67,8 @@ export interface IngestDeps {
   reserveMs?: number;
   /** Sends a record body to the ingest queue again: the continuation of a fan-out stopped for time. */
   continueLater: (body: string) => Promise<void>;
+  /** Deletes a deleted user's keys' API Gateway plan keys (the function's role may delete only this stack's). */
+  planKeys?: PlanKeys;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -69,6 +77,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
     const applier = new ChangeApplier(deps.client, deps.tableName, {
       remainingMs: () => context.getRemainingTimeInMillis(),
       reserveMs: deps.reserveMs ?? 15_000,
+      planKeys: deps.planKeys,
     });
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
@@ -125,7 +134,8 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const sqs = new SQSClient({});
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
   const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
-  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater });
+  const planKeys = new ApiGatewayPlanKeys(new APIGatewayClient({}));
+  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, planKeys });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

@@ -34,6 +34,8 @@ import { Deriver } from './derivation.js';
 import { sameContent } from './item-content.js';
 import { Settler, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from './table.js';
+import type { PlanKeys } from './key-store.js';
+import { userKeysCloser } from './user-keys.js';
 import { TableIO, type Item, type Key } from './table-io.js';
 
 export { FanOutIncomplete } from './settle.js';
@@ -63,6 +65,8 @@ export type ApplyResult = Outcome & {
 
 export interface ApplierOptions extends SettleOptions {
   clock?: Clock;
+  /** API Gateway, to delete a deleted user's plan keys (AWS; none exist locally). */
+  planKeys?: PlanKeys;
   /** Item writes in flight at once within one derivation. */
   writeConcurrency?: number;
 }
@@ -85,7 +89,7 @@ export class ChangeApplier {
   constructor(client: DynamoDBDocumentClient, tableName: string, opts: ApplierOptions = {}) {
     this.io = new TableIO(client, tableName);
     this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.writeConcurrency);
-    this.settler = new Settler(this.io, this.deriver, opts);
+    this.settler = new Settler(this.io, this.deriver, { ...opts, closeUserKeys: opts.closeUserKeys ?? userKeysCloser(client, tableName, opts) });
   }
 
   async apply(change: Change): Promise<ApplyResult> {

@@ -8,7 +8,8 @@
  *
  * | stored item            | follow-up                                                          |
  * |------------------------|--------------------------------------------------------------------|
- * | user tombstone         | cascade: each linked event it created, and its RSVPs, go           |
+ * | user tombstone         | its keys closed (user-keys.ts); cascade: each linked event it      |
+ * |                        | created, and its RSVPs, go                                         |
  * | live user              | fan-out: per linked event, the user's items and the event item     |
  * | event tombstone        | tombstone its RSVPs; the event item and every guest's items go     |
  * | live event             | creator gone? the event goes (cascade); the event item; and every  |
@@ -45,6 +46,8 @@ export interface SettleOptions {
   /** Time left for this invocation; a fan-out stops between chunks when less than reserveMs is left. */
   remainingMs?: () => number;
   reserveMs?: number;
+  /** A deleted user's keys: closed before the cascade (user-keys.ts). */
+  closeUserKeys?: (userId: string, version: number) => Promise<void>;
 }
 
 /** A fan-out stopped for time; the next arrival for the entity (a continuation, a redelivery) resumes it. */
@@ -82,6 +85,7 @@ export class Settler {
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
+        if (stored.deleted) await this.opts.closeUserKeys?.(userId, stored.version);
         done = await this.fanOut(stored, (eventId) => (stored.deleted ? this.cascadeUser(eventId, userId, r) : this.deriver.refreshGuest(eventId, userId, r)));
         break;
       }

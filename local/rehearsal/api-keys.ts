@@ -43,6 +43,20 @@ export interface ApiGatewayCall {
 
 const arn = (path: string) => `arn:aws:apigateway:${REGION}::${path}`;
 
+/**
+ * What a CreateApiKey with tags is authorized on besides apigateway:POST on
+ * /apikeys: apigateway:PUT on the tags of the collection, the collection's ARN
+ * URL-encoded and a literal `*` where the new key's id will be (as AWS names it
+ * when it refuses a tagged create: `…::/tags/arn%3Aaws%3Aapigateway%3A{region}%3A%3A%2Frestapis%2F*`
+ * for a REST API). A TagResource call on an existing key names the key's own
+ * ARN instead, so a policy can tell the two apart.
+ */
+export const tagOnCreateResource = (region: string): string => {
+  const inRegion = (path: string) => `arn:aws:apigateway:${region}::${path}`;
+  return inRegion(`/tags/${encodeURIComponent(inRegion('/apikeys/'))}*`);
+};
+const TAG_ON_CREATE_RESOURCE = tagOnCreateResource(REGION);
+
 export class ApiKeyStore {
   private readonly keys = new Map<string, ApiKey>();
   private readonly members = new Map<string, Set<string>>();
@@ -70,8 +84,8 @@ export class ApiKeyStore {
       const tagContext = { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), ...(Object.keys(tags).length ? { 'aws:TagKeys': Object.keys(tags) } : {}) };
       const id = randomUUID().replace(/-/g, '').slice(0, 10);
       const evaluations: AwsCall[] = [{ fn, action: 'apigateway:POST', resource: arn('/apikeys'), context: tagContext }];
-      // Tag-on-create may also be authorized as the tagging call on the new key (the role allows both, lib/key-admin.ts).
-      if (Object.keys(tags).length) evaluations.push({ fn, action: 'apigateway:PUT', resource: arn(`/tags/${encodeURIComponent(arn(`/apikeys/${id}`))}`), context: tagContext });
+      // Tags on create: also authorized as apigateway:PUT, on the tags of the collection with a literal * for the new id (TAG_ON_CREATE).
+      if (Object.keys(tags).length) evaluations.push({ fn, action: 'apigateway:PUT', resource: TAG_ON_CREATE_RESOURCE, context: tagContext });
       return {
         operation: 'CreateApiKey',
         evaluations,

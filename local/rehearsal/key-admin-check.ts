@@ -55,7 +55,7 @@ export async function keyAdminRoundTrip(rehearsal: Rehearsal, username = 'frank'
   check(live === 200, `${live} key admin: the new key on the Public API`);
   const again = await admin.create(input);
   check(again.replayed && again.keyId === created.keyId && !('key' in again), `200 key admin: retried create replayed ${again.keyId} without the key`);
-  await admin.revoke(created.keyId);
+  await admin.revoke(username, created.keyId);
   const revoked = await publicStatus(rehearsal, created.key);
   check(revoked === 401, `${revoked} key admin: the revoked key on the Public API`);
   return lines;

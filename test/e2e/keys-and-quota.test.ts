@@ -61,10 +61,10 @@ describe('npm run keys against a running local server', () => {
   });
 
   it('revoke takes effect on the next request, and cannot be undone or repeated', async () => {
-    const revoked = await keysCli('revoke', keyId);
+    const revoked = await keysCli('revoke', '--user', 'frank', keyId);
     expect(revoked.code).toBe(0);
     expect(await api('/events/evt_jazz01', key)).toMatchObject({ status: 401, body: { success: false, message: 'Not authenticated.' } });
-    const again = await keysCli('revoke', keyId);
+    const again = await keysCli('revoke', '--user', 'frank', keyId);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already revoked');
   });
@@ -72,12 +72,13 @@ describe('npm run keys against a running local server', () => {
   it('refuses clearly: unknown user, bad scope, unknown key id, an empty name, the 11th key', async () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
-    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
+    expect((await keysCli('revoke', '--user', 'frank', 'key_nope')).stderr).toContain('User "frank" has no key "key_nope"');
+    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('revoke needs --user and a KEY_ID');
     // An empty name is given, not missing: the clear error and exit 1 docs/keys-and-quota.md promises, not a usage line.
     for (const name of ['', '   ']) {
       const empty = await keysCli('create', '--user', 'frank', '--name', name);
       expect(empty).toMatchObject({ code: 1, stdout: '' });
-      expect(empty.stderr).toContain('A key needs a name of 1-100 characters');
+      expect(empty.stderr).toContain('name must be 1-100 characters');
       expect(empty.stderr).not.toContain('Usage');
     }
     // alice holds 2 active seeded keys: 8 more (through the library, to keep this fast), then the 11th is refused.
