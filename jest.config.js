@@ -41,6 +41,12 @@ export const CHANGE_PATH_TESTS = [
   // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
+  // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
+  '<rootDir>/test/integration/key-manager.test.ts',
+  '<rootDir>/test/integration/keys-revoke-during-create.test.ts',
+  '<rootDir>/test/integration/keys-slot-leak.test.ts',
+  '<rootDir>/test/integration/keys-audit-lines.test.ts',
+  '<rootDir>/test/integration/keys-deleted-user.test.ts',
 ];
 
 /**

@@ -71,10 +71,10 @@ export function release(s: Slots, keyId: string): Slots | null {
   return { ...s, holders };
 }
 
-/** Closes the slots at a deletion's version; null when already closed at it or later. */
+/** Closes the slots at a deletion's version (the day's creates forgotten with the user); null when already closed at it or later. */
 export function close(s: Slots, version: number): Slots | null {
   if (s.closedVersion !== undefined && s.closedVersion >= version) return null;
-  return { ...s, closedVersion: version };
+  return { holders: s.holders, closedVersion: version };
 }
 
 /** Slots for keys seeded from a dataset (a load or a resync): no limit, no daily count; null when all are held. */

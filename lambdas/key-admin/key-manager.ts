@@ -225,14 +225,14 @@ export class KeyManager {
     if (stored.state === 'pending') {
       const age = this.clock().getTime() - Date.parse(stored.requested_at);
       if (age < STALE_CREATE_MS || !mayTakeOver) throw new KeyManagementError('IN_PROGRESS', 'A create with this idempotencyKey is still in progress; retry it in a moment');
-      // Its create died: keep its key if it became usable, else retire it and make the key afresh.
+      // Its create died: keep its key if it became usable; if someone revoked it, say so; else retire it and make the key afresh.
       const retired = await this.store.retire(stored.user_id, stored.key_id, { unlessUsable: true });
-      if (retired.outcome === 'retired') {
-        if (retired.flipped) await this.store.erase(stored.user_id, stored.key_id);
+      if (retired.outcome === 'retired' && retired.flipped) {
+        await this.store.erase(stored.user_id, stored.key_id);
         await this.store.forgetRequest(idempotencyKey, stored.key_id);
         return null;
       }
-      await this.store.confirm(stored.user_id, stored.key_id);
+      if (retired.outcome === 'usable') await this.store.confirm(stored.user_id, stored.key_id);
       await this.store.markRequestDone(idempotencyKey, stored.key_id);
     }
     const record = await this.store.record(stored.user_id, stored.key_id);
@@ -281,8 +281,16 @@ export class KeyManager {
       if (!(await this.store.putApiKey(keyHash, item))) throw new RetiredFirst();
     } catch (error) {
       const retired = await this.store.retire(userId, keyId, { unlessUsable: true }).catch(() => undefined);
-      // The clean-up failed too: the request stays pending, and a retry takes it over once it is stale.
-      if (!retired) throw error;
+      if (!retired) {
+        // Someone revoked it first, and finishes their own clean-up (their retry, the deletion's redelivery). The request
+        // says so if it can (else a retry takes it over, finds the key revoked, and answers so).
+        if (error instanceof RetiredFirst) {
+          if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId).catch(() => undefined);
+          throw this.revokedWhileCreating(keyId);
+        }
+        // The clean-up failed too: the request stays pending, and a retry takes it over once it is stale.
+        throw error;
+      }
       if (retired.outcome === 'retired') {
         if (retired.flipped && !(error instanceof RetiredFirst)) {
           // Never usable and never shown to anyone: nothing of it is kept but its id (it is not listed).
@@ -292,13 +300,17 @@ export class KeyManager {
         }
         // Someone revoked it first (a revoke of the listed key, the user's deletion, a takeover).
         if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId);
-        throw new KeyManagementError('REVOKED_WHILE_CREATING', `Key "${keyId}" was revoked while it was being created (by a revoke, or its user's deletion); create another`, keyId);
+        throw this.revokedWhileCreating(keyId);
       }
       // Usable after all (the authorizer's item landed although its answer was lost): the create succeeded.
     }
     await this.store.confirm(userId, keyId);
     if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId);
     return { key, info: { keyId, name, scopes, createdAt, revoked: false, revokedAt: null } };
+  }
+
+  private revokedWhileCreating(keyId: string): KeyManagementError {
+    return new KeyManagementError('REVOKED_WHILE_CREATING', `Key "${keyId}" was revoked while it was being created (by a revoke, or its user's deletion); create another`, keyId);
   }
 
   /** Takes a slot; refused at the limit only once the stale holders are checked. */

@@ -54,6 +54,10 @@ describe('npm run keys against a running local server', () => {
   it('list shows the key id, name and scopes, never the key or its hash', async () => {
     const listed = await keysCli('list', '--user', 'frank');
     expect(listed.code).toBe(0);
+    // A header row over the columns, then one row per key.
+    const [header, row] = listed.stdout.split('\n');
+    expect(header).toMatch(/^KEY ID\s+STATE\s+SCOPES\s+CREATED\s+NAME$/);
+    expect(row!.indexOf('active')).toBe(header!.indexOf('STATE'));
     expect(listed.stdout).toContain(keyId);
     expect(listed.stdout).toContain('"Integration"');
     expect(listed.stdout).not.toContain(key);
@@ -142,6 +146,27 @@ describe('daily quota: 1000 requests per key per UTC day', () => {
     expect(last.headers.get('retry-after')).toBe(server.rehearsal ? null : '1');
     now = new Date('2026-11-23T00:00:00.000Z');
     expect((await api('/events/evt_jazz01', KEYS.eventsOnly)).status).toBe(200);
+  });
+});
+
+describe('what revoking and creating keys can buy a user in a day', () => {
+  it('at most 10 creates per user per UTC day, however many were revoked (so at most 20 keys, 20,000 requests, a day); the next UTC day, more', async () => {
+    const client = createDocumentClient({ endpoint: server.storeEndpoint });
+    let day = new Date('2026-11-23T08:00:00.000Z');
+    const manager = new KeyManager(client, server.tableName, { clock: () => day });
+    try {
+      for (let i = 0; i < 10; i++) {
+        const { info } = await manager.create({ username: 'carol_k', name: `rotation ${i}` });
+        await manager.revoke('carol_k', info.keyId);
+      }
+      await expect(manager.create({ username: 'carol_k', name: 'rotation 10' })).rejects.toMatchObject({ code: 'CREATE_LIMIT', field: 'username' });
+      day = new Date('2026-11-23T23:59:59.999Z');
+      await expect(manager.create({ username: 'carol_k', name: 'still today' })).rejects.toMatchObject({ code: 'CREATE_LIMIT' });
+      day = new Date('2026-11-24T00:00:00.000Z');
+      await expect(manager.create({ username: 'carol_k', name: 'next day' })).resolves.toMatchObject({ info: { name: 'next day' } });
+    } finally {
+      client.destroy();
+    }
   });
 });
 

@@ -105,7 +105,7 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
 
   it('revoke is immediate: the next Public request with the key is 401, and its API Gateway key is gone', async () => {
     const revoked = await admin.revoke('frank', created.keyId);
-    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true});
+    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true });
     expect((await publicGet(created.key)).status).toBe(401);
     expect(rehearsal.apiKeys.list()).toEqual([]);
     const e = await refusal(admin.revoke('frank', created.keyId));
@@ -138,6 +138,45 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 });
 
+describe("a user's deletion through the rehearsed ingest", () => {
+  it("closes the user's keys at once: 401 on the Public API, the API Gateway key deleted by the ingest's role, nothing denied", async () => {
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', username: 'eve', name: 'Before deletion' })) as CreatedKey;
+    expect((await publicGet(made.key)).status).toBe(200);
+    expect(rehearsal.apiKeys.list()).toHaveLength(1);
+    const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    rehearsal.send(queue, JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_eve' }));
+    expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
+    expect((await publicGet(made.key)).status).toBe(401);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+    expect((await refusal(admin.list('eve'))).code).toBe('UNKNOWN_USER');
+    const ingestCalls = rehearsal.endpoint.calls.filter((c) => c.fn.startsWith('IngestFunction') && c.action.startsWith('apigateway:'));
+    expect(ingestCalls.map((c) => [c.action, c.allowed])).toEqual([['apigateway:DELETE', true]]);
+    expect(rehearsal.problems()).toEqual([]);
+  });
+});
+
+describe("the API's resource policy, rehearsed: only the role keyAdminCallers names gets in", () => {
+  let other: Rehearsal;
+  // `any`: CloudFormation JSON, edited by key. The policy names another role than the rehearsal's web product.
+  const elsewhere = (t: Record<string, any>) => {
+    const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
+    t.Resources[apiId!].Properties.Policy = JSON.parse(JSON.stringify(t.Resources[apiId!].Properties.Policy).replaceAll('role/web-product', 'role/another-product'));
+  };
+  beforeAll(async () => {
+    other = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: new Date(NOW), amendTemplate: elsewhere });
+  }, 120_000);
+  afterAll(async () => other?.close());
+
+  it('the web product, with its documented grant, is 403 ACCESS_DENIED when the policy names another role, and nothing runs', async () => {
+    const api = other.apis.find((a) => a.id.startsWith('KeyAdminApi'))!;
+    const client = new KeyAdminClient({ baseUrl: `${api.url}${KEY_ADMIN_BASE_PATH}`, region: REGION, credentials: other.webProduct });
+    const invoked = other.invocations.length;
+    const e = await refusal(client.create({ idempotencyKey: 'elsewhere-0001', username: 'frank', name: 'x' }));
+    expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke/)]);
+    expect(other.invocations.length).toBe(invoked);
+  });
+});
+
 describe('the same stack with a narrower grant and a statement removed from the function role', () => {
   let narrowed: Rehearsal;
   let narrowedAdmin: KeyAdminClient;
@@ -145,6 +184,8 @@ describe('the same stack with a narrower grant and a statement removed from the 
   const amend = (t: Record<string, any>) => {
     const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
     t.Outputs.KeyAdminInvokeArn.Value = { 'Fn::Join': ['', [`arn:aws:execute-api:${REGION}:123456789012:`, { Ref: apiId }, '/staging/POST/admin/v1/*']] };
+    // The resource policy's own allow narrowed the same way (in the stack's account either one lets the role in).
+    for (const st of t.Resources[apiId!].Properties.Policy.Statement) if (st.Effect === 'Allow') st.Resource = 'execute-api:/staging/POST/admin/v1/*';
     // `any`: each resource's CloudFormation JSON, edited by key.
     for (const [, r] of Object.entries<Record<string, any>>(t.Resources)) {
       if (r.Type !== 'AWS::IAM::Policy') continue;
