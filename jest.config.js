@@ -47,6 +47,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-slot-leak.test.ts',
   '<rootDir>/test/integration/keys-audit-lines.test.ts',
   '<rootDir>/test/integration/keys-deleted-user.test.ts',
+  '<rootDir>/test/integration/keys-resync.test.ts',
 ];
 
 /**

@@ -257,6 +257,8 @@ export class KeyManager {
     const keyHash = hashApiKey(key);
     const createdAt = at.toISOString();
     const usageIdentifier = this.store.planKeys ? `ui_${this.random(32)}` : undefined;
+    /** The plan key this create made while its id is not recorded yet (a retire deletes a recorded one). */
+    let unrecordedPlanKey: string | undefined;
     try {
       const record: KeyRecordItem = {
         type: 'KEY_RECORD',
@@ -273,7 +275,10 @@ export class KeyManager {
       const plan = this.store.planKeys;
       if (plan && usageIdentifier) {
         const planKeyId = await plan.create(keyId, usageIdentifier);
-        if ((await this.store.recordPlanKey(userId, keyId, planKeyId)).revoked) throw new RetiredFirst();
+        unrecordedPlanKey = planKeyId;
+        const recorded = await this.store.recordPlanKey(userId, keyId, planKeyId);
+        unrecordedPlanKey = undefined;
+        if (recorded.revoked) throw new RetiredFirst();
         await plan.attach(planKeyId);
       }
       const item: LiveApiKeyItem = { type: 'API_KEY', key_id: keyId, user_id: userId, name, scopes, revoked: false, ...(usageIdentifier ? { usage_identifier: usageIdentifier } : {}) };
@@ -292,6 +297,8 @@ export class KeyManager {
         throw error;
       }
       if (retired.outcome === 'retired') {
+        // A plan key whose id could not be recorded is this create's to delete (the retire deleted any recorded one).
+        if (unrecordedPlanKey) await this.store.planKeys!.remove(unrecordedPlanKey).catch(() => undefined);
         if (retired.flipped && !(error instanceof RetiredFirst)) {
           // Never usable and never shown to anyone: nothing of it is kept but its id (it is not listed).
           await this.store.erase(userId, keyId).catch(() => undefined);

@@ -3,7 +3,7 @@
  * 10-active-keys limit under racing creates (conditional writes; dynalite has
  * no transactions), clear errors, and compensation when a step fails.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
@@ -11,13 +11,14 @@ import { keys } from '../../lambdas/store/table.js';
 import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import type { PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 
+// One store for the file, a fresh table per test (test/support/store.ts).
+const stores = useTestStores(demoDataset);
 let store: TestStore;
-beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+beforeEach(() => {
+  store = stores();
 });
-afterEach(async () => store?.close());
 
 const manager = (planKeys?: PlanKeys) => new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z'), planKeys, maxCreatesPerDay: 100 });
 const everything = async () => JSON.stringify((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items);

@@ -7,7 +7,7 @@
  * operations runbook's `stats count() by caller, username` counts refusals
  * too (docs/managing-keys.md, "Audit").
  */
-import { afterEach, beforeEach, expect, it } from '@jest/globals';
+import { beforeEach, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
@@ -15,15 +15,16 @@ import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin
 import type { LogFields } from '../../lambdas/http/logger.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 
 const CALLER = 'arn:aws:sts::123456789012:assumed-role/web-product/i-0abc';
 let store: TestStore;
 let handler: KeyAdminHandler;
 let lines: { level: string; message: string; fields: LogFields }[];
 
+const stores = useTestStores(demoDataset);
 beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+  store = stores();
   lines = [];
   const log = (level: string) => (message: string, ...fields: LogFields[]) => void lines.push({ level, message, fields: Object.assign({}, ...fields) as LogFields });
   handler = buildKeyAdmin({
@@ -32,7 +33,6 @@ beforeEach(async () => {
     metrics: { publish: () => undefined },
   });
 });
-afterEach(async () => store?.close());
 
 function event(method: KeyAdminRoute['method'], path: KeyAdminRoute['path'], opts: { body?: unknown; pathParameters?: Record<string, string> } = {}): APIGatewayProxyEvent {
   return {

@@ -9,7 +9,7 @@
  * (`npm run data:load -- FILE --replace`) of a file without the user; a user
  * a later change brings back starts with no keys and may make new ones.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
@@ -21,14 +21,15 @@ import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 import { authenticates } from '../support/keys.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
+// One store for the file, a fresh table per test (test/support/store.ts).
+const stores = useTestStores(demoDataset);
 let store: TestStore;
-beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+beforeEach(() => {
+  store = stores();
 });
-afterEach(async () => store?.close());
 
 const T = '2026-11-21T12:00:00.000Z';
 const clock = fixedClock(T);

@@ -13,19 +13,20 @@
  * (every interleaving and crash point of create, revoke and deletion) is
  * explored in keys-schedules.exhaustive.test.ts.
  */
-import { afterEach, beforeEach, expect, it } from '@jest/globals';
+import { beforeEach, expect, it } from '@jest/globals';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManagementError, KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
 import { authenticates, keysOf, seededRandom, slotsOf } from '../support/keys.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 
+// One store for the file, a fresh table per test (test/support/store.ts).
+const stores = useTestStores(demoDataset);
 let store: TestStore;
-beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+beforeEach(() => {
+  store = stores();
 });
-afterEach(async () => store?.close());
 
 /** Holds the create's put of the authorizer's item until `release()` is called (the window a concurrent revoke can hit). */
 function pauseApiKeyPut(s: TestStore) {

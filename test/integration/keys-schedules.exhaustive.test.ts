@@ -8,17 +8,15 @@
  * and at the end (the file comment there).
  *
  * Depth (SCHEDULES_DEPTH, as for the write side's explorations):
- * - `default` (npm test): every pair, every interleaving without a fault
- *   (all orders of conflicting calls); and every single fault (a crash after
- *   each write, a lost answer of each write, a failure of each call) of
- *   each operation with the other one run whole before, after, or between
- *   any two calls of either (one preemption);
- * - `quick` (the second store's share): every interleaving without a fault
- *   of the pairs, and every single fault with the operations one after the
- *   other in either order;
- * - `deep`: also every single fault combined with every interleaving, and
- *   the AWS triple's every interleaving without a fault (the local one runs
- *   at every depth).
+ * - `default` (npm test) and `quick`: every pair and the local triple, every
+ *   interleaving without a fault (every order of conflicting calls); and
+ *   every single fault (a crash after each write, a lost answer of each
+ *   write, a failure of each call) of each operation, with the others run
+ *   whole before it or after it;
+ * - `deep`: also each single fault with each other operation run whole
+ *   between any two calls of another (one preemption), and the AWS triple's
+ *   every interleaving without a fault;
+ * - `exhaustive`: each single fault with every interleaving.
  * Each scenario prints its number of schedules.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -38,7 +36,8 @@ import {
   type Scenario,
 } from '../support/key-schedules.js';
 
-const DEPTH = (['quick', 'default', 'deep'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+const deepish = DEPTH === 'deep' || DEPTH === 'exhaustive';
 /** Per scenario: an exploration is long by design (the deep one, hours for all). */
 const TIMEOUT = 4 * 60 * 60 * 1000;
 
@@ -124,15 +123,9 @@ describe.each(pairs.map((s) => [s.name, s] as const))('%s', (_, s) => {
     let faulted = 0;
     const violations: Exploration['violations'] = [];
     for (const fault of faults) {
-      if (DEPTH === 'deep') {
-        const r = await exploreAll(explorer, s, [fault]);
-        faulted += r.schedules;
-        violations.push(...r.violations);
-      } else {
-        const r = await withOnePreemption(s, [fault], DEPTH === 'quick');
-        faulted += r.schedules;
-        violations.push(...r.violations);
-      }
+      const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
+      faulted += r.schedules;
+      violations.push(...r.violations);
     }
     counts[`schedules with one of ${faults.length} faults`] = faulted;
     report(s.name, counts);
@@ -141,7 +134,7 @@ describe.each(pairs.map((s) => [s.name, s] as const))('%s', (_, s) => {
 });
 
 // The AWS triple is a deep one only (its interleavings are too many for every run of the suite).
-describe.each(triples.filter((s) => DEPTH === 'deep' || !s.aws).map((s) => [s.name, s] as const))('%s', (_, s) => {
+describe.each(triples.filter((s) => deepish || !s.aws).map((s) => [s.name, s] as const))('%s', (_, s) => {
   it('keeps every rule in every interleaving', async () => {
     const clean = await exploreAll(explorer, s, [], 200_000);
     report(s.name, { 'interleavings without a fault': clean.schedules });

@@ -7,18 +7,19 @@
  * next create that would otherwise be refused for the limit. A user with no
  * usable key is never locked out.
  */
-import { afterEach, beforeEach, expect, it } from '@jest/globals';
+import { beforeEach, expect, it } from '@jest/globals';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { STALE_CREATE_MS } from '../../lambdas/core/key-rules.js';
 import { demoDataset } from '../support/fixtures.js';
 import { slotsOf } from '../support/keys.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 
+// One store for the file, a fresh table per test (test/support/store.ts).
+const stores = useTestStores(demoDataset);
 let store: TestStore;
-beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+beforeEach(() => {
+  store = stores();
 });
-afterEach(async () => store?.close());
 
 /** Fails a write of frank's slot record once `armed` (after `skip` more), as a throttled table or a function cut off right there would. */
 function failNextSlotWrite(s: TestStore) {
