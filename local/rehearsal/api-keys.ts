@@ -134,3 +134,34 @@ export class ApiKeyStore {
     return undefined;
   }
 }
+
+/**
+ * Every API Gateway action (the HTTP verbs IAM names them by) on resources
+ * that are not this stack's keys: an API key of another product, as it is
+ * or tagged with another plan's id, another API and its stage, another usage
+ * plan and its keys, the stack's own usage plan itself, and the tags of
+ * each (both ways of writing the tagged resource's ARN), each with the
+ * stack's plan tag in the request (what a tagging call would carry) and
+ * without. A role that may touch only its own keys is refused all of them.
+ */
+export function foreignApiGatewayCalls(region: string, planId: string, tagKey: string): { action: string; resource: string; context: Record<string, string | string[]> }[] {
+  const inRegion = (path: string) => `arn:aws:apigateway:${region}::${path}`;
+  const targets = [
+    inRegion('/apikeys/otherproductkey1'),
+    inRegion('/restapis/abc123'),
+    inRegion('/restapis/abc123/stages/prod'),
+    inRegion('/usageplans/other'),
+    inRegion(`/usageplans/${planId}`),
+    inRegion('/usageplans/other/keys'),
+    inRegion('/usageplans/other/keys/otherproductkey1'),
+  ];
+  const resources = targets.flatMap((r) => [r, inRegion(`/tags/${r}`), inRegion(`/tags/${encodeURIComponent(r)}`)]);
+  const planTag = { [`aws:RequestTag/${tagKey}`]: planId, 'aws:TagKeys': [tagKey] };
+  return ['apigateway:GET', 'apigateway:POST', 'apigateway:PUT', 'apigateway:PATCH', 'apigateway:DELETE'].flatMap((action) =>
+    resources.flatMap((resource) => [
+      { action, resource, context: planTag },
+      { action, resource, context: { ...planTag, [`aws:ResourceTag/${tagKey}`]: 'another-plan' } },
+      { action, resource, context: {} },
+    ]),
+  );
+}

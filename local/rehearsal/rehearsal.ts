@@ -68,6 +68,10 @@ export interface Rehearsal {
   /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
   urlFor(path: string, method?: string): string;
   readonly endpoint: AwsEndpoint;
+  /** Each function's role, by the function's logical id: what its AWS calls are evaluated against. */
+  readonly roles: ReadonlyMap<string, { roleName: string; policies: PolicyDocument[] }>;
+  /** The usage plans' ids, as the template's Refs resolve them. */
+  readonly usagePlanIds: string[];
   /** API Gateway's API keys and usage-plan keys, as the functions' API Gateway calls left them. */
   readonly apiKeys: ApiKeyStore;
   /**
@@ -349,6 +353,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       domains,
       urlFor,
       endpoint,
+      roles,
+      usagePlanIds: template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => String(template.ref(pid, pid))),
       apiKeys,
       webProduct,
       tableName,

@@ -13,7 +13,7 @@ import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin
 import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
-import { keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
+import { foreignKeysRefused, keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
 import { REGION } from '../../local/rehearsal/iam.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
@@ -138,9 +138,22 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 });
 
+describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {
+  it('the key-management function and the ingest are refused every action on a foreign key, stage or plan, and on their tags', async () => {
+    const lines = await foreignKeysRefused(rehearsal);
+    expect(lines.map((l) => l.line.replace(/^(\w+?Function)\w*:/, '$1:').replace(/\d+ of \d+/, 'all')).sort()).toEqual([
+      "IngestFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
+      "KeyAdminFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
+    ]);
+    // Every action on every foreign resource, with and without the plan tag, was asked (none left out as unknown to IAM but a few).
+    for (const l of lines) expect(Number(/(\d+) of (\d+)/.exec(l.line)![2])).toBeGreaterThan(100);
+    expect(lines.every((l) => l.ok)).toBe(true);
+  });
+});
+
 describe("a user's deletion through the rehearsed ingest", () => {
   it("closes the user's keys at once: 401 on the Public API, the API Gateway key deleted by the ingest's role, nothing denied", async () => {
-    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', username: 'eve', name: 'Before deletion' })) as CreatedKey;
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', username: 'eve-series', name: 'Before deletion' })) as CreatedKey;
     expect((await publicGet(made.key)).status).toBe(200);
     expect(rehearsal.apiKeys.list()).toHaveLength(1);
     const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
@@ -148,7 +161,7 @@ describe("a user's deletion through the rehearsed ingest", () => {
     expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
     expect((await publicGet(made.key)).status).toBe(401);
     expect(rehearsal.apiKeys.list()).toEqual([]);
-    expect((await refusal(admin.list('eve'))).code).toBe('UNKNOWN_USER');
+    expect((await refusal(admin.list('eve-series'))).code).toBe('UNKNOWN_USER');
     const ingestCalls = rehearsal.endpoint.calls.filter((c) => c.fn.startsWith('IngestFunction') && c.action.startsWith('apigateway:'));
     expect(ingestCalls.map((c) => [c.action, c.allowed])).toEqual([['apigateway:DELETE', true]]);
     expect(rehearsal.problems()).toEqual([]);
