@@ -3,14 +3,17 @@
  * "type": "module" because middy >= 5 is ESM-only). ts-jest only transpiles;
  * type checking is `npm run typecheck`, run first by `npm test`.
  *
- * Two projects share one run and its workers:
+ * Three projects share one run and its workers:
  * - "dynalite": every test, on the embedded store (no Java);
  * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
  *   synthesized stack (bundles from cdk.out, IAM checked on every call);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
- *   (Java 17; a JVM per file; globalSetup checks Java). Why: see
- *   test/support/store.ts. `--selectProjects dynalite` runs only the first.
+ *   (Java 17; a JVM per file). Why: see test/support/store.ts. Without Java
+ *   it is left out and the run ends saying so, unless REQUIRE_DYNAMODB_LOCAL=1
+ *   (CI) makes that a failure: test/support/second-store.js.
+ * `--selectProjects dynalite` runs only the first.
  */
+import { PROJECT as SECOND_STORE, secondStore } from './test/support/second-store.js';
 
 // The AWS SDK v3 warns on Node < 22 (NodeVersionSupportWarning) once per module
 // registry, that is once per test file: dozens of identical notices in `npm
@@ -19,6 +22,8 @@
 // test/support/process.ts removes it again for the CLIs the tests spawn, so
 // those prove they quiet it themselves.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const ROOT = new URL('.', import.meta.url).pathname;
 
 /**
  * THE list of change-path test files: everything that writes through the
@@ -41,6 +46,8 @@ export const CHANGE_PATH_TESTS = [
   // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
+  '<rootDir>/test/integration/feed-failed-writes.test.ts',
+  '<rootDir>/test/integration/feed-load-positions.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',
@@ -75,32 +82,42 @@ export const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
-/** @type {import('jest').Config} */
-export default {
-  testTimeout: 30000,
-  // Jest's default on 2 cores is 1 worker; the parent mostly waits, so 2 workers use both cores (CI is 2 cores).
-  maxWorkers: 2,
-  // Longest files first, also in a fresh clone with no timings yet (why: the file's comment).
-  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
-  projects: [
-    {
-      ...common,
-      displayName: 'dynalite',
-      testMatch: ['<rootDir>/test/{unit,integration,e2e,infra}/**/*.test.ts'],
-    },
-    {
-      ...common,
-      displayName: 'rehearsal',
-      testMatch: REHEARSAL_TESTS,
-      setupFiles: ['<rootDir>/test/support/rehearsal.env.ts'],
-      globalSetup: '<rootDir>/test/support/rehearsal.setup.mjs',
-    },
-    {
-      ...common,
-      displayName: 'dynamodb-local',
-      testMatch: CHANGE_PATH_TESTS,
-      setupFiles: ['<rootDir>/test/support/dynamodb-local.env.ts'],
-      globalSetup: '<rootDir>/test/support/dynamodb-local.ts',
-    },
-  ],
-};
+/**
+ * A function, so that importing the lists above (jest.browser.config.js, the
+ * tests) does not ask for Java. @returns {import('jest').Config}
+ */
+export default function config() {
+  const leftOut = secondStore() === 'leave out';
+  const secondStoreProject = {
+    ...common,
+    displayName: SECOND_STORE,
+    testMatch: CHANGE_PATH_TESTS,
+    setupFiles: ['<rootDir>/test/support/dynamodb-local.env.ts'],
+    // Fails the run at once, naming the install command, when Java is missing but required.
+    globalSetup: '<rootDir>/test/support/dynamodb-local.ts',
+  };
+  return {
+    testTimeout: 30000,
+    // Jest's default on 2 cores is 1 worker; the parent mostly waits, so 2 workers use both cores (CI is 2 cores).
+    maxWorkers: 2,
+    // Longest files first, also in a fresh clone with no timings yet (why: the file's comment).
+    testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
+    projects: [
+      {
+        ...common,
+        displayName: 'dynalite',
+        testMatch: ['<rootDir>/test/{unit,integration,e2e,infra}/**/*.test.ts'],
+      },
+      {
+        ...common,
+        displayName: 'rehearsal',
+        testMatch: REHEARSAL_TESTS,
+        setupFiles: ['<rootDir>/test/support/rehearsal.env.ts'],
+        globalSetup: '<rootDir>/test/support/rehearsal.setup.mjs',
+      },
+      ...(leftOut ? [] : [secondStoreProject]),
+    ],
+    // The default reporter, and the one line saying what was left to the second store when it was left out.
+    reporters: ['default', ['<rootDir>/test/support/second-store-reporter.js', { leftOut, changePathTests: CHANGE_PATH_TESTS, rootDir: ROOT }]],
+  };
+}

@@ -8,13 +8,9 @@
  * bundling every route's code.
  */
 import type { Scope } from './core/dataset.js';
+import { SURFACES, type Surface } from './core/surfaces.js';
 
-export const SURFACES = {
-  public: '/api/public/v1',
-  embed: '/api/embed/v1',
-} as const;
-
-export type Surface = keyof typeof SURFACES;
+export { SURFACES, type Surface };
 
 export interface RouteDefinition {
   /** Stable id: Lambda construct ids and logs use it. */
@@ -41,6 +37,12 @@ export interface RouteDefinition {
    * runs the bundle against its role and fails on any call outside this list.
    */
   readonly tableReads: readonly TableRead[];
+  /**
+   * Reads the changes feeds' cursor key (a Secrets Manager secret of the
+   * stack): its role may read that secret and nothing else of Secrets
+   * Manager, and only these functions get its ARN (lib/route-function.ts).
+   */
+  readonly cursorKey?: true;
 }
 
 /** Read actions an HTTP function may be granted; no write action can be declared here. */
@@ -51,6 +53,8 @@ export type TableRead = (typeof TABLE_READS)[number];
 const QUERY = ['dynamodb:Query'] as const;
 /** A profile list and a changes feed also read items by key (repository `eventsOf`, feed pages: BatchGetItem). */
 const QUERY_AND_BATCH_GET = ['dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
+/** A changes feed also reads its scope's head (its position) by key: GetItem. */
+const FEED_READS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
 
 export const routes = [
   { id: 'getEvent', surface: 'public', method: 'GET', path: '/events/{eventId}', handler: 'get-event', auth: 'key', scope: 'events:read', tableReads: QUERY },
@@ -60,9 +64,9 @@ export const routes = [
   { id: 'getUserUpcomingEvents', surface: 'public', method: 'GET', path: '/users/{username}/upcoming-events', handler: 'get-user-upcoming-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
   { id: 'getUserPastEvents', surface: 'public', method: 'GET', path: '/users/{username}/past-events', handler: 'get-user-past-events', auth: 'key', scope: 'events:read', tableReads: QUERY },
   // Changes feeds (PRODUCT P16): what changed since a cursor, in the scope of a read route.
-  { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
-  { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET },
-  { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
+  { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
+  { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none', tableReads: QUERY },

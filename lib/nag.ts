@@ -65,6 +65,10 @@ export const NAG_REASONS = {
     'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
     "A deleted user's keys lose their API Gateway plan keys; an API key's id exists only once API Gateway creates it, so the statement allows DELETE only of API keys tagged with this stack's usage plan id (aws:ResourceTag), which only their creation by the key-management function can set.",
   ),
+  cursorKeyRotation: ack(
+    'SMG4',
+    "The cursor key is an HMAC key, not a credential of another service: rotating it is putting a new random value (docs/deploy.md), after which the feed functions keep accepting the previous one for a cursor's 30-day lifetime; an automatic schedule would need a rotation function for no gain in what the key protects (cursors that reveal only public positions).",
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -80,6 +84,7 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
   Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
   Validations.of(stack.ingest.role).acknowledge(NAG_REASONS.ingestApiKeyDeletion);
+  Validations.of(stack.cursorKey).acknowledge(NAG_REASONS.cursorKeyRotation);
   const cdn = stack.embedCdn;
   if (cdn) {
     Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);

@@ -5,10 +5,12 @@
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LEGACY_PREFIX } from '../lambdas/core/legacy-prefix.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, SURFACES, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { CursorKey } from './cursor-key.js';
 import { CustomDomain } from './custom-domain.js';
 import { EmbedCdn } from './embed-cdn.js';
 import { EventsTable } from './events-table.js';
@@ -35,6 +37,8 @@ export class PublicEventsStack extends Stack {
   readonly publicWaf?: PublicWaf;
   readonly keyAdmin: KeyAdmin;
   readonly ingest: Ingest;
+  /** The changes feeds' cursor key (lib/cursor-key.ts). */
+  readonly cursorKey: ISecret;
 
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
@@ -52,6 +56,8 @@ export class PublicEventsStack extends Stack {
       USER_EVENTS_VARIANT: config.userEventsVariant,
       EMBED_CACHE_MAX_AGE: String(config.embedCacheMaxAge),
     };
+    const cursorKey = new CursorKey(this, 'CursorKey', { retain: production });
+    this.cursorKey = cursorKey.secret;
     const functions = new Map<string, IFunction>();
     for (const route of routes as readonly RouteDefinition[]) {
       const rf = new RouteFunction(this, route.id, {
@@ -64,6 +70,7 @@ export class PublicEventsStack extends Stack {
       // The OpenAPI documents never read the table: no grant, only the name the config parser expects.
       if (route.tableReads.length === 0) rf.fn.addEnvironment('TABLE_NAME', table.tableName);
       else rf.bindTableReads(table, route.tableReads);
+      if (route.cursorKey) rf.bindCursorKey(cursorKey.secret);
       functions.set(route.id, rf.fn);
     }
     const authorizer = new RouteFunction(this, 'Authorizer', {

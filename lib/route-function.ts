@@ -21,6 +21,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -118,8 +119,10 @@ export class RouteFunction extends Construct {
 
   /**
    * The ingest function, the only one that writes event data: the applier's
-   * reads and writes on the base table (no index, no DeleteItem: removals are
-   * tombstones written with Put).
+   * reads and writes on the base table (no index; no DeleteItem of event
+   * data: removals are tombstones written with Put), and DeleteItem of the
+   * changes feeds' items only (a member leaving a scope's list,
+   * lambdas/store/feed.ts): keys whose partition starts with FEED#.
    */
   bindTableWrites(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
@@ -129,6 +132,19 @@ export class RouteFunction extends Construct {
         resources: [table.tableArn],
       }),
     );
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['FEED#*'] } },
+      }),
+    );
+  }
+
+  /** The changes feeds' cursor key: its ARN, and GetSecretValue on that secret alone (lib/cursor-key.ts). */
+  bindCursorKey(secret: ISecret): void {
+    this.fn.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
+    this.role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));
   }
 
   /** The authorizer: GetItem of API key items only (partition keys APIKEY#…). */

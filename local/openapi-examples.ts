@@ -16,8 +16,10 @@ import { startLocalServer } from './server.js';
 const DEMO_FILE = new URL('../data/demo.json', import.meta.url).pathname;
 export const EXAMPLE_CLOCK = '2026-11-21T12:00:00.000Z';
 export const EXAMPLE_SITE_URL = 'https://events.example.com';
-/** A catalogue cursor issued a day past the feeds' 30 days before the example clock. */
-const EXPIRED_CURSOR = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Date.parse(EXAMPLE_CLOCK) / 1000 - CURSOR_LIFETIME_SECONDS - 86_400 });
+/** The examples' cursor key: fixed, so that the cursors in the examples are the same at every run (a deployment has its own secret). */
+const EXAMPLE_CURSOR_KEY = Buffer.from('documentation-examples-cursor-key');
+/** A catalogue cursor of a consumer last up to date a day past the feeds' 30 days before the example clock. */
+const EXPIRED_CURSOR = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: Date.parse(EXAMPLE_CLOCK) / 1000 - CURSOR_LIFETIME_SECONDS - 86_400 }, EXAMPLE_CURSOR_KEY);
 /** Demo keys from data/demo.json (test data, documented in docs/local-server.md). */
 const BOTH = 'pk_demo_0123456789abcdefghijklmnopqrstuv';
 const EVENTS_ONLY = 'pk_events_only_0123456789abcdefghijklmnop';
@@ -62,7 +64,7 @@ const REQUESTS: Record<string, ExampleRequest> = {
 export async function collectExamples(): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   for (const variant of ['typed', 'dated'] as const) {
-    const server = await startLocalServer({ dataFile: DEMO_FILE, port: 0, clock: fixedClock(EXAMPLE_CLOCK), siteUrl: EXAMPLE_SITE_URL, userEventsVariant: variant });
+    const server = await startLocalServer({ dataFile: DEMO_FILE, port: 0, clock: fixedClock(EXAMPLE_CLOCK), siteUrl: EXAMPLE_SITE_URL, userEventsVariant: variant, cursorKey: EXAMPLE_CURSOR_KEY });
     try {
       for (const [name, r] of Object.entries(REQUESTS)) {
         if ((r.variant ?? 'typed') !== variant) continue;

@@ -27,13 +27,16 @@
  *   are appended after every write, then the notes are cleared (the
  *   tombstones deleted); a run that dies in between leaves notes that the
  *   next run finishes.
+ * - The feeds' member lists (what a start from no cursor reads) are made to
+ *   match FILE's read model exactly: every shown member joined (before the
+ *   entries are appended), every other one removed.
  * - Run it with the ingest paused (docs/data-model.md): it does not take part
  *   in the derivations' ordering.
  */
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { FEED_NOTE, FeedAppender, feedMemberOf, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
@@ -65,6 +68,8 @@ export interface ResyncPlan {
   feeds: FeedNote[];
   /** The users' keys, after the writes: closed for users FILE does not have, reopened for users it brings back, slots for seeded keys. */
   keys: { close: { userId: string; version: number }[]; reopen: string[]; adopt: { userId: string; keyIds: string[] }[] };
+  /** Feed members to write (shown in FILE's read model, not listed) and to delete (listed, not shown). */
+  members: { join: Item[]; drop: Item[] };
 }
 
 interface FeedNote {
@@ -92,28 +97,56 @@ export async function scanTable(client: DynamoDBDocumentClient, tableName: strin
   return items;
 }
 
-/** Whether the table holds any user or event (a plain load refuses then). */
-export async function holdsUsersOrEvents(client: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
+/** What a table holds besides keys and quotas: a plain load refuses a table with any of it. */
+export interface TableHistory {
+  /** Live users and events. */
+  entities: number;
+  /** Deleted users, events and RSVPs (their tombstones keep their versions), and derived tombstones. */
+  tombstones: number;
+  /** Changes feeds (scopes) with a history: their positions must never be numbered again. */
+  feeds: number;
+}
+
+/**
+ * Counts what a plain load must not write over (one Scan of the table, an
+ * operator's tool): a table that held entities and now holds only their
+ * tombstones still has versions a late change is compared with, and feeds
+ * whose consumers hold cursors past their positions.
+ */
+export async function tableHistory(client: DynamoDBDocumentClient, tableName: string): Promise<TableHistory> {
+  const history: TableHistory = { entities: 0, tombstones: 0, feeds: 0 };
+  const feeds = new Set<string>();
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client.send(
       new ScanCommand({
         TableName: tableName,
         ExclusiveStartKey: start,
-        FilterExpression: '#type IN (:user, :event) AND attribute_not_exists(deleted)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':user': 'USER', ':event': 'EVENT_SOURCE' },
-        ProjectionExpression: '#type',
+        FilterExpression: '#type IN (:user, :event, :rsvp, :tomb) OR begins_with(#pk, :feed)',
+        ExpressionAttributeNames: { '#type': 'type', '#pk': PK, '#deleted': 'deleted' },
+        ExpressionAttributeValues: { ':user': 'USER', ':event': 'EVENT_SOURCE', ':rsvp': 'RSVP_SOURCE', ':tomb': 'TOMBSTONE', ':feed': FEED_PARTITION_PREFIX },
+        ProjectionExpression: '#pk, #type, #deleted',
       }),
     );
-    if (out.Items?.length) return true;
+    for (const item of out.Items ?? []) {
+      if (String(item[PK]).startsWith(FEED_PARTITION_PREFIX)) feeds.add(String(item[PK]));
+      else if (item.type === 'TOMBSTONE' || item.deleted) history.tombstones++;
+      else if (item.type !== 'RSVP_SOURCE') history.entities++;
+    }
     start = out.LastEvaluatedKey;
   } while (start);
-  return false;
+  history.feeds = feeds.size;
+  return history;
+}
+
+/** The history's counts in words, or null when a plain load may write (nothing there). */
+export function describeHistory(h: TableHistory): string | null {
+  if (!h.entities && !h.tombstones && !h.feeds) return null;
+  return `${h.entities} users or events, ${h.tombstones} tombstones, ${h.feeds} changes feeds`;
 }
 
 export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {
-  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], keys: { close: [], reopen: [], adopt: [] } };
+  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], keys: { close: [], reopen: [], adopt: [] }, members: { join: [], drop: [] } };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
   for (const item of readModelItems(dataset).items as unknown as Item[]) {
@@ -166,7 +199,17 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
       }
     }
   }
+  planMembers(plan, current, [...target.values()]);
   return plan;
+}
+
+/** The feeds' member lists after the resync: exactly the members FILE's read model shows in each scope. */
+function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonly Item[]): void {
+  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition(''))).map(keyOf));
+  const shown = new Map<string, Item>();
+  for (const item of target) for (const scope of scopesShowing(item)) shown.set(keyOf(memberKey(scope, feedMemberOf(item))), { ...memberKey(scope, feedMemberOf(item)), type: 'FEED_MEMBER', gen: 0 });
+  for (const [key, member] of shown) if (!listed.has(key)) plan.members.join.push(member);
+  for (const item of current) if (listed.has(keyOf(item)) && !shown.has(keyOf(item))) plan.members.drop.push(keyOnly(item));
 }
 
 export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys }): Promise<void> {
@@ -176,6 +219,8 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   const [tombstones, rest] = partition(plan.puts, (i) => i.type === 'TOMBSTONE');
   await batchWriteAll(client, tableName, tombstones, opts);
   await batchWriteAll(client, tableName, rest, opts);
+  // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).
+  await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
   const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys });
   for (const { userId, version } of plan.keys.close) await closeUserKeys(store, userId, version);
@@ -230,12 +275,12 @@ function planKeys(current: readonly Item[], dataset: Dataset, have: ReadonlyMap<
 async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, notes: readonly FeedNote[], clock: Clock): Promise<void> {
   if (!notes.length) return;
   const io = new TableIO(client, tableName);
-  const appender = new FeedAppender(io, clock);
+  const writer = new FeedWriter(io, clock);
   const byScope = new Map<string, string[]>();
   for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
   const scopes = [...byScope.entries()];
   const worker = async () => {
-    for (let next = scopes.shift(); next; next = scopes.shift()) for (const member of next[1]) await appender.append(next[0], member);
+    for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += 8) await writer.append(next[0], next[1].slice(i, i + 8));
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   for (const n of notes) {

@@ -5,10 +5,12 @@
  * The key-management API has its own loopback port behind a SigV4 check
  * (key-admin-server.ts), as it has its own IAM-only API in AWS.
  */
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { configSchema, type UserEventsVariant } from '../lambdas/core/config.js';
+import { staticKeyring } from '../lambdas/core/feed-cursor.js';
 import { SCOPES, type Dataset } from '../lambdas/core/dataset.js';
 import { createDeps, type AuthorizerHandler, type Deps, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
 import { silentLogger, type Logger } from '../lambdas/http/logger.js';
@@ -59,6 +61,11 @@ export interface LocalServerOptions {
   onResponse?: Parameters<typeof createGateway>[0]['onResponse'];
   /** Sees every DynamoDB call the handlers and the authorizer make. */
   onDynamoCall?: CallListener;
+  /**
+   * The changes feeds' cursor key (default: 32 random bytes, new at each start: a restart starts a fresh
+   * store, so no earlier cursor could be followed anyway). Tests that craft cursors pass their own.
+   */
+  cursorKey?: Uint8Array;
 }
 
 export interface LocalServer {
@@ -148,7 +155,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const repository = new DynamoRepository(client, LOCAL_TABLE);
     const logger = opts.logger ?? silentLogger;
     const movable = new MovableClock(opts.clock ?? systemClock, opts.clockOffsetDays ?? 0);
-    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: movable.clock, logger });
+    const cursorKeys = staticKeyring(opts.cursorKey ?? randomBytes(32));
+    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys, clock: movable.clock, logger });
 
     const handlers = new Map<string, HttpHandler>();
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);

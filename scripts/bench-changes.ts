@@ -36,8 +36,8 @@ const INDEX_KEYS = Object.values(INDEXES);
  * GSI write, which dynalite does not report): each written item is read
  * before and after its write through a second, unmetered client.
  */
-function meter(client: DynamoDBDocumentClient, endpoint: string) {
-  const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0 };
+export function meter(client: DynamoDBDocumentClient, endpoint: string) {
+  const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0, feedWcu: 0, refused: 0 };
   const raw = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   // The document client's commands may reach this step before or after marshalling: accept both shapes.
   const image = async (table: string, key: Record<string, unknown>) => {
@@ -48,7 +48,7 @@ function meter(client: DynamoDBDocumentClient, endpoint: string) {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const name = String(context.commandName);
-      const input = args.input as { TableName: string; Item?: Record<string, unknown>; Key?: Record<string, unknown>; ReturnConsumedCapacity?: string };
+      const input = args.input as { TableName: string; Item?: Record<string, unknown>; Key?: Record<string, unknown>; ReturnConsumedCapacity?: string; UpdateExpression?: string; ExpressionAttributeValues?: Record<string, unknown> };
       m.calls++;
       if (READS.has(name)) {
         input.ReturnConsumedCapacity = 'TOTAL';
@@ -69,16 +69,29 @@ function meter(client: DynamoDBDocumentClient, endpoint: string) {
       } finally {
         const bill = writeBill(before, failed ? before : await image(input.TableName, key), INDEX_KEYS, failed);
         m.writes++;
-        // The changes feeds' own writes (entries, member pointers, a superseded entry's expiry), PRODUCT P16.
-        if (String(key[PK]).startsWith(FEED_PARTITION_PREFIX)) m.feedWrites++;
-        if (!failed && name === 'PutItemCommand' && input.Item?.type === 'FEED_ENTRY') m.feedEntries++;
+        if (failed) m.refused++;
+        // The changes feeds' own writes (appends, chunks and their trims, members), PRODUCT P16.
+        const pk = key[PK] as unknown;
+        const partition = typeof pk === 'string' ? pk : String((pk as { S?: string }).S);
+        if (partition.startsWith(FEED_PARTITION_PREFIX)) {
+          m.feedWrites++;
+          m.feedWcu += bill.total;
+        }
+        if (!failed && name === 'UpdateItemCommand' && /list_append/.test(input.UpdateExpression ?? '')) m.feedEntries += appended(input.ExpressionAttributeValues?.[':members']);
         m.wcu += bill.total;
         m.gsiWcu += bill.indexes;
       }
     },
     { step: 'serialize', name: 'benchMeter', priority: 'high' },
   );
-  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0 }), close: () => raw.destroy() };
+  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0, feedWcu: 0, refused: 0 }), close: () => raw.destroy() };
+}
+
+/** The members one feed append carries (its value marshalled or not, as the meter's step sees it). */
+function appended(value: unknown): number {
+  if (Array.isArray(value)) return value.length;
+  const list = (value as { L?: unknown[] } | undefined)?.L;
+  return list?.length ?? 0;
 }
 
 const event = (id: string, creator: string, i: number) => ({
@@ -117,11 +130,11 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       ['event deleted', { type: 'event.deleted', version: 4, event_id: 'evt_jazz01' }],
       ['user deleted (cascade)', { type: 'user.deleted', version: 1, user_id: 'usr_carol' }],
     ];
-    rows.push('| Change | Result | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|');
+    rows.push('| Change | Result | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes; billed feed units per entry) |', '|---|---|---|---|---|---|---|');
     for (const [name, change] of cases) {
       reset();
       const r = await applier.apply(change);
-      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${m.feedEntries} (${m.feedWrites}) |`);
+      rows.push(`| ${name} | ${r.result} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${feedColumn(m)} |`);
     }
 
     // Throughput through the data:apply path: RSVP flips on the demo data.
@@ -162,17 +175,17 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       [`deletion of that user (cascade: ${FANOUT} hosted events with their ${FANOUT} guests' RSVPs, and ${FANOUT} RSVPs of the user)`, { type: 'user.deleted', version: 2, user_id: 'usr_host' }],
     ];
     rows.push('', `Changes per second through data:apply (300 RSVP flips, demo data, one applier, in-process dynalite): ${perSecond}`, '');
-    rows.push('| Worst-case fan-out | Derivations (event and guest units) | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|---|');
+    rows.push('| Worst-case fan-out | Derivations (event and guest units) | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Seconds (dynalite) | Feed entries (feed writes; billed feed units per entry) |', '|---|---|---|---|---|---|---|---|');
     for (const [name, change] of fanouts) {
       reset();
       const t = performance.now();
       const r = await worstApplier.apply(change);
-      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} | ${m.feedEntries} (${m.feedWrites}) |`);
+      rows.push(`| ${name} | ${r.derivations} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${((performance.now() - t) / 1000).toFixed(1)} | ${feedColumn(m)} |`);
     }
 
     // What a change touches, by event size: the same RSVP and the same edit on events with N guests.
     rows.push('', 'Cost by event size: the same RSVP changes and the same edits that move no list, on an event with N yes/maybe guests.', '');
-    rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes) |', '|---|---|---|---|---|---|---|');
+    rows.push('| Change | Guests | Items written | Write capacity units (of which GSI) | Read capacity units | DynamoDB calls | Feed entries (feed writes; billed feed units per entry) |', '|---|---|---|---|---|---|---|');
     const bySize: Record<string, { read: number; write: number }[]> = {};
     for (const size of GUEST_SIZES) {
       const table = `guests-${size}`;
@@ -196,7 +209,7 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
       for (const [name, change] of touches) {
         reset();
         await sized.apply(change);
-        rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${m.feedEntries} (${m.feedWrites}) |`);
+        rows.push(`| ${name} | ${size} | ${m.writes} | ${m.wcu.toFixed(0)} (${m.gsiWcu.toFixed(0)}) | ${m.rcu.toFixed(1)} | ${m.calls} | ${feedColumn(m)} |`);
         (bySize[name] ??= []).push({ read: m.rcu, write: m.wcu });
       }
     }
@@ -211,4 +224,9 @@ export async function changeFigures(demo: Dataset): Promise<string[]> {
     await store.close();
   }
   return rows;
+}
+
+/** A change's feed figures: entries appended, the feeds' writes, and their billed units per entry. */
+function feedColumn(m: { feedEntries: number; feedWrites: number; feedWcu: number }): string {
+  return `${m.feedEntries} (${m.feedWrites}; ${m.feedEntries ? (m.feedWcu / m.feedEntries).toFixed(2) : '-'})`;
 }

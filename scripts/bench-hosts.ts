@@ -15,6 +15,7 @@ import { DynamoRepository } from '../lambdas/store/repository.js';
 import { ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';
 import { bigHostDataset } from './big-host.js';
+import { staticKeyring } from '../lambdas/core/feed-cursor.js';
 
 const CASES: { name: string; handler: string; query: Record<string, string> }[] = [
   { name: 'upcoming-events?limit=10', handler: 'get-user-upcoming-events', query: { limit: '10' } },
@@ -50,7 +51,7 @@ export async function hostFigures(sizes: number[], iterations: number, now: stri
     await writeDataset(client, table, bigHostDataset({ username: 'venue', events: size, now }));
     const config = configSchema.parse({ tableName: table, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
     const repository = new DynamoRepository(client, table);
-    const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: fixedClock(now), logger: silentLogger });
+    const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(Buffer.from('bench-cursor-key')), clock: fixedClock(now), logger: silentLogger });
     for (const c of CASES) {
       const mod = (await import(`../lambdas/handlers/${c.handler}.js`)) as HandlerModule<HttpHandler>;
       const handler = mod.build(deps);

@@ -38,6 +38,7 @@ import { build } from 'esbuild';
 import { fixedClock } from '../lambdas/core/clock.js';
 import { configSchema } from '../lambdas/core/config.js';
 import { validateDataset } from '../lambdas/core/dataset.js';
+import { encodeCursor, staticKeyring } from '../lambdas/core/feed-cursor.js';
 import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
 import { silentLogger } from '../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes } from '../lambdas/routes.js';
@@ -61,6 +62,12 @@ const NOW = '2026-11-21T12:00:00.000Z';
 const HOST_SIZES = (process.env.BENCH_HOST_SIZES ?? '100,1000,10000').split(',').map(Number);
 const HOST_ITERATIONS = Number(process.env.BENCH_HOST_ITERATIONS ?? 5);
 
+/** The bench's cursor key (the functions read theirs from the stack's secret). */
+const CURSOR_KEY = Buffer.from('bench-cursor-key');
+function startCursor(scope: string): string {
+  return encodeCursor({ scope, mode: 'members', position: 1, after: '', asOf: Date.parse(NOW) / 1000 }, CURSOR_KEY);
+}
+
 /** One typical request per route (demo data). */
 const CASES: Record<string, { path: Record<string, string>; query?: Record<string, string> }> = {
   getEvent: { path: { eventId: 'evt_jazz01' } },
@@ -73,9 +80,10 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
   embedGetUserFeed: { path: { username: 'eve-series' } },
   embedGetEventFeed: { path: { eventId: 'evt_jazz01' } },
-  getEventChanges: { path: {} },
-  getUserEventChanges: { path: { username: 'alice' } },
-  getEventGuestChanges: { path: { eventId: 'evt_jazz01' } },
+  // A page of a start (from no cursor a feed answers only its position): the members and their items.
+  getEventChanges: { path: {}, query: { cursor: startCursor('EVENTS') } },
+  getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
+  getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };
@@ -158,7 +166,7 @@ async function runtimeFigures() {
 
   const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
   const repository = new DynamoRepository(client, LOCAL_TABLE);
-  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, clock: fixedClock(NOW), logger: silentLogger });
+  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(NOW), logger: silentLogger });
   const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];
@@ -364,7 +372,7 @@ process.stdout.write(
     '',
     ...hosts,
     '',
-    'Changes feeds (scripts/bench-feeds.ts): a page of 100 from a catalogue feed with N entries behind it (100 public events, the rest removed ones), then a host feed and a guest feed of 100 members from no cursor and with a cursor; at most two round trips each.',
+    'Changes feeds (scripts/bench-feeds.ts): appends by 1 to 16 appenders at once to one scope; a page of 100 (small events and events at the contract maxima); a start from no cursor behind removed members; a host feed and a guest feed from no cursor and with a cursor.',
     '',
     ...feeds,
     '',

@@ -1,7 +1,8 @@
 /**
  * `npm run build:mcp`: bundles the MCP adapter into dist/public-events-mcp.mjs,
- * the package's `public-events-mcp` bin. Dependencies stay external (they are
- * the package's own dependencies), so the file is small and needs no tsx.
+ * the package's `public-events-mcp` bin. Everything it imports is inside (the
+ * MCP SDK, zod, the client's transport), so the one file runs wherever Node
+ * 20 or later does, copied anywhere, with no node_modules beside it.
  */
 import { chmodSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -15,7 +16,6 @@ export async function buildMcp(): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
     outfile: MCP_BIN,
     banner: { js: '#!/usr/bin/env node' },
     logLevel: 'error',

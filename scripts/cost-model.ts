@@ -6,8 +6,9 @@
  *
  * Scope: the per-request (variable) cost only, on-demand list prices in
  * us-east-1, no free tier, first volume tier of every service. Fixed monthly
- * costs (WAF web ACL and rules, dashboard, alarms, custom metrics), storage
- * and the write side are not in it (docs/performance.md, "Cost per million requests").
+ * costs (WAF web ACL and rules, dashboard, alarms) and storage are in
+ * scripts/idle-cost.ts; custom metrics and the write side are in neither
+ * (docs/performance.md, "Cost per million requests").
  */
 
 /** When the prices below were looked up (from stored copies of the AWS pricing pages and summaries quoting them). */

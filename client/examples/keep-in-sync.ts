@@ -1,7 +1,10 @@
 /**
  * Keeps a copy of a host's public events in a JSON file (docs/keeping-in-sync.md):
  *
- *   PUBLIC_API_KEY=pk_… PUBLIC_API_BASE_URL=http://127.0.0.1:3000/api/public/v1 npx tsx client/examples/keep-in-sync.ts alice mirror.json
+ *   PUBLIC_API_KEY=pk_… PUBLIC_API_BASE_URL=http://127.0.0.1:3000/api/public/v1 npx tsx client/examples/keep-in-sync.ts alice [FILE]
+ *
+ * FILE defaults to mirror.json beside this script (client/examples/, ignored
+ * by git), wherever it is run from.
  *
  * Run it as often as you like (a timer, a cron job): each run reads what
  * changed since the last one and saves the events with the cursor, in one
@@ -10,6 +13,8 @@
  * local server.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CursorExpiredError, createPublicClient, type PublicEvent } from '../src/index.js';
 
 interface Mirror {
@@ -18,7 +23,7 @@ interface Mirror {
   events: Record<string, PublicEvent>;
 }
 
-const [username = 'alice', file = 'mirror.json'] = process.argv.slice(2);
+const [username = 'alice', file = fileURLToPath(new URL('mirror.json', import.meta.url))] = process.argv.slice(2);
 const client = createPublicClient();
 const saved: Mirror = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Mirror) : { events: {} };
 
@@ -50,4 +55,4 @@ mirror.cursor = outcome.cursor;
 // Write the copy and its cursor together: a crash leaves the previous file whole.
 writeFileSync(`${file}.tmp`, `${JSON.stringify(mirror, null, 2)}\n`);
 renameSync(`${file}.tmp`, file);
-console.log(`applied ${outcome.applied} changes; ${Object.keys(mirror.events).length} events in ${file}`);
+console.log(`applied ${outcome.applied} changes; ${Object.keys(mirror.events).length} events in ${relative(process.cwd(), file)}`);

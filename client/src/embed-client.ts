@@ -9,8 +9,8 @@ import { Transport, type Query, type RetryOptions, type TransportHooks } from '.
 import type { EmbedEvent, EmbedOpenApiDocument, EmbedUserEventsParams } from './types.js';
 
 export interface EmbedClientOptions extends RetryOptions, TransportHooks {
-  /** E.g. `https://api.example.com/api/embed/v1`; `EMBED_API_BASE_URL` when absent. */
-  baseUrl?: string;
+  /** E.g. `https://api.example.com/api/embed/v1`; `EMBED_API_BASE_URL` when absent (or undefined). */
+  baseUrl?: string | undefined;
 }
 
 export class EmbedClient {

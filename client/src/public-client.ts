@@ -26,17 +26,17 @@ import type {
 } from './types.js';
 
 export interface PublicClientOptions extends RetryOptions, TransportHooks {
-  /** The key; `PUBLIC_API_KEY` from the environment when absent. */
-  apiKey?: string;
-  /** E.g. `https://api.example.com/api/public/v1`; `PUBLIC_API_BASE_URL` when absent. */
-  baseUrl?: string;
+  /** The key; `PUBLIC_API_KEY` from the environment when absent (or undefined). */
+  apiKey?: string | undefined;
+  /** E.g. `https://api.example.com/api/public/v1`; `PUBLIC_API_BASE_URL` when absent (or undefined). */
+  baseUrl?: string | undefined;
   /**
    * The header that carries the key: `authorization` (default, sent as
    * `Bearer <key>`) or the service's `x-<service>-api-key` header.
    */
-  keyHeader?: string;
+  keyHeader?: string | undefined;
   /** Send the key from a browser anyway (it becomes public there). Default false. */
-  dangerouslyAllowBrowser?: boolean;
+  dangerouslyAllowBrowser?: boolean | undefined;
 }
 
 export class ConfigurationError extends Error {
@@ -67,7 +67,7 @@ export class PublicClient {
   }
 
   /** A list whose pages come as `{data: T[], pagination}`. */
-  private list<T>(path: string, params: Query & { limit?: number; offset?: number }): PagedList<T> {
+  private list<T>(path: string, params: Query & { limit?: number | undefined; offset?: number | undefined }): PagedList<T> {
     const { limit, offset, ...rest } = params;
     return new PagedList<T>(async (size, from): Promise<Page<T>> => {
       const body = unwrap(await this.transport.get(path, { ...rest, limit: size, offset: from }));

@@ -11,21 +11,21 @@ import { backoffMs, isRetryableStatus, rateLimitResetMs, retryAfterMs, transient
 
 export interface RetryOptions {
   /** Per attempt, in milliseconds. Default 15000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries after the first attempt (so at most 1 + maxRetries requests). Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Base of the exponential backoff, in milliseconds. Default 250. */
-  retryDelayMs?: number;
+  retryDelayMs?: number | undefined;
   /** The longest wait the client sleeps on the API's say-so. Default 30000. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /**
    * When the API asks for a longer wait than maxRetryDelayMs: 'fail' (default)
    * gives up at once (a 429 becomes a RateLimitError carrying the wait);
    * 'clamp' waits maxRetryDelayMs and tries again.
    */
-  onLongWait?: 'fail' | 'clamp';
+  onLongWait?: 'fail' | 'clamp' | undefined;
   /** Read X-RateLimit-Reset when Retry-After is absent. Default true. */
-  honourRateLimitReset?: boolean;
+  honourRateLimitReset?: boolean | undefined;
 }
 
 export interface RetryEvent {
@@ -42,20 +42,20 @@ export interface RetryEvent {
 
 export interface TransportHooks {
   /** Defaults to the global fetch. */
-  fetch?: typeof fetch;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
+  fetch?: typeof fetch | undefined;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+  random?: (() => number) | undefined;
   /** A signal that aborts after `ms`; AbortSignal.timeout by default. */
-  timeoutSignal?: (ms: number) => AbortSignal;
-  now?: () => number;
+  timeoutSignal?: ((ms: number) => AbortSignal) | undefined;
+  now?: (() => number) | undefined;
   /** Called before each retry; the client logs nothing by itself. */
-  onRetry?: (event: RetryEvent) => void;
+  onRetry?: ((event: RetryEvent) => void) | undefined;
 }
 
 export interface TransportOptions extends RetryOptions, TransportHooks {
   baseUrl: string;
   /** Sent with every request (the key header, if any). Never echoed in errors. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 export type Query = Record<string, string | number | undefined>;
@@ -86,13 +86,17 @@ export const RETRY_DEFAULTS = {
   maxRetryDelayMs: 30_000,
   onLongWait: 'fail',
   honourRateLimitReset: true,
-} as const satisfies Required<RetryOptions>;
+} as const satisfies Settled<RetryOptions>;
+
+/** Every option given: none absent, none undefined. */
+type Settled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
 
 export class Transport {
-  private readonly o: Required<RetryOptions> & Required<Omit<TransportHooks, 'onRetry'>> & Pick<TransportOptions, 'onRetry' | 'headers' | 'baseUrl'>;
+  private readonly o: Settled<RetryOptions> & Settled<Omit<TransportHooks, 'onRetry'>> & Pick<TransportOptions, 'onRetry' | 'headers' | 'baseUrl'>;
 
   constructor(options: TransportOptions) {
-    const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as TransportOptions;
+    // An option given as undefined is absent: the default applies.
+    const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<Settled<TransportOptions>>;
     this.o = {
       ...RETRY_DEFAULTS,
       fetch: (...args) => fetch(...args),

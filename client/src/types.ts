@@ -10,18 +10,27 @@ export type Guest = PublicComponents['schemas']['Guest'];
 /** A change of a changes feed: an upsert with the object as its read route shows it now, or a bare removal. */
 export type EventChange = PublicComponents['schemas']['EventUpserted'] | PublicComponents['schemas']['RemovedChange'];
 export type GuestChange = PublicComponents['schemas']['GuestUpserted'] | PublicComponents['schemas']['RemovedChange'];
-/** Where a feed starts (`cursor`: a saved `next_cursor`; absent: the current contents) and its page size. */
+/**
+ * Where a feed starts (`cursor`: a saved `next_cursor`; absent or undefined:
+ * the current contents) and its page size. Every optional parameter and option
+ * of the client takes `undefined` as absent, so a `string | undefined` (a
+ * saved cursor, `feed.cursor`, `process.env.X`) passes under
+ * `exactOptionalPropertyTypes` too.
+ */
 export interface ChangeFeedParams {
-  cursor?: string;
-  limit?: number;
+  cursor?: string | undefined;
+  limit?: number | undefined;
 }
 export type EmbedEvent = EmbedComponents['schemas']['EmbedEvent'];
 export type { FieldError } from './errors.js';
 export type { Pagination, Page } from './paged-list.js';
 
+/** Every parameter optional, `undefined` taken as absent (the generated types say `limit?: number`). */
+type UndefinedAsAbsent<T> = { [K in keyof T]?: T[K] | undefined };
+
 /** The query parameters of a Public API operation, `limit` and `offset` left to the list. */
-type PublicQuery<Op extends keyof PublicOperations> = NonNullable<PublicOperations[Op]['parameters']['query']>;
-type EmbedQuery<Op extends keyof EmbedOperations> = NonNullable<EmbedOperations[Op]['parameters']['query']>;
+type PublicQuery<Op extends keyof PublicOperations> = UndefinedAsAbsent<NonNullable<PublicOperations[Op]['parameters']['query']>>;
+type EmbedQuery<Op extends keyof EmbedOperations> = UndefinedAsAbsent<NonNullable<EmbedOperations[Op]['parameters']['query']>>;
 
 /** `limit` is the page size the list reads with; `offset` where it starts. */
 export type UserEventsParams = PublicQuery<'getUserEvents'>;

@@ -6,11 +6,11 @@
  * path (`event.start_date: invalid date-time`).
  */
 import * as z from 'zod';
-import { TEXT_MAX, eventSchema, isoDateTime, issuesToProblems, rsvpSchema, userSchema } from './dataset.js';
+import { TEXT_MAX, eventSchema, isoDateTime, issuesToProblems, rsvpSchema, text, userSchema } from './dataset.js';
 import { EVENT_ID_PATTERN, USER_ID_PATTERN } from './ids.js';
 
 /** An id another record points at: bounded like every text of the contract (dataset.ts, TEXT_MAX). */
-const reference = z.string({ error: 'must be a string' }).max(TEXT_MAX.reference, { error: `must be at most ${TEXT_MAX.reference} characters` });
+const reference = text(TEXT_MAX.reference);
 
 export const CHANGE_TYPES = ['user.upserted', 'user.deleted', 'event.upserted', 'event.deleted', 'rsvp.upserted', 'rsvp.deleted'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];

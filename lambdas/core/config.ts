@@ -19,6 +19,8 @@ export const configSchema = z.object({
   embedCacheMaxAgeSeconds: z.number().int().min(0).max(86_400).default(60),
   /** Only for dynalite (local server, tests). */
   dynamoEndpoint: z.url().optional(),
+  /** The changes feeds' cursor key (Secrets Manager); set on the feed functions only. */
+  cursorSecretArn: z.string().regex(/^arn:aws[a-z-]*:secretsmanager:/, { error: 'a Secrets Manager secret ARN' }).optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -30,6 +32,7 @@ const envSchema = z.object({
   USER_EVENTS_VARIANT: z.string().default('typed'),
   EMBED_CACHE_MAX_AGE: z.coerce.number().default(60),
   DYNAMODB_ENDPOINT: z.string().optional(),
+  CURSOR_SECRET_ARN: z.string().optional(),
 });
 
 /** Throws one error naming every bad variable, so a misconfigured function fails at cold start. */
@@ -43,6 +46,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     userEventsVariant: raw.data.USER_EVENTS_VARIANT,
     embedCacheMaxAgeSeconds: raw.data.EMBED_CACHE_MAX_AGE,
     dynamoEndpoint: raw.data.DYNAMODB_ENDPOINT,
+    cursorSecretArn: raw.data.CURSOR_SECRET_ARN,
   });
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
   return parsed.data;

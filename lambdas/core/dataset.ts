@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { parseDateTime } from './dates.js';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN, USER_ID_PATTERN } from './ids.js';
+import { textResponseBytes } from './response-size.js';
 
 /**
  * Stored datetimes are `toISOString()` output, which has four year digits
@@ -27,17 +28,25 @@ function inStoredRange(date: Date): boolean {
 }
 
 /**
- * The longest value of every free-text field of the contracts, in UTF-16 code
- * units (JavaScript's length; JSON Schema's maxLength counts code points, so
- * the generated schema lets through a few astral-plane strings the loader
- * refuses). Why these bound every table item below DynamoDB's 400 KB: a code
- * unit is at most 3 bytes of UTF-8, and no item holds more than one copy of
- * a record's texts; the largest, an event's item (its texts and its creator's
- * image, username and id), sums to ITEM_TEXT_MAX_UNITS (32,760) units: at
- * most 98 KB of text, about 100 KB with its keys and attribute names, a
- * quarter of the limit
- * (docs/data-model.md, "Item sizes"; test/integration/item-size.test.ts
- * applies a record at every maximum and measures the items).
+ * The longest value of every free-text field of the contracts, in the bytes
+ * the text takes in an API answer as Lambda carries it
+ * (lambdas/core/response-size.ts, textResponseBytes: printable ASCII 1 byte,
+ * a quote or backslash 4, a newline or tab 3, anything else its UTF-8
+ * bytes). Two bounds follow:
+ * - answers: an event at every maximum is about 34 KB of a response, so a
+ *   page of 100 of them is about 3.5 MB, well under Lambda's 6 MB
+ *   (docs/performance.md, "What fits in an answer"; the rehearsal serves
+ *   every list and feed at its largest);
+ * - items: a text's UTF-8 bytes are at most its answer bytes, and no item
+ *   holds more than one copy of a record's texts; the largest, an event's
+ *   item (its texts and its creator's image, username and id), sums to
+ *   ITEM_TEXT_MAX_BYTES (32,760) bytes of text, about 35 KB with its keys and
+ *   attribute names, under a tenth of DynamoDB's 400 KB
+ *   (docs/data-model.md, "Item sizes"; test/integration/item-size.test.ts
+ *   applies a record at every maximum and measures the items).
+ * Control characters other than newline and tab are refused (they are 7
+ * bytes each in an answer, and no text needs them), and so are unpaired
+ * surrogates (not text).
  */
 export const TEXT_MAX = {
   title: 200,
@@ -57,14 +66,34 @@ export const TEXT_MAX = {
 } as const;
 
 /** The event item's text at every maximum (the creator's image, username and id included): the bound argued above. */
-export const ITEM_TEXT_MAX_UNITS =
+export const ITEM_TEXT_MAX_BYTES =
   TEXT_MAX.title + TEXT_MAX.description + TEXT_MAX.locationName + 2 * TEXT_MAX.locationPart + 4 * TEXT_MAX.url + TEXT_MAX.timezone + 3 * TEXT_MAX.handle + TEXT_MAX.lightning + 2 * TEXT_MAX.reference + 64;
 
-/** A string of at most `max` units, refused with the bound named. */
-const text = (max: number) => z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` });
-const uri = z.url({ error: 'invalid URI' }).max(TEXT_MAX.url, { error: `must be at most ${TEXT_MAX.url} characters` });
+/** Every control character (C0, DEL, C1) but newline and tab. */
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
+/** A surrogate that is not half of a pair. */
+const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const TEXT_ERRORS = {
+  control: 'must not contain control characters other than newline and tab',
+  unpaired: 'must be text (an unpaired surrogate is not)',
+  tooLong: (max: number) => `must be at most ${max} bytes as an answer carries it (a quote or backslash counts 4, a newline or tab 3, other characters their UTF-8 bytes)`,
+};
+/**
+ * A text of at most `max` answer bytes, refused with the bound named. The
+ * length check first (a text longer in code units is longer in bytes), so
+ * the JSON Schema states a maxLength and no huge text is escaped to count it.
+ */
+function bounded<T extends z.ZodString | z.ZodURL>(schema: T, max: number): T {
+  return schema
+    .max(max, { error: TEXT_ERRORS.tooLong(max) })
+    .refine((v) => !CONTROL.test(v), { error: TEXT_ERRORS.control, abort: true })
+    .refine((v) => !UNPAIRED.test(v), { error: TEXT_ERRORS.unpaired, abort: true })
+    .refine((v) => textResponseBytes(v) <= max, { error: TEXT_ERRORS.tooLong(max) }) as unknown as T;
+}
+export const text = (max: number) => bounded(z.string({ error: 'must be a string' }), max);
+const uri = bounded(z.url({ error: 'invalid URI' }), TEXT_MAX.url);
 const uriOrNull = uri.nullable();
-const textOrNull = (max: number) => z.string({ error: 'must be a string or null' }).max(max, { error: `must be at most ${max} characters` }).nullable();
+const textOrNull = (max: number) => bounded(z.string({ error: 'must be a string or null' }), max).nullable();
 const reference = text(TEXT_MAX.reference);
 
 export const userSchema = z.strictObject({
@@ -120,7 +149,7 @@ export const SCOPES = ['events:read', 'guests:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const apiKeySchema = z.strictObject({
-  key: z.string().min(20, { error: 'must be at least 20 characters' }).max(TEXT_MAX.key, { error: `must be at most ${TEXT_MAX.key} characters` }),
+  key: bounded(z.string().min(20, { error: 'must be at least 20 characters' }), TEXT_MAX.key),
   user_id: reference,
   name: text(TEXT_MAX.keyName),
   scopes: z.array(z.enum(SCOPES)).optional(),

@@ -8,13 +8,19 @@
  * weekly series with years of history costs the same as a new user, and the
  * upcoming part is never crowded out by the past.
  *
+ * At most ANSWER_BUDGET_BYTES of calendar, as Lambda carries it: events at
+ * the contract's maxima whose texts iCalendar escapes (a comma, a newline)
+ * would not fit 150 to an answer, so past that bound the feed keeps the
+ * upcoming events from the earliest, then the past ones from the latest.
+ *
  * The body does not mention status, so it changes with the clock only when the
  * window moves: when the next upcoming event starts (it moves to the past
  * part, which may push the oldest past one out) or when the oldest past event
  * leaves the window. `freshForMs` is the time to the first of those.
  */
 import { toICalendar } from './ical.js';
-import type { EventReader } from './ports.js';
+import type { EventPayload, EventReader } from './ports.js';
+import { ANSWER_BUDGET_BYTES, bodyBytes } from './response-size.js';
 import { isPublicPayload } from './event-mapper.js';
 import { requirePublicEvent } from './queries.js';
 import type { Fresh } from './embed-queries.js';
@@ -56,8 +62,26 @@ export async function userFeed(reader: EventReader, username: string, now: Date,
   // The stored spelling of the name, whatever case the path used.
   const name = events[0]?.creator.username ?? username;
   return {
-    data: toICalendar(events, { name: `Events by ${name}`, siteUrl }),
+    data: withinBudget([...upcoming, ...past].filter(isPublicPayload), (kept) => toICalendar([...kept].sort(byStartAscending), { name: `Events by ${name}`, siteUrl })),
     freshForMs: changes.length ? Math.max(0, Math.min(...changes)) : null,
     filename: `${name}-events`,
   };
+}
+
+/**
+ * The calendar of the longest prefix of `events` (in the order they are
+ * given: the ones to keep first) whose body fits the answer budget; all of
+ * them in the usual case, found by halving only when they do not fit.
+ */
+function withinBudget(events: readonly EventPayload[], render: (kept: readonly EventPayload[]) => string): string {
+  const all = render(events);
+  if (bodyBytes(all) <= ANSWER_BUDGET_BYTES) return all;
+  let lo = 0;
+  let hi = events.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (bodyBytes(render(events.slice(0, mid))) <= ANSWER_BUDGET_BYTES) lo = mid;
+    else hi = mid - 1;
+  }
+  return render(events.slice(0, lo));
 }

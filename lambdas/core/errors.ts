@@ -18,6 +18,7 @@ export const MESSAGES = {
   usernameRequired: 'Username is required',
   eventIdRequired: 'Event id is required',
   limitRange: 'Limit must be between 1 and 100',
+  limitNotInteger: 'Limit must be an integer between 1 and 100',
   invalidDate: 'Invalid date format. Use ISO 8601 format',
   tooManyRequests: 'Too many requests. Please try again later.',
   // API Gateway's request size quotas (local/request-limits.ts enforces them locally).

@@ -1,14 +1,25 @@
 /**
  * The changes feeds (PRODUCT P16) over the FeedReader port: which scope a
- * request reads, the cursor's checks, and each entry turned into a change
- * from the member's current item (docs/data-model.md, "Changes feeds").
- * Pure rules: every read is the port's (lambdas/store/feed-reads.ts).
+ * request reads, the cursor's checks, and the members or entries read turned
+ * into changes from each member's current item (docs/data-model.md,
+ * "Changes feeds"). Pure rules: every read is the port's
+ * (lambdas/store/feed-reads.ts).
+ *
+ * A scope is read in two ways:
+ * - from no cursor, its members: first only the scope's last position (the
+ *   answer is the cursor of a start, no changes yet), then its current
+ *   members in id order, each once, as upserts; then
+ * - its entries after that position, each "this member may have changed":
+ *   the member as the read route shows it now, or `removed`.
+ * A member that joins during the start joins before its entry is written,
+ * so it is either listed or has an entry after the start's position.
  */
-import { encodeCursor, feedScopes, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, type FeedCursor } from './feed-cursor.js';
+import { CURSOR_CLOCK_SKEW_SECONDS, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, feedScopes, openCursor, sealCursor, type CursorKeyring, type FeedCursor, type SealedCursor } from './feed-cursor.js';
 import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
 import { requirePublicEvent } from './queries.js';
+import { ANSWER_BUDGET_BYTES, responseBytes } from './response-size.js';
 
 export type EventChange = { id: string; change: 'upserted'; event: PublicEvent } | { id: string; change: 'removed' };
 export type GuestChange = { id: string; change: 'upserted'; guest: Guest } | { id: string; change: 'removed' };
@@ -20,6 +31,12 @@ export interface FeedPage<C> {
 }
 
 export const CURSOR_EXPIRED = 'Cursor expired: start again without a cursor.';
+/**
+ * A page's changes stop before this many bytes of Lambda's answer (6 MB),
+ * whatever `limit` says, with `has_more: true`: the envelope, headers and
+ * the cursor fit in the rest.
+ */
+export const FEED_PAGE_MAX_BYTES = ANSWER_BUDGET_BYTES;
 
 export class CursorExpiredError extends HttpError {
   constructor() {
@@ -29,92 +46,161 @@ export class CursorExpiredError extends HttpError {
 
 const badCursor = () => new ValidationError([{ field: 'cursor', message: CURSOR_INVALID }]);
 
-interface FeedRequest {
-  cursor?: FeedCursor;
+export interface FeedRequest {
+  cursor?: SealedCursor;
   limit: number;
 }
 
-/** A cursor of another kind of feed is refused before anything is read; an expired one answers 410. */
-function checkCursor(cursor: FeedCursor | undefined, scopePrefix: string, now: Date): void {
-  if (!cursor) return;
-  if (!cursor.scope.startsWith(scopePrefix)) throw badCursor();
-  if (now.getTime() / 1000 - cursor.issued > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
+/** What a feed needs besides the request: its reads, the cursor keys and the time. */
+export interface FeedContext {
+  feeds: FeedReader;
+  keyring: CursorKeyring;
+  now: Date;
+}
+
+const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
+
+/**
+ * The cursor, if this API signed it (else 400), for a scope of this kind (else
+ * 400) and not older than the lifetime (else 410). An `asOf` in the future
+ * is no cursor this API gave: 400.
+ */
+async function openFor(sealed: SealedCursor | undefined, scopePrefix: string, ctx: FeedContext): Promise<FeedCursor | undefined> {
+  if (!sealed) return undefined;
+  const cursor = await openCursor(sealed, ctx.keyring);
+  if (!cursor || !cursor.scope.startsWith(scopePrefix)) throw badCursor();
+  const now = seconds(ctx.now);
+  if (cursor.asOf > now + CURSOR_CLOCK_SKEW_SECONDS) throw badCursor();
+  if (now - cursor.asOf > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
+  return cursor;
 }
 
 type Item = Record<string, unknown>;
 const shownEvent = (state: FeedMemberState | undefined): state is FeedMemberState & { item: Item & EventPayload } =>
   !!state?.shown && state.item?.type === 'EVENT' && isPublicPayload(state.item as unknown as EventPayload);
 
-/**
- * One page of a scope: the entries after the cursor (one more than the page,
- * to tell has_more), then every member's pointer and item at once. An entry
- * below its member's pointer is skipped (a newer one follows); a member not
- * shown now is `removed`, except during a start from no cursor, which leaves
- * out what the consumer was never given.
- */
-async function page<C>(feeds: FeedReader, scope: string, req: FeedRequest, now: Date, toChange: (member: string, state: FeedMemberState | undefined) => C | null): Promise<FeedPage<C>> {
-  const after = req.cursor?.position ?? 0;
-  const [entries, head] = await Promise.all([feeds.feedEntries(scope, after, req.limit + 1), req.cursor ? Promise.resolve(req.cursor.start) : feeds.feedHead(scope)]);
-  const taken = entries.slice(0, req.limit);
-  const states = taken.length ? await feeds.feedStates(scope, taken.map((e) => e.member)) : new Map<string, FeedMemberState>();
-  const changes: C[] = [];
-  for (const entry of taken) {
-    const state = states.get(entry.member);
-    if (state?.pointer !== undefined && state.pointer > entry.position) continue;
-    const change = toChange(entry.member, state);
-    if (change) changes.push(change);
-    else if (entry.position > head) changes.push({ id: entry.member, change: 'removed' } as C);
+/** A member as a change: its upsert while the scope shows it, else null (removed). */
+type ToChange<C> = (member: string, state: FeedMemberState | undefined) => C | null;
+
+/** Adds changes while they fit the page's bytes; false once one would not. */
+class PageBudget<C> {
+  readonly changes: C[] = [];
+  private bytes = 0;
+  add(change: C): boolean {
+    const cost = responseBytes(change) + 1;
+    if (this.changes.length && this.bytes + cost > FEED_PAGE_MAX_BYTES) return false;
+    this.changes.push(change);
+    this.bytes += cost;
+    return true;
   }
-  const position = taken.length ? taken[taken.length - 1]!.position : after;
-  return { changes, next_cursor: encodeCursor({ scope, position, start: head, issued: Math.floor(now.getTime() / 1000) }), has_more: entries.length > req.limit };
 }
 
-export async function catalogueChanges(feeds: FeedReader, req: FeedRequest, now: Date, siteUrl: string): Promise<FeedPage<EventChange>> {
+/** The start of a scope from no cursor: its last position now, nothing else (the members follow, read after it). */
+async function start<C>(ctx: FeedContext, scope: string): Promise<FeedPage<C>> {
+  const position = await ctx.feeds.feedHead(scope);
+  const asOf = seconds(ctx.now);
+  // A scope with no entry has had no member: everything from here on is its entries.
+  if (position === 0) return { changes: [], next_cursor: await sealCursor({ scope, mode: 'entries', position: 0, after: '', asOf }, ctx.keyring), has_more: false };
+  return { changes: [], next_cursor: await sealCursor({ scope, mode: 'members', position, after: '', asOf }, ctx.keyring), has_more: true };
+}
+
+/** A page of a start: current members after the cursor's, each as an upsert; a member not shown now is left out. */
+async function members<C>(ctx: FeedContext, cursor: FeedCursor, limit: number, toChange: ToChange<C>): Promise<FeedPage<C>> {
+  const read = await ctx.feeds.feedMembers(cursor.scope, cursor.after, limit);
+  const states = read.members.length ? await ctx.feeds.feedStates(cursor.scope, read.members) : new Map<string, FeedMemberState>();
+  const page = new PageBudget<C>();
+  let after = read.last;
+  for (const member of read.members) {
+    const change = toChange(member, states.get(member));
+    if (change && !page.add(change)) {
+      after = previousOf(read.members, member, cursor.after);
+      const next = { ...cursor, after };
+      return { changes: page.changes, next_cursor: await sealCursor(next, ctx.keyring), has_more: true };
+    }
+  }
+  // Every member given: the start goes on from its position, as entries.
+  const next: FeedCursor = read.more ? { ...cursor, after } : { scope: cursor.scope, mode: 'entries', position: cursor.position, after: '', asOf: cursor.asOf };
+  return { changes: page.changes, next_cursor: await sealCursor(next, ctx.keyring), has_more: true };
+}
+
+/** The member given before `member` in this read (or the cursor's, for the first). */
+function previousOf(list: readonly string[], member: string, before: string): string {
+  const i = list.indexOf(member);
+  return i > 0 ? list[i - 1]! : before;
+}
+
+/**
+ * A page of entries after the cursor's position: each member once (its
+ * current state is the same for every entry of it in the page), shown as
+ * the read route shows it now, or `removed`. A page that reaches the end
+ * renews the cursor's `asOf`.
+ */
+async function entries<C>(ctx: FeedContext, cursor: FeedCursor, limit: number, toChange: ToChange<C>): Promise<FeedPage<C>> {
+  const read = await ctx.feeds.feedEntries(cursor.scope, cursor.position, limit + 1);
+  if (read.expired) throw new CursorExpiredError();
+  const taken = read.entries.slice(0, limit);
+  const states = taken.length ? await ctx.feeds.feedStates(cursor.scope, [...new Set(taken.map((e) => e.member))]) : new Map<string, FeedMemberState>();
+  const page = new PageBudget<C>();
+  const given = new Set<string>();
+  let position = cursor.position;
+  let full = false;
+  for (const entry of taken) {
+    if (!given.has(entry.member)) {
+      const change = toChange(entry.member, states.get(entry.member)) ?? ({ id: entry.member, change: 'removed' } as C);
+      if (!page.add(change)) {
+        full = true;
+        break;
+      }
+      given.add(entry.member);
+    }
+    position = entry.position;
+  }
+  const hasMore = full || read.entries.length > limit || read.more;
+  const next: FeedCursor = { ...cursor, position, asOf: hasMore ? cursor.asOf : seconds(ctx.now) };
+  return { changes: page.changes, next_cursor: await sealCursor(next, ctx.keyring), has_more: hasMore };
+}
+
+/** One page of a scope, from its cursor (opened and checked) or from no cursor. */
+function page<C>(ctx: FeedContext, scope: string, cursor: FeedCursor | undefined, limit: number, toChange: ToChange<C>): Promise<FeedPage<C>> {
+  if (!cursor) return start<C>(ctx, scope);
+  return cursor.mode === 'members' ? members(ctx, cursor, limit, toChange) : entries(ctx, cursor, limit, toChange);
+}
+
+export async function catalogueChanges(ctx: FeedContext, req: FeedRequest, siteUrl: string): Promise<FeedPage<EventChange>> {
   const scope = feedScopes.catalogue();
-  if (req.cursor && req.cursor.scope !== scope) throw badCursor();
-  checkCursor(req.cursor, scope, now);
-  return page<EventChange>(feeds, scope, req, now, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null));
+  const cursor = await openFor(req.cursor, scope, ctx);
+  if (cursor && cursor.scope !== scope) throw badCursor();
+  return page<EventChange>(ctx, scope, cursor, req.limit, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null));
 }
 
 /**
  * A host's events, following the user's id: the name finds the user now (as
  * the read route does), and a cursor names the user's id, so it keeps working
- * after a rename.
- *
- * At most two round trips a page, like the other feeds. With a cursor the
- * user's id is in it, so the name's lookup and the page go at once (and must
- * agree). Without one the id is known only after the lookup, and a page
- * after it would be a third trip: so the first answer holds no changes, only
- * the cursor of a start from no cursor (position 0, the scope's head now as
- * its `start`) and `has_more: true` when the scope holds any entry; the
- * members follow from the next request on, each once, as upserts.
+ * after a rename. With a cursor the name's lookup and the page go at once
+ * (and must agree); without one the scope is known only after the lookup,
+ * and the start reads only its position then: at most two round trips.
  */
-export async function hostChanges(feeds: FeedReader, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, now: Date, siteUrl: string): Promise<FeedPage<EventChange>> {
-  checkCursor(req.cursor, feedScopes.host(''), now);
-  const read = (userId: string) =>
-    page<EventChange>(feeds, feedScopes.host(userId), req, now, (id, state) =>
+export async function hostChanges(ctx: FeedContext, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, siteUrl: string): Promise<FeedPage<EventChange>> {
+  const cursor = await openFor(req.cursor, feedScopes.host(''), ctx);
+  const cursorUser = cursor?.scope.slice(feedScopes.host('').length);
+  const read = (userId: string, c: FeedCursor | undefined) =>
+    page<EventChange>(ctx, feedScopes.host(userId), c, req.limit, (id, state) =>
       shownEvent(state) && (state.item.creator as { id: string }).id === userId ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
     );
-  const cursorUser = req.cursor?.scope.slice(feedScopes.host('').length);
-  const [userId, answer] = await Promise.all([feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser) : Promise.resolve(undefined)]);
+  const [userId, answer] = await Promise.all([ctx.feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser, cursor) : Promise.resolve(undefined)]);
   if (userId === null) throw req.variant === 'typed' ? new BadRequestError(MESSAGES.typedUserNotFound) : new NotFoundError(MESSAGES.userNotFound);
   if (cursorUser !== undefined && cursorUser !== userId) throw badCursor();
-  if (answer) return answer;
-  const scope = feedScopes.host(userId);
-  const head = await feeds.feedHead(scope);
-  return { changes: [], next_cursor: encodeCursor({ scope, position: 0, start: head, issued: Math.floor(now.getTime() / 1000) }), has_more: head > 0 };
+  return answer ?? read(userId, undefined);
 }
 
 /** An event's guests: 404 as the guest list while the event is not public. */
-export async function guestChanges(feeds: FeedReader, reader: EventReader, req: FeedRequest & { eventId: string }, now: Date): Promise<FeedPage<GuestChange>> {
+export async function guestChanges(ctx: FeedContext, reader: EventReader, req: FeedRequest & { eventId: string }): Promise<FeedPage<GuestChange>> {
   const scope = feedScopes.guests(req.eventId);
-  if (req.cursor && req.cursor.scope !== scope) throw badCursor();
-  checkCursor(req.cursor, scope, now);
+  const cursor = await openFor(req.cursor, scope, ctx);
+  if (cursor && cursor.scope !== scope) throw badCursor();
   const [, answer] = await Promise.all([
     requirePublicEvent(reader, req.eventId),
-    page<GuestChange>(feeds, scope, req, now, (id, state) =>
-      state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null,
-    ),
+    page<GuestChange>(ctx, scope, cursor, req.limit, (id, state) => (state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null)),
   ]);
   return answer;
 }

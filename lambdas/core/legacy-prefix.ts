@@ -3,7 +3,7 @@
  * `/api/ext/v1/…` answers 308 with `Location: /api/public/v1/…`, the rest of
  * the path and the query kept, whatever the method and with or without a key.
  */
-import { SURFACES } from '../routes.js';
+import { SURFACES } from './surfaces.js';
 
 export const LEGACY_PREFIX = '/api/ext/v1';
 

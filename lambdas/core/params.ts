@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { DATE_BOUND_MAX_LENGTH, parseDateBound, type DateBound } from './dates.js';
 import { MESSAGES, ValidationError, type FieldError } from './errors.js';
-import { CURSOR_INVALID, CURSOR_MAX_LENGTH, decodeCursor, type FeedCursor } from './feed-cursor.js';
+import { CURSOR_INVALID, CURSOR_MAX_LENGTH, parseCursor, type SealedCursor } from './feed-cursor.js';
 import { EVENT_ID_MAX_LENGTH, EVENT_ID_PATTERN, USERNAME_MAX_LENGTH, USERNAME_PATTERN } from './ids.js';
 
 type Raw = Record<string, string | undefined>;
@@ -59,22 +59,33 @@ export const usernameParam = requiredUsername(MESSAGES.usernameRequired);
 /** The largest `int32`: pagination integers are int32 on the wire (no list comes near it). */
 export const INT32_MAX = 2_147_483_647;
 
-function integerParam(fallback: number, min: number, max: number, message: string) {
+/**
+ * A decimal integer from `min` to `max`. `messages.range` answers an integer
+ * out of range (the spec's text for `limit`), `messages.notInteger` anything
+ * that is not one (`abc`, `1.5`, `1e2`, an empty value).
+ */
+function integerParam(fallback: number, min: number, max: number, messages: { range: string; notInteger: string }) {
   return z.string().optional().transform((value, ctx): number => {
     if (value === undefined) return fallback;
-    // At most 10 digits (INT32_MAX's): longer digit strings are refused without converting them.
-    const n = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
+    if (!/^-?\d+$/.test(value)) {
+      ctx.addIssue({ code: 'custom', message: messages.notInteger });
+      return z.NEVER;
+    }
+    // More than 10 digits (INT32_MAX's) is out of range without converting it.
+    const n = /^-?\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isSafeInteger(n) || n < min || n > max) {
-      ctx.addIssue({ code: 'custom', message });
+      ctx.addIssue({ code: 'custom', message: messages.range });
       return z.NEVER;
     }
     return n;
   });
 }
 
+const offsetMessage = `Offset must be an integer from 0 to ${INT32_MAX}`;
+
 export const limitParam = (fallback: number) =>
-  integerParam(fallback, 1, 100, MESSAGES.limitRange).meta({ type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: fallback, description: 'Page size.' });
-export const offsetParam = integerParam(0, 0, INT32_MAX, `Offset must be an integer from 0 to ${INT32_MAX}`).meta({
+  integerParam(fallback, 1, 100, { range: MESSAGES.limitRange, notInteger: MESSAGES.limitNotInteger }).meta({ type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: fallback, description: 'Page size.' });
+export const offsetParam = integerParam(0, 0, INT32_MAX, { range: offsetMessage, notInteger: offsetMessage }).meta({
   type: 'integer',
   format: 'int32',
   minimum: 0,
@@ -190,13 +201,13 @@ export function parseParams<S extends z.ZodObject>(
   throw new ValidationError(errors);
 }
 
-/** A changes feed's cursor: structure and check here (400 naming `cursor`); its scope and age where the feed is known (feeds.ts). */
+/** A changes feed's cursor: its structure here (400 naming `cursor`); its signature, scope and age where the feed is known (feeds.ts). */
 export const cursorParam = z
   .string()
   .optional()
-  .transform((value, ctx): FeedCursor | undefined => {
+  .transform((value, ctx): SealedCursor | undefined => {
     if (value === undefined) return undefined;
-    const cursor = decodeCursor(value);
+    const cursor = parseCursor(value);
     if (!cursor) {
       ctx.addIssue({ code: 'custom', message: CURSOR_INVALID });
       return z.NEVER;

@@ -57,24 +57,41 @@ export interface FeedEntry {
   member: string;
 }
 
-/**
- * What a feed route reads of a member now: its newest position in the scope,
- * its current item, and whether the read routes show that item (the store's
- * test: it is in the event index).
- */
+/** What one read of a scope's entries found. */
+export interface FeedEntriesRead {
+  /** The entries after the position asked for, in position order, one per position. */
+  entries: FeedEntry[];
+  /** Whether entries beyond these may exist (the read stopped at its limit). */
+  more: boolean;
+  /** The position right after the one asked for is gone: its chunk expired, so the reader is further behind than the feed keeps. */
+  expired: boolean;
+}
+
+/** What one read of a scope's members found. */
+export interface FeedMembersRead {
+  /** The members (ids) after the one asked for, in id order; members that left are not among them. */
+  members: string[];
+  /** The last id the read passed (a member that left included), or the one asked for. */
+  last: string;
+  /** Whether members beyond `last` may exist. */
+  more: boolean;
+}
+
+/** What a feed route reads of a member now: its current item, and whether the read routes show it (the store's test: it is in the event index). */
 export interface FeedMemberState {
-  pointer: number | undefined;
   item: Record<string, unknown> | undefined;
   shown: boolean;
 }
 
 /** The changes feeds' reads (PRODUCT P16); every read consistent (docs/data-model.md, "Changes feeds"). */
 export interface FeedReader {
-  /** The first `count` entries after `after`, in position order. One Query. */
-  feedEntries(scope: string, after: number, count: number): Promise<FeedEntry[]>;
-  /** The scope's highest position, 0 when it has none. One Query, one item. */
+  /** Up to `count` entries after position `after`, in position order. One Query of the scope's chunks and head. */
+  feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead>;
+  /** The scope's last position, 0 when it has none. One GetItem of its head. */
   feedHead(scope: string): Promise<number>;
-  /** Each member's pointer and current item. One round trip (BatchGetItem, 100 keys a call, all at once). */
+  /** Up to `count` members after member id `after`, in id order. One Query. */
+  feedMembers(scope: string, after: string, count: number): Promise<FeedMembersRead>;
+  /** Each member's current item. One round trip (BatchGetItem, 100 keys a call, all at once). */
   feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>>;
   /** A live user's id by username (case-insensitive), or null. One Query. */
   userIdByName(username: string): Promise<string | null>;

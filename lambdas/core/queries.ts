@@ -5,11 +5,13 @@
 import { BadRequestError, MESSAGES, NotFoundError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import { byCreatedDescending, byStartAscending, byStartDescending } from './ordering.js';
+import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from './list-bounds.js';
 import { paginate, type Pagination } from './pagination.js';
 import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
 import type { EventReader, ListOrder, StartWindow } from './ports.js';
 import type { EventItem, EventPayload } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
+import { responseBytes } from './response-size.js';
 
 export interface PagedEvents {
   events: PublicEvent[];
@@ -80,18 +82,9 @@ function toPage(sorted: EventPayload[], limit: number, offset: number, siteUrl: 
   return { events: page.items.map((e) => toPublicEvent(e, siteUrl)), pagination: page.pagination };
 }
 
-/**
- * The most an unpaginated list answers with. Lambda refuses a response over
- * 6 MB; these bounds keep every answer well under it, and bound the read too:
- * at most UNPAGINATED_MAX_EVENTS + 1 items are read, whatever the window holds.
- */
-export const UNPAGINATED_MAX_EVENTS = 500;
-/** Serialised events; an event's description is unbounded in the contract, so the count alone is not enough. */
-export const UNPAGINATED_MAX_BYTES = 4_000_000;
-
 export function windowTooLarge(): BadRequestError {
   return new BadRequestError(
-    `This date window holds more than ${UNPAGINATED_MAX_EVENTS} events (or more than 4 MB of them): narrow it with since and to`,
+    `This date window holds more than ${UNPAGINATED_MAX_EVENTS} events (or more than ${UNPAGINATED_MAX_BYTES / 1_000_000} MB of them): narrow it with since and to`,
   );
 }
 
@@ -110,7 +103,8 @@ export async function datedUserEvents(
   const events = items.sort(byCreatedDescending).map((e) => toPublicEvent(e, siteUrl));
   let bytes = 0;
   for (const e of events) {
-    bytes += Buffer.byteLength(JSON.stringify(e));
+    // As Lambda carries the answer (every quote and backslash escaped twice): the bound holds for the response itself.
+    bytes += responseBytes(e);
     if (bytes > UNPAGINATED_MAX_BYTES) throw windowTooLarge();
   }
   return events;

@@ -11,7 +11,7 @@ import * as z from 'zod';
 import { ISO_STRING_LENGTH } from './dates.js';
 import { EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH, USER_ID_MAX_LENGTH } from './ids.js';
 import { INT32_MAX } from './params.js';
-import { UNPAGINATED_MAX_EVENTS } from './queries.js';
+import { UNPAGINATED_MAX_EVENTS } from './list-bounds.js';
 
 /*
  * Bounds (OWASP API4: maxLength, maxItems, int32 with minimum and maximum)

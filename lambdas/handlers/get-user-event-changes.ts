@@ -6,9 +6,9 @@ import { httpRoute } from '../http/route.js';
 /** GET /api/public/v1/changes/users/{username}/events?cursor&limit (PRODUCT P16) */
 export const build = httpRoute({
   params: getUserEventChangesParams,
-  run: async (q, { feeds, clock, config }) => ({
+  run: async (q, { feeds, cursorKeys, clock, config }) => ({
     message: `Event changes of user ${q.username} retrieved`,
-    data: await hostChanges(feeds, { ...q, variant: config.userEventsVariant }, clock(), config.siteUrl),
+    data: await hostChanges({ feeds, keyring: cursorKeys, now: clock() }, { ...q, variant: config.userEventsVariant }, config.siteUrl),
   }),
 });
 

@@ -5,7 +5,9 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
+import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { ApiKeyReader, EventReader, FeedReader } from '../core/ports.js';
+import { noKeyring, secretsManagerKeyring } from './cursor-keys.js';
 import { createDocumentClient } from '../store/client.js';
 import { DynamoRepository } from '../store/repository.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -17,6 +19,8 @@ export interface Deps {
   keys: ApiKeyReader;
   /** The changes feeds (PRODUCT P16). */
   feeds: FeedReader;
+  /** The feeds' cursor keys (read only by the functions that have them). */
+  cursorKeys: CursorKeyring;
   clock: Clock;
   logger: Logger;
   metrics: MetricsSink;
@@ -39,6 +43,7 @@ export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config
     reader: overrides.reader ?? repo(),
     keys: overrides.keys ?? repo(),
     feeds: overrides.feeds ?? repo(),
+    cursorKeys: overrides.cursorKeys ?? (config.cursorSecretArn ? secretsManagerKeyring(config.cursorSecretArn) : noKeyring),
     clock: overrides.clock ?? systemClock,
     logger: overrides.logger ?? silentLogger,
     metrics: overrides.metrics ?? noMetrics,

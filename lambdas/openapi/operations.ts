@@ -12,7 +12,7 @@
  */
 import * as z from 'zod';
 import type { UserEventsVariant } from '../core/config.js';
-import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/queries.js';
+import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/list-bounds.js';
 import {
   embedEventList,
   eventChangesPage,
@@ -84,7 +84,7 @@ const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bound
 const unpaginatedBound = `A window holding more than ${UNPAGINATED_MAX_EVENTS} events (or more than ${UNPAGINATED_MAX_BYTES / 1_000_000} MB of them) answers 400 asking for a narrower one, never a cut list.`;
 
 const feedDescription = (scope: string) =>
-  `What changed in ${scope} since \`cursor\`, in order: \`{id, change: "upserted", …}\` with the object as its read route shows it now, or \`{id, change: "removed"}\` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass \`next_cursor\` next; \`has_more: false\` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one.`;
+  `What changed in ${scope} since \`cursor\`, in order: \`{id, change: "upserted", …}\` with the object as its read route shows it now, or \`{id, change: "removed"}\` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and \`has_more: true\`; the next pages give the current contents, each once, as upserts, then what changed since. Pass \`next_cursor\` next; \`has_more: false\` means up to date for now (poll later with it); a page may hold fewer than \`limit\` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one.`;
 
 const openApiOperation = (surface: string): OperationDoc => ({
   summary: `This document`,
@@ -165,7 +165,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
   }),
   getUserEventChanges: ({ userEventsVariant }) => ({
     summary: "Follow changes to a user's events",
-    description: `${feedDescription('the public events the user hosts')} The feed follows the user, not the name: after a rename a cursor keeps working under the new name. Without a cursor the first answer holds no changes yet, only the cursor to go on with and \`has_more: true\` (the user is found by name first); the events follow from the next request.`,
+    description: `${feedDescription('the public events the user hosts')} The feed follows the user, not the name: after a rename a cursor keeps working under the new name.`,
     tag: 'Users',
     params: getUserEventChangesParams,
     success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage) },

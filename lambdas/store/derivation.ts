@@ -55,18 +55,15 @@ import { sameContent } from './item-content.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { sameTallyKey, tallyEntry, tallyKeyOf, type TallyKey } from './tally.js';
 import { TallyRecounter } from './tally-recount.js';
-import { FEED_NOTE, FeedAppender, feedMemberOf, scopesToAppend } from './feed.js';
+import { FEED_NOTE, FeedWriter, scopesToAppend } from './feed.js';
 import type { Clock } from '../core/clock.js';
 
-/** How long a derived tombstone is kept: far longer than any derivation runs. */
-const TOMBSTONE_TTL_SECONDS = 86_400;
 /**
- * How long a derived tombstone holding a feed note is kept: its note is owed
- * until the pending source that derived it is settled again, which a
- * redelivery does within SQS's longest retention (14 days, dead-letter queue
- * included: a message keeps its first enqueue time).
+ * How long a derived tombstone is kept once nothing is owed on it: far longer
+ * than any derivation runs. One that owes a tally move or feed entries has no
+ * expiry until they are written (TTL deletes what is marked, any time after).
  */
-const NOTED_TOMBSTONE_TTL_SECONDS = 14 * 86_400;
+const TOMBSTONE_TTL_SECONDS = 86_400;
 const MAX_DERIVATION_ROUNDS = 25;
 const INDEX_ATTRIBUTES = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
 /** A derived item or tally entry's write: only over nothing, an unstamped load, or an older derivation's. */
@@ -79,7 +76,7 @@ export class Deriver {
   derivations = 0;
   private readonly tallies: TallyRecounter;
   private readonly counts: GuestCountRecounter;
-  private readonly feeds: FeedAppender;
+  private readonly feeds: FeedWriter;
 
   constructor(
     private readonly io: TableIO,
@@ -88,7 +85,7 @@ export class Deriver {
   ) {
     this.tallies = new TallyRecounter(io.client, io.tableName, () => io.writes++);
     this.counts = new GuestCountRecounter(io);
-    this.feeds = new FeedAppender(io, clock);
+    this.feeds = new FeedWriter(io, clock);
   }
 
   /**
@@ -267,13 +264,16 @@ export class Deriver {
    * item and its entry leaves a note the next derivation finishes.
    *
    * The same write carries the version's feed note (the scopes it is appended
-   * to, after it lands) at no cost of its own: the note is never cleared by
-   * a write of its own. Its scopes are owed only while the source item whose
-   * settle wrote it is still `pending` (its applier may have died before the
-   * entries): a settle of a pending source found stored re-derives the same
-   * units and appends every note it meets again (`recovering`; an entry more
-   * only says "look again"). So a later version carries the note of the one
-   * it replaces, and a recovering settle finishes it wherever it is.
+   * to, after it lands) at no cost of its own: on a live item the note is
+   * never cleared by a write of its own. Its scopes are owed only while the
+   * source item whose settle wrote it is still `pending` (its applier may
+   * have died before the entries): a settle of a pending source found stored
+   * re-derives the same units and appends every note it meets again
+   * (`recovering`; an entry more only says "look again"). So a later version
+   * carries the note of the one it replaces, and a recovering settle finishes
+   * it wherever it is. A tombstone is the exception: it would expire with
+   * its note, so it has no expiry until its whole note (carried scopes
+   * included) is appended, and then the note is cleared (finishVersion).
    */
   private async writeListed(want: Item, gen: number, have: Item | undefined, recovering: boolean): Promise<void> {
     const key: Key = { [PK]: String(want[PK]), [SK]: String(want[SK]) };
@@ -296,9 +296,8 @@ export class Deriver {
         ...(moves ? { tally_pending: true, ...(from ? { tally_from: from } : {}) } : {}),
         ...(note.length ? { [FEED_NOTE]: note } : {}),
       };
-      // A tombstone owing a tally move stays until it is finished; one holding a feed note, as long as the note may be owed.
-      if (moves) delete item[TTL_ATTRIBUTE];
-      else if (item.type === 'TOMBSTONE' && note.length) item[TTL_ATTRIBUTE] = this.expiry(NOTED_TOMBSTONE_TTL_SECONDS);
+      if (moves || (item.type === 'TOMBSTONE' && note.length)) delete item[TTL_ATTRIBUTE];
+      const replaced = current;
       const written =
         current === undefined
           ? await this.io.putIf(item, 'attribute_not_exists(#pk)')
@@ -308,20 +307,26 @@ export class Deriver {
                 ...(current.revealing === undefined ? {} : { ':mark': current.revealing }),
               })
             : await this.io.putIf(item, 'attribute_exists(#pk) AND attribute_not_exists(gen)');
-      if (written) {
-        await this.appendAll(feeds, item);
-        if (moves) await this.finishTally(item);
-        return;
-      }
+      if (written) return this.finishVersion(item, feeds, replaced);
       current = await this.io.get(key);
       // This very write landed and its response was lost (the SDK's retry failed the condition): finish its work.
-      if (current?.gen === gen && current.revealing === undefined) {
-        await this.appendAll(feeds, current);
-        if (current.tally_pending) await this.finishTally(current);
-        return;
-      }
+      if (current?.gen === gen && current.revealing === undefined) return this.finishVersion(current, feeds, replaced);
       // Otherwise another derivation wrote: a newer one's word stands (the loop's first check), an older one's is read again.
     }
+  }
+
+  /**
+   * What a version owes once written: its feeds (membership, then entries),
+   * its tally move. A tombstone appends its whole note (the scopes carried
+   * from earlier versions too) and only then clears it and gets its expiry,
+   * in the same write as the end of its tally move.
+   */
+  private async finishVersion(version: Item, feeds: readonly string[], replaced: Item | undefined): Promise<void> {
+    const note = noteOf(version);
+    const retire = version.type === 'TOMBSTONE' && note.length > 0;
+    await this.feeds.record(version, retire ? note : feeds, { item: replaced, scopes: feeds });
+    if (version.tally_pending) await this.finishTally(version, retire);
+    else if (retire) await this.io.updateIf(keyOf(version), 'REMOVE #note SET #ttl = :expires', 'gen = :gen', { ':gen': version.gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, '#note': FEED_NOTE });
   }
 
   /**
@@ -331,46 +336,42 @@ export class Deriver {
    * one), the summaries of both are recounted, and the note is cleared.
    * Idempotent: any number of derivations may finish the same move.
    */
-  private async finishTally(version: Item): Promise<void> {
+  private async finishTally(version: Item, retireNote = false): Promise<void> {
     const gen = Number(version.gen);
     const from = version.tally_from as TallyKey | undefined;
     const to = tallyKeyOf(version);
     if (from && !sameTallyKey(from, to)) await this.io.putIf(this.stamp({ [PK]: from.pk, [SK]: from.sk, type: 'TOMBSTONE' }, gen), OLDER_OR_ABSENT, { ':gen': gen });
     if (to) await this.io.putIf({ ...(tallyEntry(to, String(version.event_id)) as unknown as Item), gen }, OLDER_OR_ABSENT, { ':gen': gen });
     await this.tallies.recount([from, to].filter((k): k is TallyKey => !!k));
-    // Conditional on this version: a newer one that replaced it keeps its own note.
-    const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
-    if (version.type === 'TOMBSTONE') {
-      const expires = this.expiry(noteOf(version).length ? NOTED_TOMBSTONE_TTL_SECONDS : TOMBSTONE_TTL_SECONDS);
-      await this.io.updateIf(key, 'REMOVE tally_pending, tally_from SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': expires }, { '#ttl': TTL_ATTRIBUTE });
+    // Conditional on this version: a newer one that replaced it keeps its own note. A tombstone expires only once
+    // nothing is owed on it: a feed note still there belongs to a pending source's settle (unless retired here).
+    if (version.type === 'TOMBSTONE' && (retireNote || !noteOf(version).length)) {
+      await this.io.updateIf(keyOf(version), `REMOVE tally_pending, tally_from${retireNote ? ', #note' : ''} SET #ttl = :expires`, 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, {
+        '#ttl': TTL_ATTRIBUTE,
+        ...(retireNote ? { '#note': FEED_NOTE } : {}),
+      });
     } else {
-      await this.io.updateIf(key, 'REMOVE tally_pending, tally_from', 'gen = :gen', { ':gen': gen });
+      await this.io.updateIf(keyOf(version), 'REMOVE tally_pending, tally_from', 'gen = :gen', { ':gen': gen });
     }
   }
 
-  /** A version's entries in these scopes, after the version landed. */
-  private async appendAll(scopes: readonly string[], version: Item): Promise<void> {
-    const member = feedMemberOf(version);
-    for (const scope of scopes) await this.feeds.append(scope, member);
-  }
-
   /**
-   * A recovering settle's finish of a note it meets (writeListed): appends
-   * every scope it names again, then clears it, conditional on this version
-   * (one a load or a resync wrote has no stamp). Idempotent: an entry more
-   * only says "look again". A tombstone gets its day's expiry here unless its
-   * tally move still owes.
+   * A recovering settle's finish of a note it meets (writeListed): records
+   * every scope it names again (membership as this version shows it, then an
+   * entry), then clears it, conditional on this version (one a load or a
+   * resync wrote has no stamp). Idempotent: an entry more only says "look
+   * again". A tombstone gets its day's expiry here unless its tally move
+   * still owes.
    */
   private async finishFeed(version: Item): Promise<void> {
-    await this.appendAll(noteOf(version), version);
-    const key = { [PK]: String(version[PK]), [SK]: String(version[SK]) };
+    await this.feeds.record(version, noteOf(version));
     const stamped = typeof version.gen === 'number';
     const condition = stamped ? 'gen = :gen' : 'attribute_exists(#pk) AND attribute_not_exists(gen)';
     const values = stamped ? { ':gen': version.gen } : {};
     if (version.type === 'TOMBSTONE' && !version.tally_pending) {
-      await this.io.updateIf(key, 'REMOVE #note SET #ttl = :expires', condition, { ...values, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, '#note': FEED_NOTE });
+      await this.io.updateIf(keyOf(version), 'REMOVE #note SET #ttl = :expires', condition, { ...values, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, '#note': FEED_NOTE });
     } else {
-      await this.io.updateIf(key, 'REMOVE #note', condition, values, { '#note': FEED_NOTE });
+      await this.io.updateIf(keyOf(version), 'REMOVE #note', condition, values, { '#note': FEED_NOTE });
     }
   }
 
@@ -394,6 +395,8 @@ function kindOf(have: Item | undefined, want: Item): Kind {
 const isMarkedBy = (item: Item | undefined, gen: number): boolean => item?.gen === gen && item.revealing === gen;
 
 const noteOf = (item: Item | undefined): string[] => (Array.isArray(item?.[FEED_NOTE]) ? (item[FEED_NOTE] as string[]) : []);
+
+const keyOf = (item: Item): Key => ({ [PK]: String(item[PK]), [SK]: String(item[SK]) });
 
 function withoutNote(item: Item): Item {
   const { [FEED_NOTE]: _note, ...rest } = item;

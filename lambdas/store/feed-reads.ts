@@ -4,75 +4,113 @@
  * shown, and the member's item it reads must be at least as new as the change
  * its entry announces (the entry is written after the item).
  */
-import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { FeedEntry, FeedMemberState } from '../core/ports.js';
-import { FEED_ENTRY_PREFIX, entrySortKey, feedPartition, isShown, memberItemKey, memberKey, positionOf } from './feed.js';
+import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
+import { FEED_HEAD, FEED_MEMBER_PREFIX, chunkSortKey, entriesAfter, feedPartition, headKey, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
 type Item = Record<string, unknown>;
 const keyOf = (k: Item): string => `${String(k[PK])}\u0000${String(k[SK])}`;
 
+/**
+ * Chunks hold at least this many entries (the flush size over the longest
+ * member id), the load's last one aside: a page's Query asks for enough of
+ * them to hold its entries, whatever their sizes.
+ */
+const MIN_CHUNK_ENTRIES = 6;
+
+export interface FeedReadOptions {
+  /** BatchGetItem attempts for keys DynamoDB leaves unprocessed (throttling), with exponential backoff between. */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  /** Injected so tests do not wait for real time. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Keys a BatchGetItem still left unprocessed after every attempt: the answer would be partial, so none is given. */
+export class UnprocessedKeysError extends Error {
+  constructor(readonly left: number) {
+    super(`BatchGetItem left ${left} key(s) unprocessed after every attempt`);
+    this.name = 'UnprocessedKeysError';
+  }
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class FeedReads {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly opts: FeedReadOptions = {},
   ) {}
 
-  /** pk = FEED#{scope} AND sk BETWEEN P#{after + 1} AND P#~, Limit count, consistent. */
-  async feedEntries(scope: string, after: number, count: number): Promise<FeedEntry[]> {
+  /**
+   * pk = FEED#{scope} AND sk BETWEEN C#{after + 1} AND H, consistent: the
+   * chunks that hold positions after `after` (a chunk is keyed by its last
+   * position), then the head with the newest entries; the entries up to the
+   * first position held nowhere (entriesAfter). Position after + 1 held
+   * nowhere while later ones are: a flush may have moved it between the
+   * Query's reads of its chunk and of the head, so the Query is made once
+   * more (the chunk was written before the trim); missing again, its chunk
+   * has expired.
+   */
+  async feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
+    let read = await this.readEntries(scope, after, count);
+    if (read.frontHole) read = await this.readEntries(scope, after, count);
+    return { entries: read.entries, more: read.more, expired: read.frontHole };
+  }
+
+  private async readEntries(scope: string, after: number, count: number) {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :head',
+        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkSortKey(after + 1), ':head': FEED_HEAD },
+        Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2,
+        ConsistentRead: true,
+      }),
+    );
+    return entriesAfter(out.Items ?? [], after, count, out.LastEvaluatedKey !== undefined);
+  }
+
+  /** The head, consistent: the scope's last position (0 when it has none). */
+  async feedHead(scope: string): Promise<number> {
+    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: headKey(scope), ConsistentRead: true }));
+    const head = out.Item;
+    return head ? Number(head.base) + (head.tail as unknown[]).length - 1 : 0;
+  }
+
+  /** pk = FEED#{scope} AND sk BETWEEN M#{after} AND M#\uffff, consistent, Limit count + 1 (`after` itself is read and dropped). */
+  async feedMembers(scope: string, after: string, count: number): Promise<FeedMembersRead> {
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
         ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': entrySortKey(after + 1), ':to': `${FEED_ENTRY_PREFIX}~` },
-        Limit: count,
+        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': `${FEED_MEMBER_PREFIX}${after}`, ':to': `${FEED_MEMBER_PREFIX}\uffff` },
+        Limit: count + 1,
         ConsistentRead: true,
       }),
     );
-    return (out.Items ?? []).map((i) => ({ position: positionOf(i), member: String(i.member) }));
+    const read = (out.Items ?? []).filter((i) => i[SK] !== `${FEED_MEMBER_PREFIX}${after}`).slice(0, count);
+    const id = (i: Item) => String(i[SK]).slice(FEED_MEMBER_PREFIX.length);
+    return {
+      members: read.map(id),
+      last: read.length ? id(read[read.length - 1]!) : after,
+      more: read.length === count && ((out.Items ?? []).length > read.length || out.LastEvaluatedKey !== undefined),
+    };
   }
 
-  /** pk = FEED#{scope} AND begins_with(sk, P#), backwards, Limit 1, consistent. */
-  async feedHead(scope: string): Promise<number> {
-    const out = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':prefix': FEED_ENTRY_PREFIX },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    const last = out.Items?.[0];
-    return last ? positionOf(last) : 0;
-  }
-
-  /** BatchGetItem (consistent) of each member's pointer and item: 2 keys a member, 100 keys a call, all calls at once. */
+  /** BatchGetItem (consistent) of each member's item: 100 keys a call, all calls at once. */
   async feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>> {
     const unique = [...new Set(members)];
-    const wanted = unique.flatMap((m) => [memberKey(scope, m), memberItemKey(scope, m)]);
-    const found = new Map<string, Item>();
-    const batches: Item[][] = [];
-    for (let i = 0; i < wanted.length; i += 100) batches.push(wanted.slice(i, i + 100));
-    await Promise.all(
-      batches.map(async (batch) => {
-        let request: Item[] | undefined = batch;
-        while (request && request.length) {
-          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-          for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyOf(item), item);
-          request = out.UnprocessedKeys?.[this.tableName]?.Keys as Item[] | undefined;
-        }
-      }),
-    );
+    const found = await this.getAll(unique.map((m) => memberItemKey(scope, m)));
     return new Map(
       unique.map((m) => {
-        const pointer = found.get(keyOf(memberKey(scope, m)))?.pos;
         const item = found.get(keyOf(memberItemKey(scope, m)));
-        return [m, { pointer: typeof pointer === 'number' ? pointer : undefined, item, shown: isShown(item) }];
+        return [m, { item, shown: isShown(item) }];
       }),
     );
   }
@@ -80,4 +118,33 @@ export class FeedReads {
   async userIdByName(username: string): Promise<string | null> {
     return (await findUserByName(this.client, this.tableName, username))?.user_id ?? null;
   }
+
+  /**
+   * Keys DynamoDB leaves unprocessed (it does so under throttling) are sent
+   * again after an exponential backoff with jitter, as AWS advises for
+   * BatchGetItem, a bounded number of times; then the read fails rather than
+   * answer a page with members missing.
+   */
+  private async getAll(wanted: Item[]): Promise<Map<string, Item>> {
+    const found = new Map<string, Item>();
+    const maxAttempts = this.opts.maxAttempts ?? 5;
+    const base = this.opts.baseDelayMs ?? 25;
+    const sleep = this.opts.sleep ?? realSleep;
+    const batches: Item[][] = [];
+    for (let i = 0; i < wanted.length; i += 100) batches.push(wanted.slice(i, i + 100));
+    await Promise.all(
+      batches.map(async (batch) => {
+        let request: Item[] = batch;
+        for (let attempt = 1; request.length; attempt++) {
+          if (attempt > maxAttempts) throw new UnprocessedKeysError(request.length);
+          if (attempt > 1) await sleep(Math.round(base * 2 ** (attempt - 2) * (0.5 + Math.random() / 2)));
+          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
+          for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyOf(item), item);
+          request = (out.UnprocessedKeys?.[this.tableName]?.Keys as Item[] | undefined) ?? [];
+        }
+      }),
+    );
+    return found;
+  }
 }
+

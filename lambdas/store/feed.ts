@@ -1,31 +1,37 @@
 /**
  * Changes feeds (PRODUCT P16): where they live in the table and how the write
- * side appends to them (docs/data-model.md, "Changes feeds").
+ * side writes them (docs/data-model.md, "Changes feeds").
  *
- * A feed entry says only "member M of scope S may have changed": scope,
- * position, member id, never content. The feed route reads each member's
- * current item when it answers, so it shows what the read routes show then,
- * and a hidden or deleted member is `removed` whatever happened in between.
+ * An entry says only "member M of scope S may have changed": position and
+ * member id, never content. The feed route reads each member's current item
+ * when it answers, so it shows what the read routes show then, and a hidden
+ * or deleted member is `removed` whatever happened in between.
  *
  * One partition per scope, `FEED#{scope}`:
- * - entries `P#{position}` (12 digits), positions dense from 1: an entry is
- *   written at (the highest position) + 1, `IF attribute_not_exists`, so an
- *   entry exists only where every lower position was written before it. A
- *   reader that has passed position p never meets a later entry at or below p.
- * - one pointer per member appended since the load, `M#{memberId}`: `pos`,
- *   its newest position, set before that entry is written. A reader skips an
- *   entry below its member's pointer (a newer one follows), so each member
- *   shows once per pass. (A loaded entry has no pointer until its member's
- *   next append: nothing is above it to skip it for.)
+ * - the head `H`: `base` and `tail`, the newest entries (positions base,
+ *   base + 1, …). An append is one UpdateItem, `list_append` onto the tail:
+ *   DynamoDB applies the updates of one item one at a time, so each append
+ *   takes the next positions with no condition to fail and no read before
+ *   it. Positions are dense and never reused: the head never expires.
+ * - chunks `C#{last position}`: runs of older entries (`lo`, `members`). The
+ *   append whose tail crosses a multiple of the flush size copies the tail
+ *   into a chunk, then removes those entries from the tail (conditional on
+ *   `base`, so only once). A crash between leaves them in both places, the
+ *   same entries at the same positions. A chunk expires 31 days after it is
+ *   written: entries are kept at least 30 days (feed-cursor.ts, `asOf`).
+ * - members `M#{member}`: the scope's current members, for a start from no
+ *   cursor (which reads them, not the entries: it costs the members there
+ *   are now, not the history). A member joins (`gen`: the version that
+ *   showed it) before the entry that announces it, so a start that read the
+ *   scope's position before its members either lists it or meets that entry
+ *   later. One that leaves is deleted. Both are conditional on `gen`, so a
+ *   late leave of an older version cannot remove a newer join; a late join
+ *   of an older version can list a member that is not shown (a start skips
+ *   it), until the member's next change in the scope.
  * A member is appended only to scopes that the version written or the one it
  * replaced shows it in (derivation.ts), so `removed` appears only in a scope
  * that showed the id: the replaced version was there, on the read routes.
- * An entry its member has superseded expires (TTL); a member's newest entry
- * never does, so the highest position never goes away and the scope's
- * members are all there for a start from no cursor.
  */
-import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEXES, PK, SK, TTL_ATTRIBUTE } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 import type { Clock } from '../core/clock.js';
@@ -33,24 +39,38 @@ import { feedScopes } from '../core/feed-cursor.js';
 import { sameContent } from './item-content.js';
 
 export const FEED_PARTITION_PREFIX = 'FEED#';
-export const FEED_ENTRY_PREFIX = 'P#';
+export const FEED_HEAD = 'H';
+export const FEED_CHUNK_PREFIX = 'C#';
 export const FEED_MEMBER_PREFIX = 'M#';
 /**
  * The attribute of a derived item that holds its feed note (derivation.ts):
- * the scopes its writes were appended to. Owed only while a source item that
+ * the scopes its writes are appended to. Owed only while a source item that
  * derived it is still `pending`; a settle of such an item appends them again.
  */
 export const FEED_NOTE = 'feed_note';
-/** A superseded entry is kept a day (no reader needs it: its member's newer entry follows). */
-const SUPERSEDED_TTL_SECONDS = 86_400;
+/** Chunks are kept a day longer than a cursor lives, for the clocks of the functions that write and read them. */
+export const CHUNK_TTL_SECONDS = 31 * 86_400;
+/**
+ * The tail is copied into a chunk each time its size crosses a multiple of
+ * this many bytes: appends stay within one write unit (1 KB) with room for
+ * those that land while a flush runs.
+ */
+export const TAIL_FLUSH_BYTES = 480;
+/** At most this many entries go into one chunk (the trim's REMOVE lists each). */
+export const MAX_CHUNK_ENTRIES = 200;
 const POSITION_DIGITS = 12;
+/** `base` is one of DynamoDB's reserved words. */
+const HEAD_NAMES = { '#tail': 'tail', '#base': 'base' };
 
 export { feedScopes };
 
 export const feedPartition = (scope: string): string => `${FEED_PARTITION_PREFIX}${scope}`;
-export const entrySortKey = (position: number): string => `${FEED_ENTRY_PREFIX}${String(position).padStart(POSITION_DIGITS, '0')}`;
+export const headKey = (scope: string): Key => ({ [PK]: feedPartition(scope), [SK]: FEED_HEAD });
+export const chunkSortKey = (last: number): string => `${FEED_CHUNK_PREFIX}${String(last).padStart(POSITION_DIGITS, '0')}`;
 export const memberKey = (scope: string, memberId: string): Key => ({ [PK]: feedPartition(scope), [SK]: `${FEED_MEMBER_PREFIX}${memberId}` });
-export const positionOf = (entry: Item): number => Number(String(entry[SK]).slice(FEED_ENTRY_PREFIX.length));
+
+/** The bytes DynamoDB counts for a list of strings (3, and per element 1 plus its UTF-8 length). */
+export const listBytes = (members: readonly string[]): number => 3 + members.reduce((n, m) => n + 1 + Buffer.byteLength(m), 0);
 
 /** Shown on a read route: in the event index (both event items and RSVP items). */
 export const isShown = (item: Item | undefined): boolean => !!item && item.type !== 'TOMBSTONE' && item[INDEXES.event.partitionKey] !== undefined;
@@ -96,74 +116,126 @@ export function memberItemKey(scope: string, memberId: string): Key {
   return { [PK]: `EVENT#${memberId}`, [SK]: 'EVENT' };
 }
 
-/** The write side's appends (one derivation's feed note at a time). */
-export class FeedAppender {
+/** The feeds' writes: membership and entries. */
+export class FeedWriter {
   constructor(
     private readonly io: TableIO,
     private readonly clock: Clock,
+    private readonly flushBytes = TAIL_FLUSH_BYTES,
+    private readonly maxChunkEntries = MAX_CHUNK_ENTRIES,
   ) {}
 
   /**
-   * Appends "member may have changed" to a scope: the pointer is moved to
-   * the next position, then the entry is written there (retrying at a
-   * higher one when another append took it), then the member's previous entry
-   * expires. A crash anywhere leaves the derived item's note, and whoever
-   * derives the unit next appends again (derivation.ts).
+   * What one version of a derived item owes each scope of its note: its
+   * membership, then its entry. `before`: the version it replaced, and the
+   * scopes for which that comparison holds (those computed against it), so
+   * that a member staying in a scope costs no membership write; elsewhere
+   * (a settle finishing a note it found, a note carried from an earlier
+   * version) the membership is written as this version shows it.
    */
-  async append(scope: string, memberId: string): Promise<void> {
-    const pointerKey = memberKey(scope, memberId);
-    const pointer = await this.io.get(pointerKey);
-    const previous = typeof pointer?.pos === 'number' ? pointer.pos : undefined;
-    const pk = feedPartition(scope);
-    for (;;) {
-      const position = (await this.lastPosition(pk)) + 1;
-      // Pointer first: a reader that meets the older entry while this one is on its way skips it, and meets this one later.
-      await this.io.updateIf(pointerKey, 'SET #type = :type, pos = :pos', 'attribute_not_exists(pos) OR pos < :pos', { ':type': 'FEED_MEMBER', ':pos': position }, { '#type': 'type' });
-      const entry: Item = { [PK]: pk, [SK]: entrySortKey(position), type: 'FEED_ENTRY', member: memberId, written_at: this.clock().toISOString(), writer: randomUUID() };
-      if (await this.io.putIf(entry, 'attribute_not_exists(#pk)')) break;
-      // A lost response's retry: this append's own entry stands.
-      const there = await this.io.get({ [PK]: pk, [SK]: entrySortKey(position) });
-      if (there?.writer === entry.writer) break;
+  async record(version: Item, scopes: readonly string[], before?: { item: Item | undefined; scopes: readonly string[] }): Promise<void> {
+    const member = feedMemberOf(version);
+    const gen = typeof version.gen === 'number' ? version.gen : 0;
+    const now = scopesShowing(version);
+    const was = scopesShowing(before?.item);
+    for (const scope of scopes) {
+      const known = before?.scopes.includes(scope) ?? false;
+      if (now.includes(scope)) {
+        if (!(known && was.includes(scope))) await this.join(scope, member, gen);
+      } else if (!(known && !was.includes(scope))) {
+        await this.leave(scope, member, gen);
+      }
     }
-    if (previous !== undefined) {
-      const expires = Math.floor(this.clock().getTime() / 1000) + SUPERSEDED_TTL_SECONDS;
-      await this.io.updateIf({ [PK]: pk, [SK]: entrySortKey(previous) }, 'SET #ttl = :expires', 'attribute_exists(#pk) AND #member = :member', { ':expires': expires, ':member': memberId }, { '#ttl': TTL_ATTRIBUTE, '#member': 'member' });
-    }
+    for (const scope of scopes) await this.append(scope, [member]);
   }
 
-  /** The scope's highest position (0 when it has none): one consistent Query, one item. */
-  private async lastPosition(pk: string): Promise<number> {
-    const out = await this.io.client.send(
-      new QueryCommand({
-        TableName: this.io.tableName,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': FEED_ENTRY_PREFIX },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
+  /** The member is in the scope, as of version `gen` (a newer version's word stands). */
+  async join(scope: string, member: string, gen: number): Promise<void> {
+    await this.io.putIf({ ...memberKey(scope, member), type: 'FEED_MEMBER', gen }, 'attribute_not_exists(#pk) OR gen < :gen', { ':gen': gen });
+  }
+
+  /** The member left the scope, as of version `gen` (a newer version's join stands). */
+  async leave(scope: string, member: string, gen: number): Promise<void> {
+    await this.io.deleteIf(memberKey(scope, member), 'attribute_not_exists(#pk) OR gen <= :gen', { ':gen': gen });
+  }
+
+  /**
+   * Appends "may have changed" for these members, in order, at the scope's
+   * next positions: one UpdateItem of the head. A lost response's retry
+   * appends them again (an entry more only says "look again").
+   */
+  async append(scope: string, members: readonly string[]): Promise<void> {
+    if (!members.length) return;
+    const head = await this.io.update(
+      headKey(scope),
+      'SET #type = :type, #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
+      { ':type': 'FEED_HEAD', ':empty': [], ':members': [...members], ':one': 1 },
+      HEAD_NAMES,
     );
-    const last = out.Items?.[0];
-    return last ? positionOf(last) : 0;
+    const tail = head.tail as string[];
+    const before = listBytes(tail.slice(0, tail.length - members.length));
+    if (Math.floor(before / this.flushBytes) < Math.floor(listBytes(tail) / this.flushBytes)) await this.flush(scope, Number(head.base), tail);
+  }
+
+  /** Copies the tail as read into a chunk, then removes those entries from the head (only if no flush did since). */
+  private async flush(scope: string, base: number, tail: readonly string[]): Promise<void> {
+    const moved = tail.slice(0, this.maxChunkEntries);
+    const last = base + moved.length - 1;
+    await this.io.put({ [PK]: feedPartition(scope), [SK]: chunkSortKey(last), type: 'FEED_CHUNK', lo: base, members: moved, [TTL_ATTRIBUTE]: this.chunkExpiry() });
+    // Highest index first: DynamoDB reads every index of one REMOVE against the list as it was, dynalite removes them
+    // one after another; from the end both remove the same elements (test/integration/store-differences.test.ts).
+    const removes = moved.map((_, i) => `#tail[${moved.length - 1 - i}]`).join(', ');
+    await this.io.updateIf(headKey(scope), `REMOVE ${removes} SET #base = :next`, '#base = :base', { ':next': last + 1, ':base': base }, HEAD_NAMES);
+  }
+
+  private chunkExpiry(): number {
+    return Math.floor(this.clock().getTime() / 1000) + CHUNK_TTL_SECONDS;
   }
 }
 
 /**
- * A full load's feeds: an entry per shown member of every scope, positions
- * from 1 in the order given, no pointers (a table loaded from a dataset starts
- * its feeds with its current contents, at one small item per member).
+ * What a full load appends: for every scope, the members the derived items
+ * show there, in the order given (the loader joins them, then appends them
+ * as changes do: local/loader.ts).
  */
-export function loadedFeedItems(derived: readonly Item[]): Item[] {
-  const next = new Map<string, number>();
-  const items: Item[] = [];
-  for (const item of derived) {
-    for (const scope of scopesShowing(item)) {
-      const position = (next.get(scope) ?? 0) + 1;
-      next.set(scope, position);
-      const member = feedMemberOf(item);
-      items.push({ [PK]: feedPartition(scope), [SK]: entrySortKey(position), type: 'FEED_ENTRY', member, written_at: '1970-01-01T00:00:00.000Z' });
-    }
+export function loadedMembers(derived: readonly Item[]): Map<string, string[]> {
+  const byScope = new Map<string, string[]>();
+  for (const item of derived) for (const scope of scopesShowing(item)) byScope.set(scope, [...(byScope.get(scope) ?? []), feedMemberOf(item)]);
+  return byScope;
+}
+
+/** What one read of a scope's chunks and head holds after a position. */
+export interface EntriesAfter {
+  /** The entries at after + 1, after + 2, … with no position missing between them, at most `count`. */
+  entries: { position: number; member: string }[];
+  /** Whether positions beyond these were seen or may exist. */
+  more: boolean;
+  /** Position after + 1 is held nowhere while later ones are: expired, or a flush moved it between two item reads. */
+  frontHole: boolean;
+}
+
+/**
+ * The entries a read of chunks and head (in any state a concurrent flush
+ * leaves them: one Query reads each item when it reaches it, not all at one
+ * moment) holds after `after`, stopping at the first position held nowhere.
+ * A flush writes its chunk before it trims the head, so a position missing
+ * between two that were read is one a flush moved while this read ran: the
+ * next read finds it. The same entry in two items is the same member.
+ */
+export function entriesAfter(items: readonly Item[], after: number, count: number, truncated: boolean): EntriesAfter {
+  const byPosition = new Map<number, string>();
+  let highest = after;
+  for (const item of items) {
+    const head = item[SK] === FEED_HEAD;
+    const members = ((head ? item.tail : item.members) ?? []) as string[];
+    const lo = Number(head ? item.base : item.lo);
+    members.forEach((member, i) => {
+      if (lo + i > after) byPosition.set(lo + i, member);
+    });
+    highest = Math.max(highest, lo + members.length - 1);
   }
-  return items;
+  const entries: EntriesAfter['entries'] = [];
+  for (let p = after + 1; byPosition.has(p) && entries.length < count; p++) entries.push({ position: p, member: byPosition.get(p)! });
+  const next = after + entries.length + 1;
+  return { entries, more: truncated || highest >= next, frontHole: entries.length === 0 && highest > after };
 }

@@ -4,7 +4,7 @@
  * its round trips. No Scan anywhere.
  */
 import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyReader, EventReader, FeedEntry, FeedMemberState, FeedReader, ListOrder, StartWindow } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, StartWindow } from '../core/ports.js';
 import { FeedReads } from './feed-reads.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, RsvpItem } from './items.js';
@@ -41,12 +41,16 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
   private readonly feeds: FeedReads;
 
   /** The changes feeds' reads: feed-reads.ts. */
-  feedEntries(scope: string, after: number, count: number): Promise<FeedEntry[]> {
+  feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
     return this.feeds.feedEntries(scope, after, count);
   }
 
   feedHead(scope: string): Promise<number> {
     return this.feeds.feedHead(scope);
+  }
+
+  feedMembers(scope: string, after: string, count: number): Promise<FeedMembersRead> {
+    return this.feeds.feedMembers(scope, after, count);
   }
 
   feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>> {

@@ -7,6 +7,7 @@
  */
 import {
   BatchGetCommand,
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -79,6 +80,42 @@ export class TableIO {
       if (isConditionFailure(error)) return undefined;
       throw error;
     }
+  }
+
+  /** A conditional DeleteItem; false when the condition does not hold. */
+  async deleteIf(key: Key, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<boolean> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: condition,
+          ...attributeNames(condition, { '#pk': PK, ...names }),
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+      this.writes++;
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
+  }
+
+  /** An unconditional UpdateItem; the item as it is after the update. */
+  async update(key: Key, update: string, values: Record<string, unknown>, names: Record<string, string> = {}): Promise<Item> {
+    const out = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: update,
+        ...attributeNames(update, { '#type': 'type', ...names }),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    this.writes++;
+    return out.Attributes ?? {};
   }
 
   /** An unconditional counter: adds one to `attribute` and answers the new value. */

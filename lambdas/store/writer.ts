@@ -11,8 +11,6 @@ import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, r
 import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
 import { keys } from './table.js';
 import { tallyItems } from './tally.js';
-import { loadedFeedItems } from './feed.js';
-
 
 export interface WriteSummary {
   users: number;
@@ -67,9 +65,8 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
  */
 export function datasetToItems(dataset: Dataset): { items: TableItem[]; summary: WriteSummary } {
   const readModel = readModelItems(dataset);
-  // The feeds start with the loaded contents (a resync appends to a table's feeds instead: local/resync.ts).
-  const feeds = loadedFeedItems(readModel.items as unknown as Record<string, unknown>[]) as unknown as TableItem[];
-  const items = [...readModel.items, ...feeds, ...apiKeyItems(dataset)];
+  // The changes feeds' items are the loader's (local/loader.ts): they depend on what the table's feeds hold already.
+  const items = [...readModel.items, ...apiKeyItems(dataset)];
   return { items, summary: { ...readModel.summary, apiKeys: dataset.api_keys?.length ?? 0, items: items.length } };
 }
 

@@ -2,10 +2,10 @@
  * `npm run data:load -- FILE [--endpoint URL] [--table NAME] [--replace] [--dry-run]`
  *
  * Validates FILE against the dataset contract; on any problem prints each one
- * by path and writes nothing (exit 1). Into a table without users or events it
- * writes every item, retrying unprocessed batch items, and prints counts. A
- * table that already holds users or events is refused (exit 1, nothing
- * written) unless --replace is given: then the table is made to hold exactly
+ * by path and writes nothing (exit 1). Into an empty table it writes every
+ * item, retrying unprocessed batch items, and prints counts. A table that
+ * holds any history (users or events, their tombstones, changes feeds) is
+ * refused (exit 1, nothing written, the counts named) unless --replace is given: then the table is made to hold exactly
  * FILE's read model (resync.ts) and what was added, changed and removed is
  * printed. --dry-run prints the same and writes nothing. With --endpoint (a
  * local server's store, or any dynalite) the table is created if missing;
@@ -22,7 +22,7 @@ import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
-import { executeResync, formatPlan, holdsUsersOrEvents, planResync, scanTable } from '../resync.js';
+import { describeHistory, executeResync, formatPlan, planResync, scanTable, tableHistory } from '../resync.js';
 
 
 async function main(): Promise<void> {
@@ -70,8 +70,9 @@ async function main(): Promise<void> {
       process.stdout.write(`${dryRun ? 'Dry run (nothing written): would replace' : 'Replaced'} the read model of ${tableName} with ${file}\n${formatPlan(plan)}\n`);
       return;
     }
-    if (await holdsUsersOrEvents(client, tableName)) {
-      fail(`data:load: ${tableName} already holds users or events; nothing was written. Use --replace to make it hold exactly ${file} (add --dry-run to see what would change first), or data:apply for change records.`, 1);
+    const history = describeHistory(await tableHistory(client, tableName));
+    if (history) {
+      fail(`data:load: ${tableName} already holds data (${history}); nothing was written. Use --replace to make it hold exactly ${file} (add --dry-run to see what would change first), or data:apply for change records.`, 1);
     }
     if (dryRun) {
       process.stdout.write(`Dry run (nothing written): would load ${file} into ${tableName}\n${formatPlan(planResync([], loaded.dataset))}\n`);

@@ -26,7 +26,7 @@ for (const [name, context] of Object.entries(REHEARSAL_STAGES)) {
     // Each API at its own (execute-api) URL, then through each custom domain of the template.
     const bases = [{ name: '', url: (path: string) => rehearsal.urlFor(path) }, ...rehearsal.domains.map((d) => ({ name: ` via ${d.name}`, url: (path: string) => `${d.url}${path}` }))];
     for (const base of bases) {
-      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey)) {
         const res = await fetch(base.url(path), { headers, redirect: 'manual' });
         await res.arrayBuffer();
         lines.push(`${res.status === 200 ? 'ok  ' : 'FAIL'} ${res.status} ${route} GET ${path}${base.name}`);

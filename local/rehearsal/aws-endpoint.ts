@@ -8,8 +8,9 @@
  * DynamoDB calls go on to dynalite unchanged; SQS sends go to an in-memory
  * queue; API Gateway's key calls (CreateApiKey, CreateUsagePlanKey,
  * DeleteApiKey) to the in-memory key store the usage plans read
- * (api-keys.ts), evaluated with its ARNs and tag condition keys. A denied call is answered AccessDeniedException, as AWS
- * does, and recorded.
+ * (api-keys.ts), evaluated with its ARNs and tag condition keys; Secrets Manager's GetSecretValue
+ * (AWS_ENDPOINT_URL_SECRETS_MANAGER) to the template's secrets, with values made for the rehearsal. A denied
+ * call is answered AccessDeniedException, as AWS does, and recorded.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -34,6 +35,8 @@ export interface EndpointOptions {
   readonly onSend: (queueUrl: string, body: string) => void;
   /** API Gateway's API keys and usage-plan keys (the store the rehearsed usage plans read). */
   readonly apiKeys: ApiKeyStore;
+  /** The template's secrets by ARN: the current value and, once rotated, the previous one. */
+  readonly secrets: ReadonlyMap<string, { current: string; previous?: string }>;
 }
 
 export interface AwsEndpoint {
@@ -190,6 +193,20 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         const denial = await authorize(fn, evaluations, operation);
         if (denial) return awsError(res, 400, 'com.amazon.coral.service#AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: ${denial.action} on resource: ${denial.resource}`);
         return forward(opts.dynaliteEndpoint, req, body, res);
+      }
+      if (service === 'secretsmanager' && operation === 'GetSecretValue') {
+        const id = String(parsed.SecretId);
+        const arn = [...opts.secrets.keys()].find((a) => a === id || a.split(':').pop()?.replace(/-[A-Za-z0-9]{6}$/, '') === id);
+        // AWS authorizes on the secret's ARN (the one in the role's policy), whatever the request names it by. The call is
+        // recorded with the version stage it asks for.
+        const denial = await authorize(fn, [{ fn, action: 'secretsmanager:GetSecretValue', resource: arn ?? id, context: {} }], `${operation} ${String(parsed.VersionStage)}`);
+        if (denial) return awsError(res, 400, 'AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: secretsmanager:GetSecretValue on resource: ${id}`, false);
+        const secret = arn ? opts.secrets.get(arn) : undefined;
+        const stage = String(parsed.VersionStage ?? 'AWSCURRENT');
+        const value = stage === 'AWSCURRENT' ? secret?.current : stage === 'AWSPREVIOUS' ? secret?.previous : undefined;
+        if (!arn || value === undefined) return awsError(res, 400, 'ResourceNotFoundException', `Secrets Manager can't find the specified secret value for staging label: ${stage}`, false);
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID() });
+        return res.end(JSON.stringify({ ARN: arn, Name: arn.split(':').pop(), VersionId: createHash('sha1').update(value).digest('hex'), SecretString: value, VersionStages: [stage], CreatedDate: 0 }));
       }
       if (service === 'AmazonSQS' && (operation === 'SendMessage' || operation === 'SendMessageBatch')) {
         const queueUrl = String(parsed.QueueUrl);

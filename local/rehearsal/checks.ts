@@ -29,7 +29,13 @@ const SAMPLE: Record<string, string> = { eventId: 'evt_jazz01', username: 'Alice
 /** Alice's user id in the demo data (a host feed's cursor names the user, not the name). */
 const SAMPLE_USER_ID = 'usr_alice';
 
-export function rehearsalRequests(key: string): { route: string; path: string; headers: Record<string, string> }[] {
+/**
+ * One request per route, and a page with a cursor of each changes feed in both of its modes (a start's
+ * members, then entries): from no cursor a feed answers only its cursor (its position), its members and
+ * entries follow with one (BatchGetItem of the members). `cursorKey`: the rehearsal's cursor secret; `now`: the
+ * functions' clock (a cursor dated after it is refused).
+ */
+export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date = new Date()): { route: string; path: string; headers: Record<string, string> }[] {
   const requests = routes.map((r) => ({
     route: r.id,
     path: `${SURFACES[r.surface]}${r.path.replace(/\{(\w+)\}/g, (_m, p: string) => SAMPLE[p] ?? p)}`,
@@ -37,11 +43,20 @@ export function rehearsalRequests(key: string): { route: string; path: string; h
   }));
   // The profile list through the typed variant's `type=profile` (BatchGetItem, like profile-events).
   const typed = requests.find((r) => r.route === 'getUserEvents')!;
-  // A host's changes feed from no cursor answers with only its cursor (two round trips: the name, then the head);
-  // its pages follow with a cursor (BatchGetItem of the members): one from the start of Alice's feed.
-  const host = requests.find((r) => r.route === 'getUserEventChanges')!;
-  const cursor = encodeCursor({ scope: feedScopes.host(SAMPLE_USER_ID), position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
-  return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, { ...host, route: 'getUserEventChanges?cursor', path: `${host.path}?cursor=${cursor}` }];
+  const asOf = Math.floor(now.getTime() / 1000);
+  const feeds = [
+    ['getEventChanges', feedScopes.catalogue()],
+    ['getUserEventChanges', feedScopes.host(SAMPLE_USER_ID)],
+    ['getEventGuestChanges', feedScopes.guests(SAMPLE.eventId!)],
+  ] as const;
+  const pages = feeds.flatMap(([route, scope]) => {
+    const base = requests.find((r) => r.route === route)!;
+    return (['members', 'entries'] as const).map((mode) => {
+      const cursor = encodeCursor({ scope, mode, position: mode === 'members' ? 1 : 0, after: '', asOf }, cursorKey);
+      return { ...base, route: `${route}?cursor (${mode})`, path: `${base.path}?cursor=${cursor}` };
+    });
+  });
+  return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, ...pages];
 }
 
 /** The siteUrl jest's rehearsal suites serve: cdk.json's, so staging's assembly serves them too (one bundling less). */

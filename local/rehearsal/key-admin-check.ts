@@ -24,7 +24,7 @@ export interface CheckLine {
 
 /** A keyed Public API route's status with this key. */
 async function publicStatus(rehearsal: Rehearsal, key: string): Promise<number> {
-  const keyed = rehearsalRequests(key).find((r) => r.headers['x-events-api-key'] && r.path.startsWith('/api/public/'));
+  const keyed = rehearsalRequests(key, rehearsal.cursorKey).find((r) => r.headers['x-events-api-key'] && r.path.startsWith('/api/public/'));
   if (!keyed) throw new Error('no keyed Public API route');
   const res = await fetch(rehearsal.urlFor(keyed.path), { headers: keyed.headers });
   await res.arrayBuffer();

@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
@@ -83,6 +83,8 @@ export interface Rehearsal {
   readonly tableName: string;
   readonly storeEndpoint: string;
   readonly demoKey: LocalServer['demoKey'];
+  /** The changes feeds' cursor key the rehearsed feed functions read (the template's one secret, its current value). */
+  readonly cursorKey: Uint8Array;
   readonly summary: WriteSummary;
   /**
    * Makes every API key in the table a usage-plan key, as `npm run keys`
@@ -196,7 +198,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       });
     }
 
+    // The template's secrets (the cursor key): a random value each, as GenerateSecretString would make.
+    const secrets = new Map(template.ofType('AWS::SecretsManager::Secret').map(([sid]) => [Template.secretArn(sid), { current: randomBytes(32).toString('base64url') }]));
+    if (secrets.size !== 1) throw new TemplateError('SecretsManager', `expected one secret (the cursor key), found ${secrets.size}`);
     const endpoint = await startAwsEndpoint({
+      secrets,
       dynaliteEndpoint: store.endpoint,
       tables,
       roles,
@@ -217,6 +223,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       AWS_ENDPOINT_URL_DYNAMODB: endpoint.url,
       AWS_ENDPOINT_URL_SQS: endpoint.url,
       AWS_ENDPOINT_URL_API_GATEWAY: endpoint.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint.url,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
     };
@@ -360,6 +367,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       tableName,
       storeEndpoint: store.endpoint,
       demoKey,
+      cursorKey: Buffer.from([...secrets.values()][0]!.current, 'utf8'),
       summary,
       invocations,
       queues,

@@ -65,6 +65,7 @@ export class Template {
     }
     const r = this.resource(id, where);
     if (r.Type === 'AWS::SQS::Queue') return this.names.queueUrl(id);
+    if (r.Type === 'AWS::SecretsManager::Secret') return Template.secretArn(id);
     return id;
   }
 
@@ -94,6 +95,11 @@ export class Template {
       default:
         throw new TemplateError(where, `cannot resolve Fn::GetAtt ${id}.${attribute} (${r.Type})`);
     }
+  }
+
+  /** A secret's ARN as Secrets Manager gives it: its name, then a dash and six random characters (here fixed). */
+  static secretArn(id: string): string {
+    return `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${id}-Rh3a5l`;
   }
 
   /** Resolves every intrinsic in a value; `where` names the resource and property for errors. */

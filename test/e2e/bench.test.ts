@@ -5,7 +5,7 @@ import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
   it('measures every route, bundle and change type', async () => {
-    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_SIZES: '100,300' }).done;
+    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300' }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     for (const route of routes) expect(stdout).toMatch(new RegExp(`^\\| ${route.id} \\| \\d+ \\|`, 'm'));
@@ -15,13 +15,15 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
     // Write capacity as billed: the GSI share is shown, and each event size has its RSVP and edit rows.
-    expect(stdout).toMatch(/^\| event hidden \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \| \d+ \(\d+\) \|$/m);
-    // The changes feeds: an RSVP adds one guest-feed entry; a page of 100 reads the same however long the feed.
-    expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \| 1 \(\d+\) \|$/m);
-    // Each feed's page: the catalogue's at both lengths, at most two round trips after the authorizer.
-    expect(stdout).toMatch(/^\| catalogue \| 300 \| first page, no cursor \| 100 \| \d+ \| [12] \| [\d.]+ \|$/m);
-    for (const feed of ["a host's events", "an event's guests"]) expect(stdout).toMatch(new RegExp(`^\\| ${feed} \\| \\d+ \\| next page, with its cursor \\| \\d+ \\| \\d+ \\| [12] \\| [\\d.]+ \\|$`, 'm'));
-    expect(stdout).toMatch(/^Read capacity of the catalogue's first page, 300 : 100 entries: 1\.\d\d$/m);
+    const feedColumn = '\\d+ \\(\\d+; (?:[\\d.]+|-)\\)';
+    expect(stdout).toMatch(new RegExp(`^\\| event hidden \\| applied \\| \\d+ \\| \\d+ \\(\\d+\\) \\| [\\d.]+ \\| \\d+ \\| ${feedColumn} \\|$`, 'm'));
+    // The changes feeds: an RSVP adds one guest-feed entry.
+    expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| \d+ \| \d+ \(\d+\) \| [\d.]+ \| \d+ \| 1 \(\d+; [\d.]+\) \|$/m);
+    // Appends at every number of appenders; each feed's page in at most two round trips after the authorizer.
+    for (const n of [1, 2, 4, 8, 16]) expect(stdout).toMatch(new RegExp(`^\\| ${n} \\| \\d+ \\| an edit \\(the append\\) \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'));
+    expect(stdout).toMatch(/^\| catalogue \| small \| 100 members \(a start\) \| 100 \| \d+ \| [12] \| [\d.]+ \|$/m);
+    for (const feed of ["a host's events", "an event's guests"]) expect(stdout).toMatch(new RegExp(`^\\| ${feed} \\| small \\| 100 members, with the cursor \\| 100 \\| \\d+ \\| [12] \\| [\\d.]+ \\|$`, 'm'));
+    expect(stdout).toMatch(/^\| 300 \| \d+ \| [\d.]+ \|$/m);
     for (const size of [5, 20]) expect(stdout).toMatch(new RegExp(`^\\| new RSVP \\(yes\\) \\| ${size} \\| \\d+ \\| \\d+ \\(\\d+\\) \\|`, 'm'));
     for (const change of ['new RSVP \\(yes\\)', 'RSVP deletion', 'event title edit']) expect(stdout).toMatch(new RegExp(`^\\| ${change} \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'));
     // Per linked event: the user's guest unit and the event unit.

@@ -7,7 +7,8 @@
  * routes. Every answer is also checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CURSOR_LIFETIME_SECONDS, decodeCursor, encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor, parseCursor } from '../../lambdas/core/feed-cursor.js';
+import { signed } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -91,7 +92,7 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
   });
 
   it('a cursor older than 30 days is a 410 with the message; one just younger still works', async () => {
-    const at = (issued: number) => encodeURIComponent(encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued }));
+    const at = (asOf: number) => encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf }));
     const expired = await call<Failure>(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS - 1)}`);
     expect({ status: expired.status, message: expired.body.message }).toEqual({ status: 410, message: 'Cursor expired: start again without a cursor.' });
     expect((await call(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS + 60)}`)).status).toBe(200);
@@ -106,10 +107,23 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
     expect((await call<Failure>('/changes/events/evt_jazz01/guests', { 'x-events-api-key': KEYS.eventsOnly })).status).toBe(403);
   });
 
-  it('the cursor is opaque, versioned and names its scope', () => {
-    const c = encodeCursor({ scope: 'HOST#usr_1', position: 7, start: 3, issued: nowSeconds });
-    expect(c.startsWith('f1.')).toBe(true);
-    expect(decodeCursor(c)).toEqual({ scope: 'HOST#usr_1', position: 7, start: 3, issued: nowSeconds });
-    expect(decodeCursor(c.replace('f1.', 'f2.'))).toBeNull();
+  it('the cursor is opaque, versioned, names its scope and is signed with the key', () => {
+    const cursor = { scope: 'HOST#usr_1', mode: 'entries' as const, position: 7, after: '', asOf: nowSeconds };
+    const c = signed(cursor);
+    expect(c.startsWith('f2.')).toBe(true);
+    expect(parseCursor(c)?.cursor).toEqual(cursor);
+    expect(parseCursor(c.replace('f2.', 'f1.'))).toBeNull();
+    // Another key gives another signature of the same payload.
+    expect(encodeCursor(cursor, Buffer.from('another key')).split('.')[2]).not.toBe(c.split('.')[2]);
+  });
+
+  it('a cursor signed with another key, or from the future, is a 400 naming cursor, before any read', async () => {
+    const forged = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: nowSeconds }, Buffer.from('not the server key'));
+    const future = signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: nowSeconds + 3_600 });
+    for (const cursor of [forged, future]) {
+      server.calls.splice(0);
+      const reply = await call<Failure>(`/changes/events?cursor=${encodeURIComponent(cursor)}`);
+      expect({ status: reply.status, fields: reply.body.errors?.map((e) => e.field), calls: server.calls.length }).toEqual({ status: 400, fields: ['cursor'], calls: 1 });
+    }
   });
 });

@@ -5,7 +5,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeCursor } from '../../lambdas/core/feed-cursor.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTRACT_EXAMPLE, DEMO_FILE, KEYS } from '../support/fixtures.js';
@@ -85,21 +84,24 @@ describe('npm start', () => {
     const stop = setTimeout(() => run.child.kill('SIGTERM'), 50_000);
     try {
       const [, publicUrl] = await waitForOutput(run, /Public API: (http:\/\/127\.0\.0\.1:\d+\/api\/public\/v1)\n/);
-      const cursor = encodeCursor({ scope: 'EVENTS', position: 0, start: 0, issued: Math.floor(Date.now() / 1000) });
-      const reply = await get<{ message: string }>(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both });
-      expect([reply.status, reply.body.message]).toEqual([410, 'Cursor expired: start again without a cursor.']);
-      // The clock moves while the server runs (PUT /local/clock): back to today the cursor works, 31 days on it expires.
       const root = publicUrl!.replace(/\/api\/public\/v1$/, '');
       const move = async (body: string) => {
         const r = await fetch(`${root}/local/clock`, { method: 'PUT', body });
         return { status: r.status, body: (await r.json()) as { data?: { offset_days: number; now: string }; errors?: { field: string }[] } };
       };
-      const feed = async () => (await get(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both })).status;
+      const started = (await (await fetch(`${root}/local/clock`)).json()) as { data: { offset_days: number; now: string } };
+      expect(started.data.offset_days).toBe(31);
+      expect(Date.parse(started.data.now) - Date.now()).toBeGreaterThan(30 * 86_400_000);
+      // The clock moves while the server runs (PUT /local/clock): a cursor the server gives today works today and has expired 31 days on.
       expect((await move('{"offset_days": 0}')).body.data?.offset_days).toBe(0);
-      expect(await feed()).toBe(200);
+      const first = await get<{ data: { next_cursor: string } }>(`${publicUrl}/changes/events`, { 'x-events-api-key': KEYS.both });
+      const cursor = first.body.data.next_cursor;
+      const feed = async () => get<{ message: string }>(`${publicUrl}/changes/events?cursor=${encodeURIComponent(cursor)}`, { 'x-events-api-key': KEYS.both });
+      expect((await feed()).status).toBe(200);
       const ahead = await move('{"offset_days": 31}');
       expect(Date.parse(ahead.body.data!.now) - Date.now()).toBeGreaterThan(30 * 86_400_000);
-      expect(await feed()).toBe(410);
+      const expired = await feed();
+      expect([expired.status, expired.body.message]).toEqual([410, 'Cursor expired: start again without a cursor.']);
       for (const bad of ['{"offset_days": 1.5}', '{"offset_days": "31"}', '{"days": 31}', 'not json']) {
         const refused = await move(bad);
         expect({ bad, status: refused.status, fields: refused.body.errors?.map((e) => e.field) }).toEqual({ bad, status: 400, fields: ['offset_days'] });

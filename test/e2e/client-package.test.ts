@@ -5,7 +5,11 @@
  * its JavaScript walks a list and reads typed errors against the local server;
  * and a CommonJS project uses it as docs/client.md says it can: TypeScript
  * with `module: nodenext` compiles it to `require()`, which Node 20.19+ runs;
- * `module: node16` refuses it (TS1479).
+ * `module: node16` refuses it (TS1479). And a project made as a newcomer
+ * makes one (`npm init -y`, `tsc --init` of this repository's TypeScript,
+ * settings untouched) follows docs/client.md's steps as shown and runs its
+ * `index.ts` against the local server; without the step that makes it an ES
+ * module, the generated settings refuse it (TS1295, TS1309), as the page says.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,17 +20,19 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KEYS } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 import { ROOT } from '../support/process.js';
+import { blockAfter } from '../support/shown-commands.js';
 
 const run = promisify(execFile);
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 let scratch: string;
+let tarball: string;
 let server: TestServer;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'client-package-'));
   server = await startTestServer();
   const packed = await run('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: join(ROOT, 'client') });
-  const tarball = packed.stdout.trim().split('\n').at(-1)!;
+  tarball = packed.stdout.trim().split('\n').at(-1)!;
   await writeFile(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', `./${tarball}`], { cwd: scratch });
 }, 120_000);
@@ -41,8 +47,26 @@ afterAll(async () => {
 const EXPECT_ERROR = ['// @ts', 'expect-error'].join('-');
 
 const TYPED_USE = `
-import { createPublicClient, ApiError, RateLimitError, type PublicEvent, type Guest, type Pagination } from 'public-events-client';
-import { createEmbedClient, type EmbedEvent } from 'public-events-client/embed';
+import {
+  createPublicClient, ApiError, RateLimitError, type PublicEvent, type Guest, type Pagination,
+  type PublicClientOptions, type ChangeFeedParams, type EventGuestsParams, type UserEventsParams, type UserProfileEventsParams,
+  type UserUpcomingEventsParams, type UserPastEventsParams, type RetryOptions, type TransportHooks,
+} from 'public-events-client';
+import { createEmbedClient, type EmbedEvent, type EmbedClientOptions, type EmbedUserEventsParams } from 'public-events-client/embed';
+
+// Under exactOptionalPropertyTypes, every option and parameter takes undefined as absent: each key of each type, at once.
+type AllUndefined<T> = { [K in keyof Required<T>]: undefined };
+export const undefinedAsAbsent: [
+  PublicClientOptions, EmbedClientOptions, RetryOptions, TransportHooks, ChangeFeedParams, EventGuestsParams,
+  UserEventsParams, UserProfileEventsParams, UserUpcomingEventsParams, UserPastEventsParams, EmbedUserEventsParams,
+] = [
+  {} as AllUndefined<PublicClientOptions>, {} as AllUndefined<EmbedClientOptions>, {} as AllUndefined<RetryOptions>,
+  {} as AllUndefined<TransportHooks>, {} as AllUndefined<ChangeFeedParams>, {} as AllUndefined<EventGuestsParams>,
+  {} as AllUndefined<UserEventsParams>, {} as AllUndefined<UserProfileEventsParams>, {} as AllUndefined<UserUpcomingEventsParams>,
+  {} as AllUndefined<UserPastEventsParams>, {} as AllUndefined<EmbedUserEventsParams>,
+];
+// And the keys are the ones the API and the docs name (a type that lost them all would pass the line above).
+export const named: Array<keyof PublicClientOptions | keyof ChangeFeedParams | keyof UserEventsParams> = ['apiKey', 'baseUrl', 'cursor', 'limit', 'type', 'since', 'offset'];
 
 export async function use(): Promise<string[]> {
   const client = createPublicClient({ apiKey: 'pk_x', baseUrl: 'http://127.0.0.1:1', maxRetries: 1, timeoutMs: 1000 });
@@ -102,7 +126,10 @@ describe('the packed client', () => {
     await writeFile(join(scratch, 'use.ts'), TYPED_USE);
     await writeFile(
       join(scratch, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] }, files: ['use.ts'] }),
+      JSON.stringify({
+        compilerOptions: { strict: true, exactOptionalPropertyTypes: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] },
+        files: ['use.ts'],
+      }),
     );
     const result = await run(process.execPath, [TSC, '-p', scratch]).then(
       () => 'compiled',
@@ -148,4 +175,45 @@ describe('the packed client', () => {
     const { ids, failure, embed } = JSON.parse(stdout) as { ids: string[]; failure: unknown; embed: string };
     expect({ walked: ids.length, failure, embed, stderr }).toEqual({ walked: 25, failure: { isApiError: true, status: 404 }, embed: 'function', stderr: '' });
   }, 60_000);
+
+  it("a newcomer's project (npm init -y, tsc --init, settings untouched) set up as docs/client.md shows compiles and runs its index.ts", async () => {
+    const dir = join(scratch, 'my-app');
+    await mkdir(dir);
+    const sh = (command: string, env: NodeJS.ProcessEnv = {}) =>
+      run('sh', ['-c', command], { cwd: dir, env: { ...process.env, ...env } }).then(
+        (r) => ({ code: 0, out: r.stdout + r.stderr }),
+        (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
+      );
+    // The page's steps as shown, but offline: this repository's TypeScript in place of the registry's, the tarball packed above.
+    const steps = blockAfter('docs/client.md', 'Make the project an\nES module').trim().split('\n');
+    expect(steps[0]).toBe('mkdir my-app && cd my-app');
+    for (const step of steps.slice(1)) {
+      const offline = step
+        .replace('npm install --save-dev typescript', `npm install --offline --no-audit --no-fund --save-dev ${join(ROOT, 'node_modules/typescript')}`)
+        .replace('npm install /path/to/public-events-client-1.0.0.tgz', `npm install --offline --no-audit --no-fund ${join(scratch, tarball)}`);
+      expect({ step, ...(await sh(offline)) }).toMatchObject({ step, code: 0 });
+    }
+    // What the page says these make: npm's and TypeScript's defaults, the type alone changed.
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { type: string };
+    expect(pkg.type).toBe('module');
+    const generated = await readFile(join(dir, 'tsconfig.json'), 'utf8');
+    for (const option of ['"module": "nodenext"', '"verbatimModuleSyntax": true', '"exactOptionalPropertyTypes": true', '"strict": true', '"types": []']) expect(generated).toContain(option);
+
+    await writeFile(join(dir, 'index.ts'), blockAfter('docs/client.md', 'Then an `index.ts`'));
+    const runLine = blockAfter('docs/client.md', 'Compile it and run it').trim();
+    const ran = await sh(runLine.replace('http://127.0.0.1:3000/api/public/v1', server.publicBaseUrl));
+    expect({ code: ran.code, out: ran.out.slice(0, 2000) }).toMatchObject({ code: 0 });
+    const lines = ran.out.trim().split('\n');
+    expect(lines).toContain('404 Resource not found.');
+    expect(lines.filter((l) => /^\d{4}-\d\d-\d\dT/.test(l)).length).toBeGreaterThan(0);
+    expect(lines.find((l) => l.startsWith('first read: '))).toMatch(/^first read: [1-9]\d* changes$/);
+    expect(lines).toContain('second read: 0 changes');
+
+    // Without the step that makes it an ES module, the generated settings refuse every import and the top-level await.
+    await sh('npm pkg set type=commonjs');
+    const refused = await sh('npx tsc --noEmit');
+    expect(refused.code).not.toBe(0);
+    expect(refused.out).toContain('error TS1295');
+    expect(refused.out).toContain('error TS1309');
+  }, 120_000);
 });

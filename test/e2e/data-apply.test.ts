@@ -107,7 +107,7 @@ describe('npm run data:load into a table that holds data', () => {
   it('refuses without --replace, writing nothing', async () => {
     const { code, stderr } = await runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint', store]).done;
     expect(code).toBe(1);
-    expect(stderr).toContain('already holds users or events; nothing was written');
+    expect(stderr).toMatch(/already holds data \(\d+ users or events, \d+ tombstones, \d+ changes feeds\); nothing was written/);
   });
 
   it('--replace --dry-run says what it would do and writes nothing; --replace converges to the file', async () => {

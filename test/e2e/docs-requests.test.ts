@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { get } from '../support/http.js';
+import { NOW } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 import { asRequest, shownCommands } from '../support/shown-commands.js';
 
@@ -24,6 +25,17 @@ describe('the requests the docs show', () => {
   it('are there to run (the README shows its first three)', () => {
     expect(requests.filter((r) => r.shown.page === 'README.md')).toHaveLength(3);
     expect(requests.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it("the README's Embed request answers what the README says: the events Alice hosts, earliest start first, past ones before upcoming ones", async () => {
+    const embed = requests.filter((r) => r.shown.page === 'README.md' && r.url.includes('/api/embed/v1/users/alice/events'));
+    expect(embed).toHaveLength(1);
+    const reply = await get(embed[0]!.url.replace('http://127.0.0.1:3000', server.url), embed[0]!.headers);
+    const starts = (reply.body as { data: Array<{ start_date: string }> }).data.map((e) => e.start_date);
+    expect(starts).toHaveLength(3);
+    expect(starts).toEqual([...starts].sort());
+    // The demo data's first of them is past at the pinned clock: the list is not an upcoming one.
+    expect(starts[0]! < NOW).toBe(true);
   });
 
   it.each(requests.map((r) => [`${r.shown.page}: ${r.shown.command}`, r] as const))('%s', async (_, request) => {

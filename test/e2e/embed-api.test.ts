@@ -106,10 +106,15 @@ describe('GET /api/embed/v1/users/{username}/events', () => {
     expect(ids(range.body.data)).toEqual(['evt_meetup02', 'evt_jazz01']);
   });
 
-  it.each(['0', '101', 'x', '2.5'])('rejects limit=%s with CORS', async (limit) => {
+  it.each([
+    ['0', 'Limit must be between 1 and 100'],
+    ['101', 'Limit must be between 1 and 100'],
+    ['x', 'Limit must be an integer between 1 and 100'],
+    ['2.5', 'Limit must be an integer between 1 and 100'],
+  ])('rejects limit=%s with CORS: %s', async (limit, message) => {
     const reply = await embed(`/users/alice/events?limit=${limit}`);
     expect(reply.status).toBe(400);
-    expect(reply.body.message).toBe('Limit must be between 1 and 100');
+    expect(reply.body.message).toBe(message);
     expectCors(reply);
   });
 

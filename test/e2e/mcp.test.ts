@@ -1,22 +1,26 @@
 /**
  * The MCP adapter end to end: an SDK client talks to the server over the SDK's
  * in-memory transport; the server calls the real local server over HTTP. Then
- * the real MCP Inspector CLI drives the built bin over stdio, and the command
- * docs/mcp.md gives a client (`npm run -s mcp`) is held to a stdout that is
- * JSON-RPC and nothing else.
+ * the built bin, copied alone into an empty folder outside the checkout (no
+ * node_modules anywhere above it), is driven over stdio by the SDK's client and
+ * by the real MCP Inspector CLI, and the command docs/mcp.md gives a client
+ * (`npm run -s mcp`) is held to a stdout that is JSON-RPC and nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { buildMcp } from '../../scripts/build-mcp.js';
 import { KEYS } from '../support/fixtures.js';
 import { ROOT } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/local.js';
+import { shownCommands } from '../support/shown-commands.js';
 
 let typed: TestServer;
 let dated: TestServer;
@@ -193,17 +197,48 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{
   });
 }
 
-describe('the built server under the MCP Inspector CLI (stdio)', () => {
+describe('the built file, copied alone into an empty folder (stdio)', () => {
   const inspector = `${ROOT}node_modules/@modelcontextprotocol/inspector/cli/build/cli.js`;
   let bin: string;
   beforeAll(async () => {
-    bin = await buildMcp();
+    // Outside the checkout, with nothing beside it: Node finds no node_modules from here.
+    const dir = mkdtempSync(join(tmpdir(), 'pe-mcp-alone-'));
+    bin = join(dir, basename(await buildMcp()));
+    copyFileSync(join(ROOT, 'dist/public-events-mcp.mjs'), bin);
+    expect(readdirSync(dir)).toEqual(['public-events-mcp.mjs']);
   });
   const inspect = (...args: string[]) =>
     run(process.execPath, [inspector, '--cli', '-e', `PUBLIC_API_KEY=${KEYS.both}`, '-e', `PUBLIC_API_BASE_URL=${typed.publicBaseUrl}`, 'node', bin, ...args], {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
     });
+
+  it('imports nothing but Node built-ins: its packages are inside it', () => {
+    const source = readFileSync(bin, 'utf8');
+    const imported = [...source.matchAll(/^\s*import\b[^'"]*['"]([^'"]+)['"]/gm), ...source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+    expect(imported.length).toBeGreaterThan(0);
+    expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
+  });
+
+  it("answers tools/list with its two tools to the SDK's own stdio client", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin],
+      cwd: join(bin, '..'),
+      env: { PUBLIC_API_KEY: KEYS.both, PUBLIC_API_BASE_URL: typed.publicBaseUrl },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
+      const event = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
+      expect((event.structuredContent as { data: { id: string } }).data.id).toBe('evt_jazz01');
+    } finally {
+      await client.close();
+    }
+  });
 
   it('answers tools/list', async () => {
     const { code, stdout } = await inspect('--method', 'tools/list');
@@ -215,6 +250,25 @@ describe('the built server under the MCP Inspector CLI (stdio)', () => {
     const { code, stdout } = await inspect('--method', 'tools/call', '--tool-name', 'get-event', '--tool-arg', 'eventId=evt_jazz01');
     expect(code).toBe(0);
     expect(JSON.parse(stdout).structuredContent.data.id).toBe('evt_jazz01');
+  });
+
+  // docs/mcp.md's Inspector commands as shown, through npx (the installed Inspector); only the file's place and the
+  // test server's base URL differ (the page's adapter reaches `npm start`'s server by default).
+  const shown = shownCommands().filter((c) => c.page === 'docs/mcp.md' && c.command.startsWith('npx @modelcontextprotocol/inspector --cli '));
+  it('the page shows the Inspector commands this runs', () => {
+    expect(shown.map((c) => c.command.split(' --method ')[1]?.split(' ')[0])).toEqual(['tools/list', 'tools/call']);
+  });
+  it.each(shown.map((c) => [c.command, c] as const))('as the page shows it: %s', async (_, { command }) => {
+    const args = command
+      .split(/\s+/)
+      .slice(1)
+      .map((a) => (a === 'dist/public-events-mcp.mjs' ? bin : a));
+    args.splice(args.indexOf('--cli') + 1, 0, '-e', `PUBLIC_API_BASE_URL=${typed.publicBaseUrl}`);
+    const { code, stdout, stderr } = await run('npx', args, { PATH: process.env.PATH, HOME: process.env.HOME });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const answer = JSON.parse(stdout) as { tools?: Array<{ name: string }>; structuredContent?: { data: { id: string } } };
+    if (command.includes('tools/list')) expect(answer.tools?.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
+    else expect(answer.structuredContent?.data.id).toBe('evt_jazz01');
   });
 
   it('fails at start, naming the variable, when the key is missing', async () => {

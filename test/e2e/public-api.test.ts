@@ -220,10 +220,16 @@ describe('user event lists', () => {
     expectError(await api('/users/nobody/profile-events'), 404, 'User not found');
   });
 
-  it.each(['0', '101', 'abc', '1.5', '-1'])('rejects limit=%s with the spec message', async (limit) => {
+  it.each([
+    ['0', 'Limit must be between 1 and 100'],
+    ['101', 'Limit must be between 1 and 100'],
+    ['-1', 'Limit must be between 1 and 100'],
+    ['abc', 'Limit must be an integer between 1 and 100'],
+    ['1.5', 'Limit must be an integer between 1 and 100'],
+  ])('rejects limit=%s: %s', async (limit, message) => {
     const reply = await api(`/users/alice/past-events?limit=${limit}`);
-    expectError(reply, 400, 'Limit must be between 1 and 100');
-    expect(reply.body.errors).toEqual([{ field: 'limit', message: 'Limit must be between 1 and 100' }]);
+    expectError(reply, 400, message);
+    expect(reply.body.errors).toEqual([{ field: 'limit', message }]);
   });
 
   it.each(['%40alice', 'a%20b', '', '%20'])('rejects the username %j', async (username) => {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
-import { encodeCursor } from '../../lambdas/core/feed-cursor.js';
+import { signed } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { roundTrips, startTestServer, type TestServer } from '../support/local.js';
@@ -18,8 +18,11 @@ for (const line of doc.split('\n')) {
   if (m) documented.set(m[1] as string, { typical: Number(m[2]), edge: Number(m[3]) });
 }
 
+const asOf = Date.parse(NOW) / 1000;
 /** A catalogue cursor past the feed's end: one Query, nothing after it. */
-const caughtUp = encodeURIComponent(encodeCursor({ scope: 'EVENTS', position: 1_000_000, start: 0, issued: Date.parse(NOW) / 1000 }));
+const caughtUp = encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: 1_000_000, after: '', asOf }));
+/** A start from no cursor in progress (its members), of each feed: the page a consumer reads most when it starts. */
+const starting = (scope: string) => encodeURIComponent(signed({ scope, mode: 'members', position: 1, after: '', asOf }));
 
 /** A typical and an edge request per row (see the doc's notes column). */
 const cases: Record<string, { typical: string; edge: string }> = {
@@ -33,9 +36,9 @@ const cases: Record<string, { typical: string; edge: string }> = {
   embedGetUserEvents: { typical: '/users/alice/events?limit=2', edge: '/users/frank/events' },
   embedGetUserFeed: { typical: '/users/alice/events.ics', edge: '/users/frank/events.ics' },
   embedGetEventFeed: { typical: '/events/evt_jazz01/event.ics', edge: '/events/evt_missing/event.ics' },
-  getEventChanges: { typical: '/changes/events', edge: `/changes/events?cursor=${caughtUp}` },
-  getUserEventChanges: { typical: '/changes/users/alice/events', edge: '/changes/users/nobody/events' },
-  getEventGuestChanges: { typical: '/changes/events/evt_jazz01/guests', edge: '/changes/events/evt_missing/guests' },
+  getEventChanges: { typical: `/changes/events?cursor=${starting('EVENTS')}`, edge: `/changes/events?cursor=${caughtUp}` },
+  getUserEventChanges: { typical: `/changes/users/alice/events?cursor=${starting('HOST#usr_alice')}`, edge: '/changes/users/nobody/events' },
+  getEventGuestChanges: { typical: `/changes/events/evt_jazz01/guests?cursor=${starting('GUESTS#evt_jazz01')}`, edge: '/changes/events/evt_missing/guests' },
   publicOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
   embedOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
 };

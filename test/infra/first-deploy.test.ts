@@ -70,7 +70,7 @@ describe.each([
 
   it('outputs what the runbook and the deploy steps use', () => {
     const outputs = t.findOutputs('*');
-    for (const name of ['PublicApiUrl', 'EmbedApiUrl', 'TableName', 'UsagePlanId', 'IngestQueueUrl', 'IngestDeadLetterQueueUrl', 'IngestDeadLetterQueueArn', 'IngestEventSourceMappingUuid', 'AlarmTopicArn']) {
+    for (const name of ['PublicApiUrl', 'EmbedApiUrl', 'TableName', 'UsagePlanId', 'IngestQueueUrl', 'IngestDeadLetterQueueUrl', 'IngestDeadLetterQueueArn', 'IngestEventSourceMappingUuid', 'AlarmTopicArn', 'CursorKeySecretArn']) {
       expect(Object.keys(outputs)).toContain(name);
     }
     const dlq = idOf(t, 'AWS::SQS::Queue', 'DeadLetters');

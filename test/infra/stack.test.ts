@@ -77,8 +77,10 @@ describe('functions', () => {
   });
 
   const isIngest = ([, f]: (typeof fns)[number]) => String(f.Properties.Description).startsWith('Applies change records');
+  const readsCursorKey = ([, f]: (typeof fns)[number]) => table.some((r) => r.cursorKey === true && f.Properties.Description === `${r.method} ${SURFACES[r.surface]}${r.path}`);
   it('runs Node 24 on arm64 with the configuration the handlers parse', () => {
-    for (const [, f] of fns.filter((entry) => !isIngest(entry))) {
+    for (const entry of fns.filter((e) => !isIngest(e))) {
+      const [, f] = entry;
       expect(f.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
@@ -86,8 +88,9 @@ describe('functions', () => {
         Timeout: 6,
         Handler: 'index.handler',
       });
+      // The cursor key's ARN only where the route declares it (lambdas/routes.ts, `cursorKey`).
       expect(Object.keys(f.Properties.Environment.Variables).sort()).toEqual(
-        ['EMBED_CACHE_MAX_AGE', 'NODE_OPTIONS', 'SERVICE_NAME', 'SITE_URL', 'TABLE_NAME', 'USER_EVENTS_VARIANT', ...POWERTOOLS_VARIABLES].sort(),
+        ['EMBED_CACHE_MAX_AGE', 'NODE_OPTIONS', 'SERVICE_NAME', 'SITE_URL', 'TABLE_NAME', 'USER_EVENTS_VARIANT', ...POWERTOOLS_VARIABLES, ...(readsCursorKey(entry) ? ['CURSOR_SECRET_ARN'] : [])].sort(),
       );
       // Text: Lambda's JSON format would impose its own log level over Powertools' (lib/route-function.ts).
       expect(f.Properties.LoggingConfig).toEqual({ LogFormat: 'Text', LogGroup: { Ref: expect.any(String) } });
@@ -113,16 +116,30 @@ describe('IAM: read-only, and only what each function needs', () => {
 
   it('grants the HTTP functions and the authorizer no DynamoDB action but the three reads, and no wildcard action', () => {
     const actions = new Set(otherStatements.flatMap((s) => [s.Action].flat()));
-    expect([...actions].sort()).toEqual([...TABLE_READS, 'logs:CreateLogStream', 'logs:PutLogEvents'].sort());
+    expect([...actions].sort()).toEqual([...TABLE_READS, 'logs:CreateLogStream', 'logs:PutLogEvents', 'secretsmanager:GetSecretValue'].sort());
   });
 
-  it('lets only the ingest function write event data: on the base table, with no delete and no wildcard', () => {
+  it("lets exactly the feed functions read the cursor key, and nothing else of Secrets Manager", () => {
+    const secrets = resources(t, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [secretId] = secrets[0]!;
+    const reading = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')));
+    expect(reading.every((s) => JSON.stringify(s.Action) === '"secretsmanager:GetSecretValue"' && JSON.stringify(s.Resource) === JSON.stringify({ Ref: secretId }))).toBe(true);
+    const readers = reading.map((s) => s.id.replace(/Role.*$/, '')).sort();
+    expect(readers).toEqual(table.filter((r) => r.cursorKey).map((r) => r.id).sort());
+  });
+
+  it('lets only the ingest function write event data: on the base table, deleting only feed items, no wildcard', () => {
     const writes = statements.filter((s) => [s.Action].flat().some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(a)));
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.every((s) => s.id.startsWith('Ingest'))).toBe(true);
     const tableActions = ingestStatements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
-    expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(JSON.stringify(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:PutItem')).map((s) => s.Resource))).not.toContain('/index/');
+    // A delete only of the changes feeds' items (a member leaving a scope's list), never of event data.
+    expect(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:DeleteItem'))).toEqual([
+      expect.objectContaining({ Action: 'dynamodb:DeleteItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['FEED#*'] } } }),
+    ]);
     expect(ingestStatements.flatMap((s) => [s.Action].flat()).some((a) => a.endsWith('*'))).toBe(false);
   });
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { configSchema } from '../../lambdas/core/config.js';
-import { UNPAGINATED_MAX_EVENTS } from '../../lambdas/core/queries.js';
+import { UNPAGINATED_MAX_EVENTS } from '../../lambdas/core/list-bounds.js';
 import { createDeps, type Deps, type HttpHandler } from '../../lambdas/http/deps.js';
 import { EXAMPLES } from '../../lambdas/openapi/examples.generated.js';
 import { silentLogger } from '../../lambdas/http/logger.js';
@@ -22,6 +22,7 @@ import { build as buildPast } from '../../lambdas/handlers/get-user-past-events.
 import { bigHostDataset } from '../../scripts/big-host.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { proxyEvent } from '../support/events.js';
+import { testKeyring } from '../support/feed-keys.js';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const EVENTS = 10_000;
@@ -48,8 +49,8 @@ beforeAll(async () => {
     { step: 'serialize', name: 'capacity', priority: 'high' },
   );
   const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'dated' });
-  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger: silentLogger });
-  typedDeps = createDeps({ ...config, userEventsVariant: 'typed' }, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger: silentLogger });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger: silentLogger });
+  typedDeps = createDeps({ ...config, userEventsVariant: 'typed' }, { reader: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger: silentLogger });
 }, 120_000);
 afterAll(async () => store?.close());
 

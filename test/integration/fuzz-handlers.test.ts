@@ -32,6 +32,7 @@ import {
   violations,
 } from '../support/hostile.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { testKeyring } from '../support/feed-keys.js';
 
 let store: TestStore;
 const handlers = new Map<string, HttpHandler>();
@@ -47,7 +48,7 @@ beforeAll(async () => {
   store = await startTestStore(demoDataset());
   for (const variant of ['typed', 'dated'] as UserEventsVariant[]) {
     const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://s.example', userEventsVariant: variant });
-    const deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger: silentLogger });
+    const deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger: silentLogger });
     for (const route of routes) handlers.set(`${route.id}/${variant}`, (await load(route.handler)).build(deps) as HttpHandler);
     if (variant === 'typed') authorizer = (await load(AUTHORIZER_HANDLER)).build(deps) as AuthorizerHandler;
   }

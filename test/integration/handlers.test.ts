@@ -17,6 +17,7 @@ import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import { authorizerEvent, proxyEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger } from '../support/telemetry.js';
+import { testKeyring } from '../support/feed-keys.js';
 
 let store: TestStore;
 let deps: Deps;
@@ -27,7 +28,7 @@ const context = { awsRequestId: 'req-1' } as Context;
 beforeAll(async () => {
   store = await startTestStore(demoDataset());
   const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
-  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, clock: fixedClock(NOW), logger });
+  deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger });
 });
 afterAll(async () => store?.close());
 

@@ -1,15 +1,16 @@
 /**
- * No table item can exceed DynamoDB's 400 KB (docs/data-model.md, "Item
- * sizes"): every free-text field of the contracts has a maximum
- * (lambdas/core/dataset.ts, TEXT_MAX), refused with its field path one
- * character past it, and records at every maximum, in the widest UTF-8
- * characters a code unit can carry, go through the change path and the full
- * load with every item under the bound the maxima argue.
+ * No answer can exceed what Lambda returns, and no table item DynamoDB's
+ * 400 KB (docs/data-model.md, "Item sizes"): every free-text field of the
+ * contracts has a maximum in the bytes it takes in an answer
+ * (lambdas/core/dataset.ts, TEXT_MAX), refused with its field path one byte
+ * past it, control characters but newline and tab refused too; records at
+ * every maximum, in three-byte characters, go through the change path and
+ * the full load with every item under the bound the maxima argue.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Change } from '../../lambdas/core/changes.js';
 import { parseChange } from '../../lambdas/core/changes.js';
-import { ITEM_TEXT_MAX_UNITS, TEXT_MAX, validateDataset, type Dataset, type SourceEvent, type SourceUser } from '../../lambdas/core/dataset.js';
+import { ITEM_TEXT_MAX_BYTES, TEXT_ERRORS, TEXT_MAX, validateDataset, type Dataset, type SourceEvent, type SourceUser } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
@@ -18,10 +19,11 @@ import { itemSize } from '../../scripts/write-billing.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
 import { startLoopbackStore } from '../support/store.js';
 
-/** Three bytes of UTF-8 in one UTF-16 code unit: the most a unit can weigh. */
+/** Three bytes of UTF-8 in one UTF-16 code unit: the most a unit can weigh in an item. */
 const WIDE = '語';
-const wide = (n: number) => WIDE.repeat(n);
-const url = (n: number) => `https://example.com/${wide(n - 'https://example.com/'.length)}`;
+/** A text of exactly `bytes` answer bytes, in three-byte characters as far as they go. */
+const wide = (bytes: number) => WIDE.repeat(Math.floor(bytes / 3)) + 'a'.repeat(bytes % 3);
+const url = (bytes: number) => `https://example.com/${wide(bytes - 'https://example.com/'.length)}`;
 const DYNAMODB_ITEM_LIMIT = 400 * 1024;
 
 const user = (id: string, username: string): SourceUser => ({
@@ -102,17 +104,35 @@ function withLength(change: Change, path: string[], length: number): unknown {
   return copy;
 }
 
-describe('every free-text field has a maximum, refused with its path', () => {
-  it.each(FIELDS)('%s %j: accepted at %i characters, refused one past it', (type, path, max) => {
+describe('every free-text field has a maximum in answer bytes, refused with its path', () => {
+  it.each(FIELDS)('%s %j: accepted at %i bytes, refused one past it', (type, path, max) => {
     expect(parseChange(withLength(maximal[type], path, max))).toMatchObject({ ok: true });
-    expect(parseChange(withLength(maximal[type], path, max + 1))).toEqual({ ok: false, problems: [`${path.join('.')}: must be at most ${max} characters`] });
+    expect(parseChange(withLength(maximal[type], path, max + 1))).toEqual({ ok: false, problems: [`${path.join('.')}: ${TEXT_ERRORS.tooLong(max)}`] });
+  });
+
+  it('a quote or backslash counts 4 bytes, a newline or tab 3, a four-byte character 4; other control characters and unpaired surrogates are refused', () => {
+    const title = (t: string) => parseChange({ ...maximal['event.upserted'], event: { ...event, title: t } });
+    const refused = (message: string) => ({ ok: false, problems: [`event.title: ${message}`] });
+    expect(title('"'.repeat(50))).toMatchObject({ ok: true });
+    expect(title('"'.repeat(51))).toEqual(refused(TEXT_ERRORS.tooLong(TEXT_MAX.title)));
+    expect(title('\\'.repeat(50))).toMatchObject({ ok: true });
+    expect(title('\\'.repeat(51))).toEqual(refused(TEXT_ERRORS.tooLong(TEXT_MAX.title)));
+    expect(title('\n'.repeat(66))).toMatchObject({ ok: true });
+    expect(title('\t'.repeat(67))).toEqual(refused(TEXT_ERRORS.tooLong(TEXT_MAX.title)));
+    expect(title('🎷'.repeat(50))).toMatchObject({ ok: true });
+    expect(title('🎷'.repeat(51))).toEqual(refused(TEXT_ERRORS.tooLong(TEXT_MAX.title)));
+    for (const c of ['\u0000', '\u0007', '\r', '\u001b', '\u007f', '\u0085']) expect({ c, out: title(`Jazz${c}night`) }).toEqual({ c, out: refused(TEXT_ERRORS.control) });
+    expect(title('Jazz\ud800night')).toEqual(refused(TEXT_ERRORS.unpaired));
+    expect(title('Jazz\udc00')).toEqual(refused(TEXT_ERRORS.unpaired));
   });
 
   it('the dataset contract refuses the same, by record and field', () => {
     const d = { users: [creator], events: [{ ...event, title: wide(TEXT_MAX.title + 1) }] };
-    expect(validateDataset(d)).toEqual({ ok: false, problems: [`events[0].title: must be at most ${TEXT_MAX.title} characters`] });
+    expect(validateDataset(d)).toEqual({ ok: false, problems: [`events[0].title: ${TEXT_ERRORS.tooLong(TEXT_MAX.title)}`] });
+    const d2 = { users: [creator], events: [{ ...event, description: 'a\u0001b' }] };
+    expect(validateDataset(d2)).toEqual({ ok: false, problems: [`events[0].description: ${TEXT_ERRORS.control}`] });
     const key = { key: 'k'.repeat(TEXT_MAX.key), user_id: creator.id, name: wide(TEXT_MAX.keyName) };
-    expect(validateDataset({ users: [creator], events: [], api_keys: [{ ...key, name: wide(TEXT_MAX.keyName + 1) }] })).toEqual({ ok: false, problems: [`api_keys[0].name: must be at most ${TEXT_MAX.keyName} characters`] });
+    expect(validateDataset({ users: [creator], events: [], api_keys: [{ ...key, name: wide(TEXT_MAX.keyName + 1) }] })).toEqual({ ok: false, problems: [`api_keys[0].name: ${TEXT_ERRORS.tooLong(TEXT_MAX.keyName)}`] });
     expect(validateDataset({ users: [creator, guest], events: [event], rsvps: [rsvp], api_keys: [key] })).toMatchObject({ ok: true });
   });
 });
@@ -124,7 +144,7 @@ describe('records at every maximum fit in any item', () => {
   });
   afterAll(async () => store?.close());
 
-  it('the change path and the full load store them, every item within the argued bound (3 bytes a unit, plus keys and names)', async () => {
+  it('the change path and the full load store them, every item within the argued bound (its text bytes, plus keys and names)', async () => {
     const changes: Change[] = [maximal['user.upserted'], { type: 'user.upserted', version: 1, user: guest }, maximal['event.upserted'], maximal['rsvp.upserted']];
     await ensureTable(store.client, 'sizes');
     const applier = new ChangeApplier(store.client, 'sizes', { clock: fixedClock('2026-11-21T12:00:00.000Z') });
@@ -135,9 +155,9 @@ describe('records at every maximum fit in any item', () => {
     expect(readModel(items)).toEqual(await freshLoadReadModel(store.client, 'sizes-load', fold(d0, changes).dataset));
 
     const largest = Math.max(...items.map((i) => itemSize(i)));
-    const bound = 3 * ITEM_TEXT_MAX_UNITS + 4 * 1024; // text, plus 4 KB for keys, dates, numbers and attribute names
-    expect(largest).toBeGreaterThan(3 * (TEXT_MAX.description + TEXT_MAX.title)); // the maximal event is really stored
+    const bound = ITEM_TEXT_MAX_BYTES + 4 * 1024; // text, plus 4 KB for keys, dates, numbers and attribute names
+    expect(largest).toBeGreaterThan(TEXT_MAX.description + TEXT_MAX.title); // the maximal event is really stored
     expect(largest).toBeLessThanOrEqual(bound);
-    expect(bound).toBeLessThan(DYNAMODB_ITEM_LIMIT / 3);
+    expect(bound).toBeLessThan(DYNAMODB_ITEM_LIMIT / 10);
   });
 });

@@ -90,6 +90,29 @@ describe(`what the change path relies on (${STORE})`, () => {
     expect((await add()).Attributes).toEqual({ seq: 2, type: 'DERIVATION_SEQ' });
   });
 
+  it('list_append onto a missing list, with ALL_NEW, answers the whole list after this append (a feed append takes its positions from it)', async () => {
+    const append = (members: string[]) =>
+      store.client.send(
+        new UpdateCommand({
+          TableName: TABLE,
+          Key: { pk: 'FEED#diff', sk: 'H' },
+          UpdateExpression: 'SET #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
+          ExpressionAttributeNames: { '#tail': 'tail', '#base': 'base' },
+          ExpressionAttributeValues: { ':empty': [], ':members': members, ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+    expect((await append(['a'])).Attributes).toMatchObject({ base: 1, tail: ['a'] });
+    expect((await append(['b', 'c'])).Attributes).toMatchObject({ base: 1, tail: ['a', 'b', 'c'] });
+  });
+
+  it("a REMOVE of several list elements, highest index first, removes those elements on both stores (a feed's trim)", async () => {
+    const key = { pk: 'FEED#trim', sk: 'H' };
+    await store.client.send(new PutCommand({ TableName: TABLE, Item: { ...key, tail: ['x0', 'x1', 'x2', 'x3'] } }));
+    await store.client.send(new UpdateCommand({ TableName: TABLE, Key: key, UpdateExpression: 'REMOVE #t[1], #t[0]', ExpressionAttributeNames: { '#t': 'tail' } }));
+    expect((await store.client.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }))).Item?.tail).toEqual(['x2', 'x3']);
+  });
+
   it('a GSI query pages with Limit and ExclusiveStartKey in sort-key order, forwards and backwards, and the last page says so', async () => {
     const index = INDEXES.userEvents;
     for (let i = 0; i < 7; i++) {
@@ -208,6 +231,14 @@ describe(`where the stores differ (${STORE})`, () => {
     } else {
       expect((await failure(call)).name).toBe('UnknownOperationException');
     }
+  });
+
+  it('REMOVE of several list elements, lowest index first: DynamoDB Local reads every index against the list as it was; dynalite removes them one after another (so the feed trims from the highest)', async () => {
+    const key = { pk: 'FEED#trim-up', sk: 'H' };
+    await store.client.send(new PutCommand({ TableName: TABLE, Item: { ...key, tail: ['x0', 'x1', 'x2', 'x3'] } }));
+    await store.client.send(new UpdateCommand({ TableName: TABLE, Key: key, UpdateExpression: 'REMOVE #t[0], #t[1]', ExpressionAttributeNames: { '#t': 'tail' } }));
+    const tail = (await store.client.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }))).Item?.tail;
+    expect(tail).toEqual(STORE === 'dynamodb-local' ? ['x2', 'x3'] : ['x1', 'x3']);
   });
 
   it('ReturnValuesOnConditionCheckFailure: DynamoDB Local returns the stored item on the error; dynalite returns none', async () => {

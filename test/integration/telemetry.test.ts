@@ -27,6 +27,7 @@ import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes, type
 import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
 
 const NAMESPACE = 'PublicEvents/test';
 const SECRET_MAIL = 'secret.person@example.com';
@@ -55,9 +56,15 @@ async function captured<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+let secrets: SecretsStub;
+
 beforeAll(async () => {
   store = await startTestStore(demoDataset(), 'telemetry');
+  // The feed functions read their cursor key from Secrets Manager, as in AWS.
+  secrets = await startSecretsStub('telemetry-cursor-key');
   Object.assign(process.env, {
+    CURSOR_SECRET_ARN: secrets.arn,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
     TABLE_NAME: store.tableName,
     SITE_URL: 'https://events.example.com',
     DYNAMODB_ENDPOINT: store.endpoint,
@@ -82,6 +89,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   process.env = savedEnv;
+  await secrets?.close();
   await store?.close();
 });
 

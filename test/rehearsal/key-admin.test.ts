@@ -43,7 +43,7 @@ const refusal = (p: Promise<unknown>) =>
   );
 /** One keyed Public API route, with the key given. */
 const publicGet = (key: string) => {
-  const keyed = rehearsalRequests(key).find((r) => r.headers['x-events-api-key'] && r.path.startsWith('/api/public/'))!;
+  const keyed = rehearsalRequests(key, rehearsal.cursorKey).find((r) => r.headers['x-events-api-key'] && r.path.startsWith('/api/public/'))!;
   return fetch(rehearsal.urlFor(keyed.path), { headers: keyed.headers });
 };
 

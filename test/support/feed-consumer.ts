@@ -8,7 +8,8 @@ import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedPage } from '../../lambdas/core/feeds.js';
-import { decodeCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
+import { feedContext } from './feed-keys.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
 import type { EventItem, RsvpItem } from '../../lambdas/store/items.js';
 import type { DynamoRepository } from '../../lambdas/store/repository.js';
@@ -29,6 +30,9 @@ export class FeedConsumer {
   private readonly cursors = new Map<string, string>();
   /** Ids seen per scope kind, to check against what was ever public. */
   readonly seen: { events: Set<string>; guests: Set<string> } = { events: new Set(), guests: new Set() };
+  /** Starts again after a 410 (an expired chunk behind the cursor). */
+  restarts = 0;
+  private readonly restarting = new Set<string>();
 
   constructor(
     private readonly repo: DynamoRepository,
@@ -39,11 +43,12 @@ export class FeedConsumer {
   async poll(): Promise<boolean> {
     const { users, events } = await this.scopes();
     let more = false;
-    more = (await this.read('catalogue', (cursor) => catalogueChanges(this.repo, { cursor, limit: 3 }, FEED_NOW, FEED_SITE))) || more;
+    const ctx = feedContext(this.repo, FEED_NOW);
+    more = (await this.read('catalogue', (cursor) => catalogueChanges(ctx, { cursor, limit: 3 }, FEED_SITE))) || more;
     for (const [userId, username] of users) {
-      more = (await this.read(`host:${userId}`, (cursor) => hostChanges(this.repo, { cursor, limit: 3, username, variant: 'typed' }, FEED_NOW, FEED_SITE))) || more;
+      more = (await this.read(`host:${userId}`, (cursor) => hostChanges(ctx, { cursor, limit: 3, username, variant: 'typed' }, FEED_SITE))) || more;
     }
-    for (const eventId of events) more = (await this.read(`guests:${eventId}`, (cursor) => guestChanges(this.repo, this.repo, { cursor, limit: 3, eventId }, FEED_NOW))) || more;
+    for (const eventId of events) more = (await this.read(`guests:${eventId}`, (cursor) => guestChanges(ctx, this.repo, { cursor, limit: 3, eventId }))) || more;
     return more;
   }
 
@@ -51,16 +56,26 @@ export class FeedConsumer {
     for (let i = 0; i < 500 && (await this.poll()); i++);
   }
 
-  private async read(scope: string, page: (cursor: FeedCursor | undefined) => Promise<FeedPage<FeedChange>>): Promise<boolean> {
+  private async read(scope: string, page: (cursor: SealedCursor | undefined) => Promise<FeedPage<FeedChange>>): Promise<boolean> {
     const saved = this.cursors.get(scope);
     let answer: FeedPage<FeedChange>;
     try {
-      answer = await page(saved === undefined ? undefined : decodeCursor(saved)!);
+      answer = await page(saved === undefined ? undefined : parseCursor(saved)!);
     } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode ?? 0;
+      // Further behind than the feed keeps (its chunks expired): start again, and drop what the start does not show.
+      if (status === 410) {
+        this.cursors.delete(scope);
+        this.restarts++;
+        this.restarting.add(scope);
+        return true;
+      }
       // The read route's own answer for a user renamed away or an event not public now: try again later.
-      if ([400, 404].includes((error as { statusCode?: number }).statusCode ?? 0)) return false;
+      if ([400, 404].includes(status)) return false;
       throw error;
     }
+    // A start again: the replica is rebuilt from the members it lists (then the entries after them).
+    if (this.restarting.delete(scope)) this.replicas.set(scope, new Map());
     const replica = this.replicas.get(scope) ?? new Map<string, Content>();
     this.replicas.set(scope, replica);
     for (const c of answer.changes) {
@@ -124,20 +139,27 @@ export async function expectReplicasMatch(client: DynamoDBDocumentClient, table:
   return expected;
 }
 
+/** How a run of work goes wrong, if it does: it dies right after call n (the call landed), or its n-th write fails without landing. */
+export type Fault = { crashAfter?: number; failAt?: number };
+
 /**
  * Runs `work` with a client on `endpoint` that lets the consumer read the
- * feeds after every `every`-th DynamoDB call and dies right after call
- * `crashAfter` (0: never); answers whether the work finished (false: it died).
+ * feeds after every `every`-th DynamoDB call and goes wrong as `fault` says
+ * (a failed write throws DynamoDB's throttling error, as one the SDK's
+ * retries did not outlast does, up through the code); answers whether the
+ * work finished (false: it died or failed).
  */
-export async function withObservedClient(endpoint: string, every: number, crashAfter: number, consumer: FeedConsumer, work: (client: DynamoDBDocumentClient) => Promise<unknown>): Promise<boolean> {
+export async function withObservedClient(endpoint: string, every: number, fault: Fault, consumer: FeedConsumer, work: (client: DynamoDBDocumentClient) => Promise<unknown>): Promise<boolean> {
   const client = createDocumentClient({ endpoint });
   let calls = 0;
+  let writes = 0;
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
+      if (/Put|Update|Delete|BatchWrite/.test(String(context.commandName)) && ++writes === fault.failAt) throw Object.assign(new Error('failed without landing'), { name: 'ThrottlingException' });
       const out = await next(args);
       calls++;
       if (calls % every === 0) await consumer.poll();
-      if (calls === crashAfter) throw new Error('crash');
+      if (calls === fault.crashAfter) throw new Error('crash');
       return out;
     },
     { step: 'initialize', name: 'observe' },
@@ -146,7 +168,7 @@ export async function withObservedClient(endpoint: string, every: number, crashA
     await work(client);
     return true;
   } catch (error) {
-    if ((error as Error).message !== 'crash') throw error;
+    if ((error as Error).message !== 'crash' && (error as Error).name !== 'ThrottlingException') throw error;
     return false;
   } finally {
     client.destroy();

@@ -5,6 +5,7 @@ import { startLocalServer, type LocalServer, type LocalServerOptions } from '../
 import { forgetDocuments } from './contract.js';
 import { assertLocalEndpoint } from './store.js';
 import { DEMO_FILE, NOW } from './fixtures.js';
+import { TEST_CURSOR_KEY } from './feed-keys.js';
 
 export interface TestServer extends LocalServer {
   /** DynamoDB command names sent since the last reset. */
@@ -14,7 +15,7 @@ export interface TestServer extends LocalServer {
   responses: number[];
 }
 
-/** The real local server on an ephemeral port, clock pinned to NOW. */
+/** The real local server on an ephemeral port, clock pinned to NOW, cursors signed with the tests' key. */
 export async function startTestServer(opts: Partial<LocalServerOptions> = {}): Promise<TestServer> {
   const calls: string[] = [];
   const spans: CallSpan[] = [];
@@ -33,6 +34,7 @@ export async function startTestServer(opts: Partial<LocalServerOptions> = {}): P
       };
     },
     onResponse: ({ status }) => responses.push(status),
+    cursorKey: TEST_CURSOR_KEY,
     ...opts,
   });
   assertLocalEndpoint(server.storeEndpoint);

@@ -15,7 +15,7 @@ import { scanTable } from '../../local/resync.js';
 
 type Item = Record<string, unknown>;
 // Feeds hold the history of changes, not the read model: a fresh load and a table kept current differ there by design.
-const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_ENTRY', 'FEED_MEMBER']);
+const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted', 'revealing'];
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);

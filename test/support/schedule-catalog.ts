@@ -9,6 +9,9 @@
  *   after a read leaves the state of the write before it), then is redelivered
  *   at once, or after the deliveries that follow it (a newer or an older
  *   change, as the versions make it);
+ * - failed writes: each write of a delivery fails without landing (a throttle
+ *   the SDK's retries did not outlast), the error going up as the code lets
+ *   it, then the redelivery (at once; deep: also after the others);
  * - time limits: a user's fan-out stops between chunks, then is redelivered
  *   (as the ingest's continuation is) at once or after the others;
  * - interleaving points: the first delivery pauses before each of its calls
@@ -35,7 +38,7 @@
  * - `deep` (about a quarter of an hour on 2 cores; docs/tests.md): also the
  *   catalog's further pairs, and every single fault at every point in every
  *   order, triples included: every delivery crashing after each of its
- *   writes (both redeliveries), every time limit, a lost response at every
+ *   writes (both redeliveries), every failed write, every time limit, a lost response at every
  *   write of every delivery, every interleaving point with the others in
  *   every order; duplicates paused before every call, the other copy dying
  *   after each number it takes (after every write, also with the others
@@ -303,6 +306,20 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
             const stopped = { change: step.change, timeLimit: true };
             await explorer.run(s, { during: [...steps.slice(0, j), stopped], after: [{ change: step.change }, ...rest] });
             if (rest.length) await explorer.run(s, { during: [...steps.slice(0, j), stopped], after: [...rest, { change: step.change }] });
+          }
+        }
+      });
+      // The same points, the write failing instead of landing (a crash leaves the state of the write before it;
+      // a failure also runs what the code does with the error), then the redelivery.
+      await counted(explorer, 'failed writes', async () => {
+        for (const [j, step] of steps.entries()) {
+          if (j > 0 && !deepish(depth)) break;
+          const rest = steps.slice(j + 1);
+          for (const k of range(1, writesOf(whole, step) + 1)) {
+            const failed = { change: step.change, failAt: k };
+            const from = { recording: wholeRecording, upTo: beforeWrite(wholeRecording, `d${j}`, k) };
+            await explorer.run(s, { during: [...steps.slice(0, j), failed], after: [{ change: step.change }, ...rest] }, { from });
+            if (rest.length && deepish(depth)) await explorer.run(s, { during: [...steps.slice(0, j), failed], after: [...rest, { change: step.change }] }, { from });
           }
         }
       });

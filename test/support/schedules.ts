@@ -28,7 +28,11 @@ import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js'
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { directClient } from './direct-dynalite.js';
 import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
-import { catalogueChanges, guestChanges } from '../../lambdas/core/feeds.js';
+import { catalogueChanges, guestChanges, type FeedPage } from '../../lambdas/core/feeds.js';
+import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
+import { feedContext } from './feed-keys.js';
+import { feedMemberOf, memberKey, scopesShowing } from '../../lambdas/store/feed.js';
+import { sweepExpired } from './ttl.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
@@ -51,6 +55,8 @@ export interface Step {
   change: number;
   crashAfter?: number;
   loseAfter?: number;
+  /** Its k-th write fails without landing (a throttle the SDK's retries did not outlast): the error goes up as the code lets it. */
+  failAt?: number;
   timeLimit?: boolean;
 }
 
@@ -126,6 +132,10 @@ export interface RunOptions {
 }
 
 class Crash extends Error {}
+/** What a write that fails without landing throws: DynamoDB's throttling error, after the SDK's retries. */
+class FailedWrite extends Error {
+  override readonly name = 'ThrottlingException';
+}
 
 /** No change of these scenarios needs nearly this many calls: more means an applier that does not terminate. */
 const MAX_CALLS = 1_000;
@@ -143,6 +153,7 @@ interface Controller {
   pauseAfter?: number;
   crashAfter?: number;
   loseAfter?: number;
+  failAt?: number;
   conditional: number[];
   repeatable: number[];
   writesBefore: number[];
@@ -190,6 +201,8 @@ export class Explorer {
     private readonly feeds = true,
     /** How the appliers reach an in-process store: straight to its handler (test/support/direct-dynalite.ts), or through the SDK. */
     private readonly transport: 'direct' | 'sdk' = 'direct',
+    /** DynamoDB's TTL deletes every expired item at each observation point between deliveries (test/support/ttl.ts). */
+    private readonly ttl = true,
   ) {}
 
   close(): void {
@@ -225,8 +238,18 @@ export class Explorer {
     const completed: number[] = [];
     const inFlight = new Set<number>();
     const calls = new Map<Step, Calls>();
-    // Inside a replayed prefix the recorded run made these observations, on the same table.
-    const observe = async (when: string) => (replaying() ? undefined : this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`));
+    // TTL may delete what has expired at any point where time may have passed: between deliveries, while no applier is
+    // in the middle of a change (a paused one is a delivery that goes on within its invocation). It runs before the
+    // look, so the look sees what a reader would after it.
+    let sweepable = !schedule.paused;
+    // Inside a replayed prefix the recorded run made these observations (and sweeps), on the same table.
+    const observe = async (when: string) => {
+      if (replaying()) return;
+      if (sweepable && this.ttl && (await sweepExpired(this.client, table)).length && this.current?.recording && this.current.tables && this.current.cursor > 0) {
+        this.current.recording.tables.set(this.current.cursor - 1, await scanAll(this.client, table));
+      }
+      await this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`);
+    };
     /**
      * Between two deliveries, with no applier still running: if this scenario was already here (the same table, the
      * same changes done and in flight) with the same deliveries to come, what follows is that run's, call for call,
@@ -246,7 +269,7 @@ export class Explorer {
     const deliver = async (step: Step, role: number, slot: string, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
-      Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, pauseAfter, afterWrite: undefined });
+      Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, failAt: step.failAt, pauseAfter, afterWrite: undefined });
       ctl.resetLost?.();
       const applier = new ChangeApplier(this.role(role).client, table, {
         clock: this.clock,
@@ -260,7 +283,7 @@ export class Explorer {
         inFlight.delete(step.change);
         await observe(`after change ${step.change} completed`);
       } catch (error) {
-        if (!(error instanceof Crash || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describeSchedule(s, schedule)}`);
+        if (!(error instanceof Crash || error instanceof FailedWrite || error instanceof FanOutIncomplete)) throw new Error(`${(error as Error).message}\n  in ${describeSchedule(s, schedule)}`);
         await observe(`after change ${step.change} stopped`);
       } finally {
         calls.set(step, { calls: ctl.calls, writes: ctl.writes, conditional: ctl.conditional, repeatable: ctl.repeatable, writesBefore: ctl.writesBefore, takes: ctl.takes });
@@ -282,6 +305,7 @@ export class Explorer {
         this.current.pausing = false;
         release();
         await running;
+        sweepable = true;
       } else {
         for (const [j, step] of schedule.during.entries()) {
           if (j > 0 && (await known([...schedule.during.slice(j), ...schedule.after]))) return calls;
@@ -374,6 +398,7 @@ export class Explorer {
     if (ctl.calls >= MAX_CALLS) throw new Error(`runaway applier: more than ${MAX_CALLS} calls (last: ${JSON.stringify(input).slice(0, 300)})`);
     const run = this.current;
     const write = WRITES.test(command);
+    if (write && ctl.failAt !== undefined && ctl.writes + 1 === ctl.failAt && (!run?.from || run.cursor >= run.from.upTo)) throw new FailedWrite(`write ${ctl.failAt} failed without landing`);
     if (run?.pausing && i !== 0 && write) addWrites(this.footprint!, input);
     let out: { output: unknown };
     const index = run?.cursor ?? 0;
@@ -455,16 +480,17 @@ export class Explorer {
   private async checkFeeds(s: Scenario, table: string, reached: Set<string>, where: string): Promise<void> {
     const repo = new DynamoRepository(this.client, table);
     const shown = (pk: string, sk: string) => [...reached].some((k) => k.startsWith(`${INDEXES.event.name} `) && k.endsWith(`<- ${pk} ${sk}`));
-    const now = this.clock();
-    const events = await catalogueChanges(repo, { limit: 100 }, now, 'https://s.example');
-    for (const c of events.changes) if (!shown(`EVENT#${c.id}`, 'EVENT')) throw new Error(`feed: catalogue shows ${c.id}, which no read route does (${where})`);
+    const ctx = feedContext(repo, this.clock());
+    for (const c of await fromNoCursor((cursor) => catalogueChanges(ctx, { cursor, limit: 100 }, 'https://s.example'))) {
+      if (c.change === 'upserted' && !shown(`EVENT#${c.id}`, 'EVENT')) throw new Error(`feed: catalogue shows ${c.id}, which no read route does (${where})`);
+    }
     const eventIds = new Set([...s.d0.events.map((e) => e.id), ...s.changes.flatMap((c) => ('event' in c ? [c.event.id] : 'event_id' in c ? [c.event_id] : []))]);
     for (const eventId of eventIds) {
-      const guests = await guestChanges(repo, repo, { eventId, limit: 100 }, now).catch((error: { statusCode?: number }) => {
-        if (error.statusCode === 404) return { changes: [] };
+      const guests = await fromNoCursor((cursor) => guestChanges(ctx, repo, { eventId, cursor, limit: 100 })).catch((error: { statusCode?: number }) => {
+        if (error.statusCode === 404) return [];
         throw error;
       });
-      for (const c of guests.changes) if (!shown(`EVENT#${eventId}`, `RSVP#${c.id}`)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
+      for (const c of guests) if (c.change === 'upserted' && !shown(`EVENT#${eventId}`, `RSVP#${c.id}`)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
     }
   }
 
@@ -473,6 +499,14 @@ export class Explorer {
     // Unfinished feed work shows as its source item's `pending` (a derived item's feed note stays, owed only while that lasts).
     const owed = items.filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
     if (owed.length) throw new Error(`work still owed at the end of ${where}: ${owed.join(', ')}`);
+    // A start from no cursor lists every member a feed shows (it reads the member lists, not the entries).
+    const listed = new Set(items.filter((i) => i.type === 'FEED_MEMBER').map((i) => `${String(i.pk)} ${String(i.sk)}`));
+    for (const item of items) {
+      for (const scope of scopesShowing(item)) {
+        const member = memberKey(scope, feedMemberOf(item));
+        if (!listed.has(`${member.pk} ${member.sk}`)) throw new Error(`feed: ${feedMemberOf(item)} is shown in ${scope} but not among its members at the end of ${where}`);
+      }
+    }
     const model = JSON.stringify(readModel(items));
     const all = [...new Set(s.changes.map((_, i) => i))];
     for (const order of permutations(all)) if ((await this.expectation(s, order)).model === model) return;
@@ -495,6 +529,20 @@ export class Explorer {
     }
     return found;
   }
+}
+
+/** Every change of a feed read from no cursor until it is up to date. */
+async function fromNoCursor<C>(page: (cursor: SealedCursor | undefined) => Promise<FeedPage<C>>): Promise<C[]> {
+  const changes: C[] = [];
+  let cursor: SealedCursor | undefined;
+  for (let pages = 0, more = true; more; pages++) {
+    if (pages > 100) throw new Error('feed: no end after 100 pages');
+    const answer = await page(cursor);
+    changes.push(...answer.changes);
+    cursor = parseCursor(answer.next_cursor)!;
+    more = answer.has_more;
+  }
+  return changes;
 }
 
 /**
@@ -647,7 +695,7 @@ const indexKey = (index: { name: string; partitionKey: string; sortKey: string }
   `${index.name} ${String(i[index.partitionKey])} ${String(i[index.sortKey])} <- ${String(i.pk)} ${String(i.sk)}`;
 
 export function describeSchedule(s: Scenario, schedule: Schedule): string {
-  const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.timeLimit ? '⏱' : ''}`;
+  const step = (x: Step) => `${x.change}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.failAt !== undefined ? `✗${x.failAt}` : ''}${x.timeLimit ? '⏱' : ''}`;
   const p = schedule.paused;
   return `${s.name}: ${p ? `${step(p)} paused after ${p.pauseAfter} [${schedule.during.map(step).join(' ')}] resumed` : schedule.during.map(step).join(' ')}${schedule.after.length ? ` then ${schedule.after.map(step).join(' ')}` : ''}`;
 }

@@ -24,6 +24,7 @@ export const ESTIMATED_SECONDS = {
   'test/integration/big-host.test.ts': 28,
   'test/integration/schedules-transport.test.ts': 25,
   'test/infra/synth.test.ts': 27,
+  'test/infra/idle-cost.test.ts': 15,
 };
 
 export default class SlowFirstSequencer extends TestSequencer {

@@ -29,9 +29,14 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
-  { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key)' },
+  { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))' },
   { shown: /^npm test -- --selectProjects rehearsal$/, by: 'jest.config.js', proof: () => "displayName: 'rehearsal'" },
+  // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
+  { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
   { shown: /^npm run data:load -- FILE \[--endpoint URL\]/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint'" },
+  // The keeping-in-sync page's walk: the sync example and the committed change file, run as shown against the local server.
+  { shown: /^PUBLIC_API_KEY=\$KEY PUBLIC_API_BASE_URL=\S+ npx tsx client\/examples\/keep-in-sync\.ts alice$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('client/examples/keep-in-sync.ts'" },
+  { shown: /^npm run data:apply -- docs\/examples\/alice-changes\.jsonl --endpoint STORE_URL$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [changeFile, '--endpoint', server.storeEndpoint])" },
   { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
   // The web product's example against the local server, with the documented local pair (the test checks the page's pair is the server's).
@@ -46,15 +51,37 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
   // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
   { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
-  { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'bin = await buildMcp()' },
+  { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
+  // Run as shown (through npx), against the built file copied alone into an empty folder.
+  { shown: /^npx @modelcontextprotocol\/inspector --cli /, by: 'test/e2e/mcp.test.ts', proof: () => "run('npx', args" },
+  { shown: /^npm run idle-cost$/, by: 'test/infra/idle-cost.test.ts', proof: () => "page('performance.md').includes(report)" },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
   { shown: /^npm ci && cd client && npm pack$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['pack'" },
   { shown: /^cd \/your\/project && npm install \/path\/to\/public-events-client-1\.0\.0\.tgz$/, by: 'test/e2e/client-package.test.ts', proof: () => "run('npm', ['install'" },
+  // The client page's new project, step by step as shown (offline: the repository's TypeScript, the packed tarball).
+  {
+    shown: /^(mkdir my-app && cd my-app|npm init -y && npm pkg set type=module|npm install --save-dev typescript && npx tsc --init|npm install \/path\/to\/public-events-client-1\.0\.0\.tgz|npx tsc && PUBLIC_API_KEY=\S+ PUBLIC_API_BASE_URL=\S+ node index\.js)$/,
+    by: 'test/e2e/client-package.test.ts',
+    proof: () => "blockAfter('docs/client.md', 'Compile it and run it')",
+  },
 ];
 
 /** Commands against a deployed stack: they need an AWS account, so each is checked offline as far as it can be. */
 const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
+  // The cursor key's rotation, in two steps: a fresh random value (never a literal) staged as pending, then made current.
+  {
+    shown: /^aws secretsmanager (put-secret-value|update-secret-version-stage) /,
+    check: (command) => {
+      expect([
+        'aws secretsmanager put-secret-value --secret-id CURSOR_KEY_SECRET_ARN --secret-string "$(openssl rand -base64 48)" --version-stages AWSPENDING',
+        'aws secretsmanager update-secret-version-stage --secret-id CURSOR_KEY_SECRET_ARN --version-stage AWSCURRENT --move-to-version-id NEW_VERSION_ID --remove-from-version-id OLD_VERSION_ID',
+      ]).toContain(command);
+      expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
+      // The functions accept a pending key (lambdas/http/cursor-keys.ts).
+      expect(read('lambdas/http/cursor-keys.ts')).toContain("version('AWSPENDING')");
+    },
+  },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
   {
     // Every -c value is one the app's context parser accepts (placeholders filled), and a named stack is one the app defines.

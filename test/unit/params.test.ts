@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import * as z from 'zod';
 import { ValidationError } from '../../lambdas/core/errors.js';
 import {
@@ -34,11 +35,37 @@ describe('parseParams', () => {
     expect(typed.type).toBeUndefined();
   });
 
-  it.each(['abc', '1.5', '0', '101', '-1', '', '1e2', ' 5'])('limit=%j is a 400 with the spec message', (limit) => {
+  it.each(['0', '101', '-1', '00', '99999999999', '-99999999999999999999'])('limit=%j, an integer out of range, is a 400 with the spec message', (limit) => {
     const error = failure(() => parseParams(guests, { eventId: 'evt_1' }, { limit }));
     expect(error.statusCode).toBe(400);
     expect(error.message).toBe('Limit must be between 1 and 100');
     expect(error.errors).toEqual([{ field: 'limit', message: 'Limit must be between 1 and 100' }]);
+  });
+
+  it.each(['abc', '1.5', '2.0', '', '1e2', ' 5', '5 ', '+5', '0x10', '١٢'])('limit=%j, not an integer, is a 400 saying it must be one', (limit) => {
+    const error = failure(() => parseParams(guests, { eventId: 'evt_1' }, { limit }));
+    expect(error.statusCode).toBe(400);
+    expect(error.message).toBe('Limit must be an integer between 1 and 100');
+    expect(error.errors).toEqual([{ field: 'limit', message: 'Limit must be an integer between 1 and 100' }]);
+  });
+
+  it('any limit string is accepted as its integer, or refused with exactly one of the two messages (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.integer({ min: -1000, max: 1000 }).map(String), fc.stringMatching(/^-?\d{1,25}$/)), (limit) => {
+        const integer = /^-?\d+$/.test(limit);
+        const n = Number(limit);
+        const outcome = (() => {
+          try {
+            return { limit: (parseParams(guests, { eventId: 'evt_1' }, { limit }) as { limit: number }).limit };
+          } catch (error) {
+            return { message: (error as { message: string }).message };
+          }
+        })();
+        if (integer && n >= 1 && n <= 100) expect(outcome).toEqual({ limit: n });
+        else expect(outcome).toEqual({ message: integer ? 'Limit must be between 1 and 100' : 'Limit must be an integer between 1 and 100' });
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it.each(['1', '100', '007'])('limit=%j is accepted', (limit) => {

@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * Follow changes to the catalogue
-         * @description What changed in every public, published event since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one.
+         * @description What changed in every public, published event since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and `has_more: true`; the next pages give the current contents, each once, as upserts, then what changed since. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it); a page may hold fewer than `limit` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one.
          */
         get: operations["getEventChanges"];
         put?: never;
@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * Follow changes to a user's events
-         * @description What changed in the public events the user hosts since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. The feed follows the user, not the name: after a rename a cursor keeps working under the new name. Without a cursor the first answer holds no changes yet, only the cursor to go on with and `has_more: true` (the user is found by name first); the events follow from the next request.
+         * @description What changed in the public events the user hosts since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and `has_more: true`; the next pages give the current contents, each once, as upserts, then what changed since. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it); a page may hold fewer than `limit` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one. The feed follows the user, not the name: after a rename a cursor keeps working under the new name.
          */
         get: operations["getUserEventChanges"];
         put?: never;
@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * Follow changes to an event's guests
-         * @description What changed in the event's guests with a linked user account since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor: the current contents, each once, as upserts. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it). A cursor older than 30 days answers 410: start again without one. Needs the `guests:read` scope; 404 while the event is not public.
+         * @description What changed in the event's guests with a linked user account since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and `has_more: true`; the next pages give the current contents, each once, as upserts, then what changed since. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it); a page may hold fewer than `limit` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one. Needs the `guests:read` scope; 404 while the event is not public.
          */
         get: operations["getEventGuestChanges"];
         put?: never;

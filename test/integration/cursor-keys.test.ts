@@ -1,0 +1,90 @@
+/**
+ * The feed functions' cursor keys in Lambda (lambdas/http/cursor-keys.ts),
+ * read from a Secrets Manager stand-in through the real SDK client: a
+ * rotation answers no 400 to the cursors consumers hold (the previous key is
+ * accepted for a cursor's lifetime, a pending one as soon as it is staged,
+ * and a function that started before the rotation reads the keys again when
+ * it meets a cursor of the new one), a cursor of a key two rotations old is
+ * refused, and cursors nobody signed cost at most one read of the secret
+ * per ten seconds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { encodeCursor, openCursor, parseCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { REFRESH_INTERVAL_MS, secretsManagerKeyring } from '../../lambdas/http/cursor-keys.js';
+import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
+
+let stub: SecretsStub;
+let client: SecretsManagerClient;
+beforeAll(async () => {
+  stub = await startSecretsStub('key-one');
+  client = new SecretsManagerClient({ endpoint: stub.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+});
+afterAll(async () => {
+  client?.destroy();
+  await stub?.close();
+});
+
+const cursor: FeedCursor = { scope: 'EVENTS', mode: 'entries', position: 7, after: '', asOf: 1_700_000_000 };
+const sealedWith = (key: string) => parseCursor(encodeCursor(cursor, Buffer.from(key)))!;
+
+describe('cursor keys from Secrets Manager', () => {
+  it('reads the secret once, signs with it, and survives rotations without refusing a cursor in its lifetime', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const keyring = secretsManagerKeyring(stub.arn, client, () => new Date(now));
+    stub.calls.splice(0);
+    expect(Buffer.from((await keyring.keys()).signing).toString()).toBe('key-one');
+    expect(await openCursor(sealedWith('key-one'), keyring)).toEqual(cursor);
+    expect(stub.calls.sort()).toEqual(['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS']);
+
+    // A rotation in one step, a minute on: a cursor a new function signed is read after one more read of the secret.
+    stub.rotate('key-two');
+    now += 60_000;
+    expect(await openCursor(sealedWith('key-two'), keyring)).toEqual(cursor);
+    expect(Buffer.from((await keyring.keys()).signing).toString()).toBe('key-two');
+    // The old key's cursors still open (AWSPREVIOUS), with no read.
+    const reads = stub.calls.length;
+    expect(await openCursor(sealedWith('key-one'), keyring)).toEqual(cursor);
+    expect(stub.calls.length).toBe(reads);
+
+    // Two rotations on, the first key's cursors are no longer accepted.
+    stub.rotate('key-three');
+    now += 60_000;
+    expect(await openCursor(sealedWith('key-three'), keyring)).toEqual(cursor);
+    expect(await openCursor(sealedWith('key-one'), keyring)).toBeNull();
+  });
+
+  it('a rotation staged before it is promoted is refused nowhere, even by a function that started a moment before the promotion', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const clock = () => new Date(now);
+    // One function started before the staging, one a minute after it, a second before the promotion.
+    const early = secretsManagerKeyring(stub.arn, client, clock);
+    await early.keys();
+    stub.stage('key-four');
+    now += 60_000;
+    const late = secretsManagerKeyring(stub.arn, client, clock);
+    await late.keys();
+    now += 1_000;
+    stub.promote();
+    // The late one knows the new key already (pending): no read.
+    const reads = stub.calls.length;
+    expect(await openCursor(sealedWith('key-four'), late)).toEqual(cursor);
+    expect(stub.calls.length).toBe(reads);
+    // The early one loaded more than ten seconds ago: it reads the keys again and accepts it.
+    expect(await openCursor(sealedWith('key-four'), early)).toEqual(cursor);
+    // Both still accept the key just replaced.
+    for (const keyring of [early, late]) expect(await openCursor(sealedWith('key-three'), keyring)).toEqual(cursor);
+  });
+
+  it('cursors nobody signed read the secret again at most once every ten seconds', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const keyring = secretsManagerKeyring(stub.arn, client, () => new Date(now));
+    await keyring.keys();
+    stub.calls.splice(0);
+    for (let i = 0; i < 20; i++) expect(await openCursor(sealedWith(`forged-${i}`), keyring)).toBeNull();
+    expect(stub.calls).toEqual([]);
+    now += REFRESH_INTERVAL_MS + 1;
+    for (let i = 0; i < 20; i++) expect(await openCursor(sealedWith(`forged-${i}`), keyring)).toBeNull();
+    expect(stub.calls.length).toBe(3);
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * A change whose write fails without landing (a throttle that outlived the
+ * SDK's retries, a network error, a Lambda timeout), then DynamoDB's TTL,
+ * then the redelivery: every write of every change of the catalogue's
+ * kinds, one at a time, on both stores. The review found this class through
+ * one case (R1: an append whose entry Put failed after the member's pointer
+ * moved; the redelivery then expired the member's newest entry, which TTL
+ * deleted, so a fresh start missed the member and a later append reused a
+ * position behind a follower's cursor). The rule held here for each write k:
+ *
+ * - after the failure, whatever TTL may delete 29 days on (time passes
+ *   before the redelivery: every tombstone past its expiry, no feed chunk,
+ *   which lives 31 days) is deleted, then the change is redelivered, and TTL
+ *   runs again;
+ * - a consumer that followed every feed (the catalogue, each host's, each
+ *   event's guests) from before, and one starting from no cursor, both hold
+ *   exactly what the read routes show, then and after a later change of
+ *   another event (a position passed is never written again), and the one
+ *   following was never asked to start again (no 410 within 30 days);
+ * - every member a feed shows is on its member list (what a start reads).
+ * It also settles what the review suspected of a tombstone's feed note
+ * expiring while its source is still pending (with the 14 days such a
+ * tombstone had): here TTL deletes everything past its expiry before the
+ * redelivery, and a deleted RSVP or event whose entries had not been
+ * written is still announced `removed`, because a tombstone owing entries
+ * has no expiry until they are written.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Change } from '../../lambdas/core/changes.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { feedMemberOf, memberKey, scopesShowing } from '../../lambdas/store/feed.js';
+import { DynamoRepository } from '../../lambdas/store/repository.js';
+import { FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
+import { NOW, dataset, event, user } from '../support/feed-review.js';
+import { scanAll } from '../support/read-model.js';
+import { useFileStore } from '../support/store.js';
+import { sweepExpired, withinRetention } from '../support/ttl.js';
+
+const store = useFileStore();
+const clock = fixedClock(NOW.toISOString());
+const WRITES = /Put|Update|Delete|BatchWrite/;
+
+const ann = user('usr_ann', 'ann');
+const bob = user('usr_bob', 'bob');
+const d0: Dataset = {
+  ...dataset([ann, bob], [event('evt_a', ann.id, 'A v1'), event('evt_b', bob.id, 'B v1')]),
+  rsvps: [{ event_id: 'evt_a', user_id: bob.id, status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' }],
+};
+const scenarios: [string, Change][] = [
+  ['a title edit', { type: 'event.upserted', version: 2, event: event('evt_a', ann.id, 'A v2') }],
+  ['a hide', { type: 'event.upserted', version: 2, event: event('evt_a', ann.id, 'A v1', { visibility: 'private' }) }],
+  ['an event deletion', { type: 'event.deleted', version: 2, event_id: 'evt_a' }],
+  ['an RSVP deletion', { type: 'rsvp.deleted', version: 2, event_id: 'evt_a', user_id: bob.id }],
+  ['a rename of the host', { type: 'user.upserted', version: 2, user: { ...ann, username: 'annie' } }],
+];
+const later: Change = { type: 'event.upserted', version: 2, event: event('evt_b', bob.id, 'B v2') };
+
+/** A client on the store whose write number `failAt` throws without reaching it; counts the writes it sends. */
+function failingClient(failAt: number) {
+  const client = createDocumentClient({ endpoint: store.endpoint });
+  const seen = { writes: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (WRITES.test(String(context.commandName)) && ++seen.writes === failAt) throw Object.assign(new Error('Rate exceeded (simulated)'), { name: 'ThrottlingException' });
+      return next(args);
+    },
+    { step: 'initialize', name: 'failWrite' },
+  );
+  return { client, seen };
+}
+
+/** A consumer of every feed of the table: its users' hosts and its events' guests. */
+const consumerOf = (table: string) => new FeedConsumer(new DynamoRepository(store.client, table), scopesOf(store.client, table, new Set([ann.id, bob.id]), ['evt_a', 'evt_b']));
+
+async function expectFeedsMatch(table: string, follower: FeedConsumer, where: string): Promise<void> {
+  await follower.drain();
+  const live = (await scopesOf(store.client, table, new Set([ann.id, bob.id]), [])()).users;
+  await expectReplicasMatch(store.client, table, follower, live);
+  const fresh = consumerOf(table);
+  await fresh.drain();
+  await expectReplicasMatch(store.client, table, fresh, live);
+  // A start reads the member lists: every member a feed shows is on its list.
+  const items = await scanAll(store.client, table);
+  const listed = new Set(items.filter((i) => i.type === 'FEED_MEMBER').map((i) => `${String(i.pk)} ${String(i.sk)}`));
+  for (const item of items) {
+    for (const scope of scopesShowing(item)) {
+      const key = memberKey(scope, feedMemberOf(item));
+      expect({ where, listed: listed.has(`${key.pk} ${key.sk}`), member: `${key.pk} ${key.sk}` }).toEqual({ where, listed: true, member: `${key.pk} ${key.sk}` });
+    }
+  }
+}
+
+describe('a write that fails without landing, TTL, then the redelivery: the feeds still follow the read routes', () => {
+  it.each(scenarios)('%s, failing at each of its writes', async (name, change) => {
+    // How many writes the change makes when nothing fails.
+    const probe = failingClient(0);
+    await new ChangeApplier(probe.client, await store.loaded('probe', d0), { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change);
+    probe.client.destroy();
+    expect(probe.seen.writes).toBeGreaterThan(1);
+    process.stdout.write(`${name}: ${probe.seen.writes} writes, each failed once\n`);
+
+    for (let k = 1; k <= probe.seen.writes; k++) {
+      const where = `${name}, write ${k} of ${probe.seen.writes} failed`;
+      const table = await store.loaded('failed', d0);
+      const follower = consumerOf(table);
+      await follower.drain();
+      const failing = failingClient(k);
+      await expect(new ChangeApplier(failing.client, table, { clock, writeConcurrency: 1, fanOutConcurrency: 1 }).apply(change)).rejects.toThrow('Rate exceeded');
+      failing.client.destroy();
+      await sweepExpired(store.client, table, withinRetention(NOW));
+      await new ChangeApplier(store.client, table, { clock }).apply(change);
+      await sweepExpired(store.client, table, withinRetention(NOW));
+      await expectFeedsMatch(table, follower, where);
+      // A later change of another event: the follower, whose cursor is past every position written so far, sees it.
+      await new ChangeApplier(store.client, table, { clock }).apply(later);
+      await sweepExpired(store.client, table, withinRetention(NOW));
+      await expectFeedsMatch(table, follower, `${where}, then a later change`);
+      expect({ where, later: follower.replicas.get('catalogue')?.get('evt_b')?.title, restarts: follower.restarts }).toEqual({ where, later: 'B v2', restarts: 0 });
+    }
+  }, 300_000);
+});

@@ -1,0 +1,25 @@
+/**
+ * The tests' changes-feed cursor key: the local test server is started with
+ * it (test/support/local.ts), and tests that call the feeds in-process read
+ * them with it, so a test can make the cursor a consumer would hold (an old
+ * one, one of another scope) the way the API signs it.
+ */
+import { encodeCursor, parseCursor, staticKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import type { FeedContext } from '../../lambdas/core/feeds.js';
+import type { FeedReader } from '../../lambdas/core/ports.js';
+
+export const TEST_CURSOR_KEY = Buffer.from('test-cursor-key-0123456789abcdef');
+export const testKeyring = staticKeyring(TEST_CURSOR_KEY);
+
+/** A cursor as the API signs it under the tests' key. */
+export const signed = (c: FeedCursor): string => encodeCursor(c, TEST_CURSOR_KEY);
+
+/** What a cursor says (its signature is the API's to check). */
+export function cursorOf(text: string): FeedCursor {
+  const sealed = parseCursor(text);
+  if (!sealed) throw new Error(`not a cursor: ${text}`);
+  return sealed.cursor;
+}
+
+/** The feeds' context for an in-process read at `now`. */
+export const feedContext = (feeds: FeedReader, now: Date): FeedContext => ({ feeds, keyring: testKeyring, now });
