@@ -4,7 +4,7 @@
  * no transactions), clear errors, and compensation when a step fails.
  */
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { keys } from '../../lambdas/store/table.js';
@@ -79,6 +79,33 @@ describe('create, list, revoke', () => {
     await manager().revoke('alice', demo.keyId);
     const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(KEYS.both)), ConsistentRead: true }));
     expect(item.Item).toMatchObject({ revoked: true });
+  });
+});
+
+describe('list pages past what one Query returns', () => {
+  // DynamoDB ends a Query at its Limit or at 1 MB read, whichever comes first, and the erased records a deletion leaves
+  // (a user brought back keeps her old key ids) count toward both yet are not listed: a page keeps reading until it
+  // has its keys or the partition ends, and its cursor resumes after the last item read.
+  it('a user brought back with 250 erased records before her 3 new keys: every page lists keys, none is lost or repeated', async () => {
+    const erased = Array.from({ length: 250 }, (_, i) => ({ ...keys.keyRecord('usr_frank', `key_0000${String(i).padStart(16, '0')}`), type: 'KEY_RECORD', key_id: `key_0000${String(i).padStart(16, '0')}`, revoked: true, erased: true }));
+    for (let i = 0; i < erased.length; i += 25) {
+      await store.client.send(new BatchWriteCommand({ RequestItems: { [store.tableName]: erased.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    const made = [];
+    for (const name of ['one', 'two', 'three']) made.push((await manager().create({ username: 'frank', name })).info);
+    // Listed in key id order (ids begin with their creation time; these three share one instant of the pinned clock).
+    made.sort((a, b) => (a.keyId < b.keyId ? -1 : 1));
+
+    expect(await manager().list('frank')).toEqual({ keys: made, cursor: null });
+    const pages = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<KeyManager['list']>> = await manager().list('frank', { limit: 2, cursor });
+      pages.push(page.keys.map((k) => k.name));
+      cursor = page.cursor;
+    } while (cursor);
+    expect(pages).toEqual([[made[0]!.name, made[1]!.name], [made[2]!.name]]);
+    expect(await manager().listAll('frank')).toEqual(made);
   });
 });
 
