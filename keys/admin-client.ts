@@ -41,8 +41,12 @@ export interface ReplayedKey extends KeyInfo {
 export interface RevokedKey extends KeyInfo {
   revoked: true;
   revokedAt: string;
-  /** false: the key is revoked, but its API Gateway plan key could not be deleted yet (the next revoke tries again). */
-  planKeyRemoved: boolean;
+}
+
+/** One page of a user's keys; `cursor` (null on the last page) asks for the next. */
+export interface KeyPage {
+  keys: KeyInfo[];
+  cursor: string | null;
 }
 
 export interface CreateKeyInput {
@@ -70,7 +74,7 @@ export class KeyAdminError extends Error {
     message: string,
     /** The request field the refusal is about (absent for IAM refusals). */
     readonly field?: string,
-    /** The refusal's code: UNKNOWN_USER, LIMIT_REACHED, ALREADY_REVOKED, IDEMPOTENCY_MISMATCH, IN_PROGRESS, … */
+    /** The refusal's code: UNKNOWN_USER, LIMIT_REACHED, CREATE_LIMIT, ALREADY_REVOKED, IDEMPOTENCY_MISMATCH, IN_PROGRESS, … */
     readonly code?: string,
   ) {
     super(message);
@@ -102,17 +106,41 @@ export class KeyAdminClient {
     return this.send('POST', '/keys', input);
   }
 
-  /** The user's keys, revoked ones included; never a key or its hash. */
-  list(username: string): Promise<KeyInfo[]> {
-    return this.send('GET', `/users/${encodeURIComponent(username)}/keys`);
+  /** Every key of the user, revoked ones included, oldest first (page after page); never a key or its hash. */
+  async list(username: string): Promise<KeyInfo[]> {
+    const keys: KeyInfo[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: KeyPage = await this.listPage(username, { cursor });
+      keys.push(...page.keys);
+      cursor = page.cursor;
+    } while (cursor);
+    return keys;
   }
 
-  /** Revokes at once: the key's next request is refused. A key already revoked throws KeyAdminError 409 ALREADY_REVOKED. */
-  revoke(keyId: string): Promise<RevokedKey> {
-    return this.send('DELETE', `/keys/${encodeURIComponent(keyId)}`);
+  /** One page of the user's keys (at most `limit`, 100 by default). */
+  async listPage(username: string, page: { cursor?: string | null; limit?: number } = {}): Promise<KeyPage> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    if (page.cursor) query.set('cursor', page.cursor);
+    const { data, envelope } = await this.request<KeyInfo[]>('GET', `/users/${encodeURIComponent(username)}/keys${query.size ? `?${query}` : ''}`);
+    return { keys: data, cursor: (envelope as { cursor?: string | null }).cursor ?? null };
+  }
+
+  /**
+   * Revokes a user's key at once: its next request is refused, whatever else
+   * was in flight. A key already revoked throws KeyAdminError 409
+   * ALREADY_REVOKED; a key that is not this user's, 404 UNKNOWN_KEY.
+   */
+  revoke(username: string, keyId: string): Promise<RevokedKey> {
+    return this.send('DELETE', `/users/${encodeURIComponent(username)}/keys/${encodeURIComponent(keyId)}`);
   }
 
   private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.request<T>(method, path, body)).data;
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<{ data: T; envelope: Envelope<T> }> {
     const url = new URL(`${this.base.pathname}${path}`, this.base);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const query: Record<string, string> = Object.fromEntries(url.searchParams);
@@ -141,6 +169,7 @@ export class KeyAdminClient {
       const envelope = parsed as Envelope<T> | undefined;
       throw new KeyAdminError(response.status, envelope?.message ?? (text || response.statusText), envelope?.errors?.[0]?.field, envelope?.code);
     }
-    return (parsed as Envelope<T>).data as T;
+    const envelope = parsed as Envelope<T>;
+    return { data: envelope.data as T, envelope };
   }
 }

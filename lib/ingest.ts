@@ -14,13 +14,18 @@
  * A fan-out stopped by the time limit does not use up receives: the ingest
  * sends the record again as a new message (its continuation), so the
  * function may send to its own queue, and to nothing else.
+ *
+ * A user's deletion closes their keys (lambdas/store/user-keys.ts): the
+ * function may delete the API Gateway API keys of this stack's usage plan
+ * (tagged with its id at creation), and no other.
  */
-import { CfnOutput, Duration } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { deleteThisPlansApiKeys } from './key-admin.js';
 import { RouteFunction } from './route-function.js';
 import { QUEUE_VISIBILITY_SECONDS, WAITING_RECEIVES } from '../lambdas/core/retry-backoff.js';
 
@@ -43,12 +48,15 @@ export interface IngestProps {
    * new account: a burst of changes must not take it from the API.
    */
   readonly maxConcurrency: number;
+  /** The usage plan whose API keys a user's deletion deletes (lambdas/store/user-keys.ts). */
+  readonly usagePlanId: string;
 }
 
 export class Ingest extends Construct {
   readonly queue: Queue;
   readonly deadLetters: Queue;
   readonly fn: RouteFunction['fn'];
+  readonly role: RouteFunction['role'];
 
   constructor(scope: Construct, id: string, props: IngestProps) {
     super(scope, id);
@@ -74,12 +82,15 @@ export class Ingest extends Construct {
       timeoutSeconds: INGEST.timeoutSeconds,
     });
     ingest.bindTableWrites(props.table);
+    // A user's deletion deletes their keys' plan keys: this stack's only (lib/key-admin.ts, the same tag condition).
+    ingest.role.addToPolicy(deleteThisPlansApiKeys(Stack.of(this), props.usagePlanId));
     // A fan-out cut short by the time limit queues its own continuation (lambdas/ingest/handler.ts).
     ingest.fn.addEnvironment('INGEST_QUEUE_URL', this.queue.queueUrl);
     this.queue.grantSendMessages(ingest.fn);
     const source = new SqsEventSource(this.queue, { batchSize: INGEST.batchSize, reportBatchItemFailures: true, maxConcurrency: props.maxConcurrency });
     ingest.fn.addEventSource(source);
     this.fn = ingest.fn;
+    this.role = ingest.role;
 
     new CfnOutput(scope, 'IngestQueueUrl', { description: 'Send change records here (one per message body)', value: this.queue.queueUrl });
     new CfnOutput(scope, 'IngestQueueArn', { value: this.queue.queueArn });

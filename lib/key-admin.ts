@@ -11,32 +11,43 @@
  * HTTPS the web product signs with the AWS SDK's signer, and a local stand-in
  * that is just an HTTP server checking signatures.
  *
+ * Who may call it: the API's resource policy denies execute-api:Invoke to
+ * every principal but the ones named by the `keyAdminCallers` context value
+ * (the web product's role), whatever their own policies allow (AWS's managed
+ * invoke-full-access policy included); without it, to everyone.
+ *
  * The function's role may do exactly what key management does:
  * - DynamoDB on the base table, only on items whose partition key is a key
- *   item's (USERKEYS#, KEYID#, APIKEY#, KEYREQ#; dynamodb:LeadingKeys), and
- *   Query on the one index that finds a user by username;
- * - API Gateway (ARN formats: docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html):
- *   create API keys only when tagged with this stack's usage plan
- *   (aws:RequestTag; the same for the tagging call a tag-on-create may also
- *   be authorized as), attach keys to this usage plan only, delete only API keys
- *   carrying that tag (aws:ResourceTag): an API key's id is unknown until it
- *   exists, so the tag is what scopes deletion to this stack's keys.
+ *   item's (USERKEYS#, APIKEY#, KEYREQ#; dynamodb:LeadingKeys), and Query on
+ *   the one index that finds a user by username;
+ * - API Gateway (ARN formats and condition keys: the Service Authorization
+ *   Reference, docs.aws.amazon.com/service-authorization/latest/reference/list_amazonapigatewaymanagement.html):
+ *   create API keys only tagged with this stack's usage plan (aws:RequestTag,
+ *   aws:TagKeys); tag nothing but a key being created: CreateApiKey is
+ *   authorized as apigateway:POST and apigateway:PUT, the PUT on the tags of
+ *   the API keys collection with a literal `*` where the new key's id will
+ *   be, which `${*}` (IAM's literal asterisk) matches and no existing key's
+ *   ARN does, so the role cannot put the plan's tag on anyone else's key;
+ *   attach keys to this usage plan only; delete only API keys carrying the
+ *   tag (aws:ResourceTag): an API key's id is unknown until it exists, so the
+ *   tag, which only creation can set, is what scopes deletion to this stack's
+ *   keys.
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, EndpointType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi, type UsagePlan } from 'aws-cdk-lib/aws-apigateway';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, ArnPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../lambdas/key-admin/routes.js';
 import { INDEXES } from '../lambdas/store/table.js';
-import { USAGE_PLAN_TAG } from '../keys/usage-plan.js';
+import { USAGE_PLAN_TAG } from '../lambdas/key-admin/usage-plan.js';
 import { RouteFunction } from './route-function.js';
 
 export const KEY_ADMIN = {
   handlerFile: 'lambdas/key-admin/handler',
   /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table.ts). */
-  leadingKeys: ['USERKEYS#*', 'KEYID#*', 'APIKEY#*', 'KEYREQ#*'],
+  leadingKeys: ['USERKEYS#*', 'APIKEY#*', 'KEYREQ#*'],
   tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   /** One web product's settings area: far above its users' clicks, far below what could hurt the table or API Gateway's key quotas. */
   throttle: { rateLimit: 10, burstLimit: 20 },
@@ -51,6 +62,8 @@ export interface KeyAdminProps {
   readonly retainLogs: boolean;
   /** API Gateway's account settings (its CloudWatch role): a stage that logs must be created after them. */
   readonly after: IDependable;
+  /** The principals (IAM role or user ARNs) the API's resource policy lets in; none: nobody. */
+  readonly callers: readonly string[];
 }
 
 // The caller is the IAM identity API Gateway verified; nothing else identifies a request here.
@@ -110,6 +123,7 @@ export class KeyAdmin extends Construct {
         throttlingBurstLimit: KEY_ADMIN.throttle.burstLimit,
       },
       defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+      policy: keyAdminResourcePolicy(props.callers),
     });
     const integration = new LambdaIntegration(this.fn, { timeout: Duration.seconds(10) });
     for (const route of KEY_ADMIN_ROUTES) {
@@ -129,9 +143,53 @@ export class KeyAdmin extends Construct {
   }
 }
 
+/**
+ * The API's resource policy: only `callers` may invoke it (an explicit deny
+ * for every other principal, so no identity policy of theirs can open it),
+ * and they may without a grant of their own in this account.
+ */
+export function keyAdminResourcePolicy(callers: readonly string[]): PolicyDocument {
+  const everyMethod = 'execute-api:/*';
+  if (!callers.length) {
+    return new PolicyDocument({
+      statements: [new PolicyStatement({ sid: 'NoCallerConfigured', effect: Effect.DENY, principals: [new AnyPrincipal()], actions: ['execute-api:Invoke'], resources: [everyMethod] })],
+    });
+  }
+  return new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        sid: 'OnlyTheWebProduct',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        resources: [everyMethod],
+        conditions: { StringNotEquals: { 'aws:PrincipalArn': [...callers] } },
+      }),
+      new PolicyStatement({ sid: 'TheWebProduct', principals: callers.map((arn) => new ArnPrincipal(arn)), actions: ['execute-api:Invoke'], resources: [everyMethod] }),
+    ],
+  });
+}
+
+/** `arn:aws:apigateway:REGION::/tags/{URL-encoded arn:aws:apigateway:REGION::/apikeys/}` and IAM's literal `*`: the tagging a CreateApiKey asks for. */
+export function tagOnCreateResource(stack: Stack): string {
+  const collection = `arn%3A${stack.partition}%3Aapigateway%3A${stack.region}%3A%3A%2Fapikeys%2F`;
+  return stack.formatArn({ service: 'apigateway', account: '', resource: `/tags/${collection}\${*}` });
+}
+
+/** Deleting an API key of this stack's usage plan (tagged with its id at creation): the key manager's revoke, a user's deletion. */
+export function deleteThisPlansApiKeys(stack: Stack, usagePlanId: string): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'DeleteThisPlansApiKeys',
+    actions: ['apigateway:DELETE'],
+    resources: [stack.formatArn({ service: 'apigateway', account: '', resource: '/apikeys/*' })],
+    conditions: { StringEquals: { [`aws:ResourceTag/${USAGE_PLAN_TAG}`]: usagePlanId } },
+  });
+}
+
 /** The key-management function's permissions, nothing more (see the file's comment). */
 export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: string): PolicyStatement[] {
   const apigateway = (resource: string) => stack.formatArn({ service: 'apigateway', account: '', resource });
+  const onlyThisPlansTag = { StringEquals: { [`aws:RequestTag/${USAGE_PLAN_TAG}`]: usagePlanId }, 'ForAllValues:StringEquals': { 'aws:TagKeys': [USAGE_PLAN_TAG] } };
   return [
     new PolicyStatement({
       sid: 'KeyItems',
@@ -140,26 +198,10 @@ export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: s
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...KEY_ADMIN.leadingKeys] } },
     }),
     new PolicyStatement({ sid: 'UserByUsername', actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/${INDEXES.event.name}`] }),
-    new PolicyStatement({
-      sid: 'CreateTaggedApiKeys',
-      actions: ['apigateway:POST'],
-      resources: [apigateway('/apikeys')],
-      conditions: { StringEquals: { [`aws:RequestTag/${USAGE_PLAN_TAG}`]: usagePlanId }, 'ForAllValues:StringEquals': { 'aws:TagKeys': [USAGE_PLAN_TAG] } },
-    }),
-    // Tagging on creation may also be authorized as the tagging call (apigateway:PUT on /tags/{arn}), as CloudFormation's
-    // and other services' tag-on-create are: allowed only with this plan's tag, so it cannot tag anything else usefully.
-    new PolicyStatement({
-      sid: 'TagOnCreate',
-      actions: ['apigateway:PUT'],
-      resources: [apigateway('/tags/*')],
-      conditions: { StringEquals: { [`aws:RequestTag/${USAGE_PLAN_TAG}`]: usagePlanId }, 'ForAllValues:StringEquals': { 'aws:TagKeys': [USAGE_PLAN_TAG] } },
-    }),
+    new PolicyStatement({ sid: 'CreateTaggedApiKeys', actions: ['apigateway:POST'], resources: [apigateway('/apikeys')], conditions: onlyThisPlansTag }),
+    // The tagging half of CreateApiKey (file comment): on the key being created only, never on an existing resource.
+    new PolicyStatement({ sid: 'TagOnlyKeysBeingCreated', actions: ['apigateway:PUT'], resources: [tagOnCreateResource(stack)], conditions: onlyThisPlansTag }),
     new PolicyStatement({ sid: 'AttachToThisUsagePlan', actions: ['apigateway:POST'], resources: [apigateway(`/usageplans/${usagePlanId}/keys`)] }),
-    new PolicyStatement({
-      sid: 'DeleteThisPlansApiKeys',
-      actions: ['apigateway:DELETE'],
-      resources: [apigateway('/apikeys/*')],
-      conditions: { StringEquals: { [`aws:ResourceTag/${USAGE_PLAN_TAG}`]: usagePlanId } },
-    }),
+    deleteThisPlansApiKeys(stack, usagePlanId),
   ];
 }

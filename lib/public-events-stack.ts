@@ -36,6 +36,7 @@ export class PublicEventsStack extends Stack {
   readonly hasEmbedWebAcl: boolean;
   readonly publicWaf?: PublicWaf;
   readonly keyAdmin: KeyAdmin;
+  readonly ingest: Ingest;
   /** The changes feeds' cursor key (lib/cursor-key.ts). */
   readonly cursorKey: ISecret;
 
@@ -112,15 +113,17 @@ export class PublicEventsStack extends Stack {
       logRetention,
       retainLogs: production,
       after: publicApi.node.findChild('Account'),
+      callers: config.keyAdminCallers,
     });
 
-    const ingest = new Ingest(this, 'Ingest', {
+    const ingest = (this.ingest = new Ingest(this, 'Ingest', {
       table,
       logRetention,
       retainLogs: production,
       environment: powertools,
       maxConcurrency: config.ingestMaxConcurrency,
-    });
+      usagePlanId: usagePlan.usagePlanId,
+    }));
 
     const apis = { Public: publicApi, Embed: embedApi };
     const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn, KeyAdmin: this.keyAdmin.fn };

@@ -54,6 +54,16 @@ export const stackConfigSchema = z
      * mapped from the authorizer's context (lib/gateway-responses.ts).
      */
     quotaHeaders: z.enum(['static', 'context']).default('static'),
+    /**
+     * The IAM principals (role ARNs, comma-separated) the key-management API's
+     * resource policy lets in: the web product's role. Everyone else is denied
+     * there, whatever their own policies allow; without it, everyone is.
+     */
+    keyAdminCallers: z
+      .string()
+      .transform((s) => s.split(',').map((a) => a.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/, { error: 'keyAdminCallers: each must be an IAM role or user ARN (arn:aws:iam::ACCOUNT:role/NAME)' })))
+      .default([]),
     /** Powertools log level of every function (POWERTOOLS_LOG_LEVEL). */
     logLevel: z.enum(LOG_LEVELS).default('INFO'),
     /** Share of invocations logged at DEBUG whatever the level (POWERTOOLS_LOGGER_SAMPLE_RATE); default 0.1 in staging, 0.01 in production. */
@@ -96,6 +106,7 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'publicWaf',
     'publicWafRateLimit',
     'ingestMaxConcurrency',
+    'keyAdminCallers',
     'quotaHeaders',
     'logLevel',
     'logSampleRate',

@@ -6,7 +6,14 @@
  * longer derives (PRODUCT P14).
  *
  * - Keys made by the key manager, the local quota's counters and derivation
- *   counters are left alone; FILE's `api_keys` are added only where missing.
+ *   counters are left alone; FILE's `api_keys` are added only where missing,
+ *   and each active one holds a slot of its user (the key counter is raised
+ *   for it, as a load would have written it). The keys of a user FILE no
+ *   longer has are closed as a `user.deleted` closes them (lambdas/store/
+ *   user-keys.ts): 401 from then on, nothing kept but their ids, plan keys
+ *   deleted; a user FILE brings back may make keys again. These steps come
+ *   after the writes and are derived from the table each run, so a run that
+ *   dies before them is finished by the next.
  * - Versions are bookkeeping, not read model: an entity FILE still has keeps
  *   the version the table knew (so an older change arriving later stays
  *   stale), and one FILE no longer has becomes a tombstone that keeps its
@@ -35,6 +42,10 @@ import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/writer.js';
+import { KeyStore, type PlanKeys } from '../lambdas/store/key-store.js';
+import { closeUserKeys } from '../lambdas/store/user-keys.js';
+
+const KEY_PARTITION = 'USERKEYS#';
 
 type Item = Record<string, unknown>;
 
@@ -55,6 +66,8 @@ export interface ResyncPlan {
   deletes: Item[];
   /** Items whose feed note is appended, then cleared, after the writes (`drop`: a tombstone of this run, deleted then). */
   feeds: FeedNote[];
+  /** The users' keys, after the writes: closed for users FILE does not have, reopened for users it brings back, slots for seeded keys. */
+  keys: { close: { userId: string; version: number }[]; reopen: string[]; adopt: { userId: string; keyIds: string[] }[] };
   /** Feed members to write (shown in FILE's read model, not listed) and to delete (listed, not shown). */
   members: { join: Item[]; drop: Item[] };
 }
@@ -133,7 +146,7 @@ export function describeHistory(h: TableHistory): string | null {
 }
 
 export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {
-  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], members: { join: [], drop: [] } };
+  const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], keys: { close: [], reopen: [], adopt: [] }, members: { join: [], drop: [] } };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
   for (const item of readModelItems(dataset).items as unknown as Item[]) {
@@ -161,7 +174,9 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
     plan.puts.push(next);
     if (kind) plan[oldLive ? 'changed' : 'added'][kind]++;
   }
-  for (const item of apiKeyItems(dataset) as unknown as Item[]) if (!have.has(keyOf(item))) plan.puts.push(item);
+  // A seeded key's slot is taken through its user's counter (after the writes), not by writing the counter whole.
+  for (const item of apiKeyItems(dataset) as unknown as Item[]) if (item.type !== 'KEY_COUNTER' && !have.has(keyOf(item))) plan.puts.push(item);
+  plan.keys = planKeys(current, dataset, have);
 
   for (const item of current) {
     if (target.has(keyOf(item)) || UNTOUCHED_PARTITIONS.test(String(item[PK]))) continue;
@@ -197,7 +212,7 @@ function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonl
   for (const item of current) if (listed.has(keyOf(item)) && !shown.has(keyOf(item))) plan.members.drop.push(keyOnly(item));
 }
 
-export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock }): Promise<void> {
+export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys }): Promise<void> {
   // Removals first: nothing FILE hides is visible while the rest is written.
   await batchWriteAll(client, tableName, [], opts, plan.deletes);
   // Tombstones (removals a feed showed) before the rest, for the same reason.
@@ -207,6 +222,49 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).
   await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
+  const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys });
+  for (const { userId, version } of plan.keys.close) await closeUserKeys(store, userId, version);
+  for (const userId of plan.keys.reopen) await store.reopenSlots(userId);
+  for (const { userId, keyIds } of plan.keys.adopt) await store.adoptSlots(userId, keyIds);
+}
+
+/**
+ * The key steps of a resync, from the table as read and FILE: users with key
+ * items whose user FILE does not have (closed at the version their tombstone
+ * keeps), users FILE has whose slots a deletion closed, and the slots FILE's
+ * active seeded keys hold (a key revoked in the table since stays revoked).
+ */
+function planKeys(current: readonly Item[], dataset: Dataset, have: ReadonlyMap<string, Item>): ResyncPlan['keys'] {
+  const live = new Set(dataset.users.map((u) => u.id));
+  const versions = new Map(current.filter((i) => i.type === 'USER').map((i) => [String(i.user_id), typeof i.version === 'number' ? i.version : 0]));
+  const withKeys = new Map<string, Item[]>();
+  for (const item of current) {
+    const pk = String(item[PK]);
+    if (!pk.startsWith(KEY_PARTITION)) continue;
+    const userId = pk.slice(KEY_PARTITION.length);
+    withKeys.set(userId, [...(withKeys.get(userId) ?? []), item]);
+  }
+  const close: ResyncPlan['keys']['close'] = [];
+  const reopen: string[] = [];
+  for (const [userId, items] of withKeys) {
+    const counter = items.find((i) => i.type === 'KEY_COUNTER');
+    if (!live.has(userId)) {
+      // Done already when the slots are closed and every record erased.
+      const finished = counter?.closed_version !== undefined && Object.keys((counter.holders as object | undefined) ?? {}).length === 0 && items.every((i) => i.type !== 'KEY_RECORD' || i.erased);
+      if (!finished) close.push({ userId, version: versions.get(userId) ?? 0 });
+    } else if (counter?.closed_version !== undefined) {
+      reopen.push(userId);
+    }
+  }
+  const adopt = new Map<string, string[]>();
+  for (const item of apiKeyItems(dataset) as unknown as Item[]) {
+    if (item.type !== 'KEY_RECORD' || item.revoked) continue;
+    const stored = have.get(keyOf(item));
+    if (stored && (stored.revoked || stored.erased)) continue;
+    const userId = String(item.user_id);
+    adopt.set(userId, [...(adopt.get(userId) ?? []), String(item.key_id)]);
+  }
+  return { close, reopen, adopt: [...adopt].map(([userId, keyIds]) => ({ userId, keyIds })) };
 }
 
 /**
@@ -251,6 +309,7 @@ export function formatPlan(plan: ResyncPlan): string {
     `changed: ${line(plan.changed)}`,
     `removed: ${line(plan.removed)}`,
     `items written: ${plan.puts.length - drops}, items deleted: ${plan.deletes.length + drops}, changes feed entries: ${entries}`,
+    `keys: closed for ${plan.keys.close.length} removed user(s), reopened for ${plan.keys.reopen.length}, slots checked for ${plan.keys.adopt.length} user(s) with seeded keys`,
   ].join('\n');
 }
 

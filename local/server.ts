@@ -18,7 +18,7 @@ import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import type { WriteSummary } from '../lambdas/store/writer.js';
-import { randomBase62 } from '../keys/random.js';
+import { randomBase62 } from '../lambdas/key-admin/random.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from './dynalite.js';
 
 export { LOCAL_TABLE };
@@ -33,7 +33,7 @@ import { DOCS_PATH, docsAssets } from './docs-page.js';
 import { DEFAULT_IMAGES, serveImage } from './default-images.js';
 import { deferred, servingWhenReady, type RequestListener } from './http-server.js';
 import { parseRequestTarget } from './request-target.js';
-import { KeyManager } from '../keys/key-manager.js';
+import { KeyManager } from '../lambdas/key-admin/key-manager.js';
 import { buildKeyAdmin } from '../lambdas/key-admin/handler.js';
 import { noMetrics } from '../lambdas/http/metrics.js';
 import { startKeyAdminServer } from './key-admin-server.js';

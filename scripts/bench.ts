@@ -47,7 +47,7 @@ import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes } fro
 import { createDocumentClient } from '../lambdas/store/client.js';
 import { DynamoRepository } from '../lambdas/store/repository.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
-import { KeyManager } from '../keys/key-manager.js';
+import { KeyManager } from '../lambdas/key-admin/key-manager.js';
 import { writeDataset } from '../local/loader.js';
 import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER } from '../lib/route-function.js';
 import { changeFigures } from './bench-changes.js';

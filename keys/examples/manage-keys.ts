@@ -2,20 +2,30 @@
  * The example of docs/managing-keys.md: what the web product's backend does
  * when a user creates, lists and revokes keys in its settings area.
  *
- *   KEY_ADMIN_URL=… AWS_REGION=… npx tsx keys/examples/manage-keys.ts USERNAME
+ *   KEY_ADMIN_URL=URL AWS_REGION=REGION npx tsx keys/examples/manage-keys.ts USERNAME
  *
- * Credentials come from the AWS SDK's default chain (in AWS, the web
- * product's role; locally, the documented local pair in AWS_ACCESS_KEY_ID and
- * AWS_SECRET_ACCESS_KEY).
+ * USERNAME: the user whose keys it makes, lists and revokes (locally, a demo
+ * user such as frank). Credentials come from the AWS SDK's default chain: in
+ * AWS the web product's role; locally the documented local pair in
+ * AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
  */
 import { randomUUID } from 'node:crypto';
 import { KeyAdminClient, KeyAdminError } from '../admin-client.js';
+
+const USAGE = `usage: KEY_ADMIN_URL=URL AWS_REGION=REGION npx tsx keys/examples/manage-keys.ts USERNAME
+
+  USERNAME       the user whose keys are created, listed and revoked (locally: a demo user, e.g. frank)
+  KEY_ADMIN_URL  the stack output KeyAdminApiUrl (locally: the "Key admin:" URL npm start prints)
+  AWS_REGION     the stack's region (locally: whichever you like)
+  credentials    the AWS SDK's default chain: the web product's role in AWS; locally
+                 AWS_ACCESS_KEY_ID=AKIALOCALKEYADMIN000 AWS_SECRET_ACCESS_KEY=local-key-admin-secret-not-an-aws-secret
+`;
 
 const username = process.argv[2];
 const baseUrl = process.env.KEY_ADMIN_URL;
 const region = process.env.AWS_REGION;
 if (!username || !baseUrl || !region) {
-  process.stderr.write('usage: KEY_ADMIN_URL=… AWS_REGION=… npx tsx keys/examples/manage-keys.ts USERNAME\n');
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 const admin = new KeyAdminClient({ baseUrl, region });
@@ -33,11 +43,11 @@ console.log(`retried: ${retried.keyId}, replayed=${retried.replayed}, key ${'key
 
 for (const k of await admin.list(username)) console.log(`listed: ${k.keyId} ${k.revoked ? 'revoked' : 'active'} ${JSON.stringify(k.name)}`);
 
-const revoked = await admin.revoke(created.keyId);
+const revoked = await admin.revoke(username, created.keyId);
 console.log(`revoked ${revoked.keyId} at ${revoked.revokedAt}`);
 
 try {
-  await admin.revoke(created.keyId);
+  await admin.revoke(username, created.keyId);
 } catch (error) {
   if (!(error instanceof KeyAdminError)) throw error;
   // Already revoked (a retried revoke, say): the key stays revoked; treat it as done.

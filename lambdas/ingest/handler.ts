@@ -24,6 +24,9 @@
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
+ * A user's deletion closes their keys (lambdas/store/user-keys.ts): the
+ * function may delete this stack's API Gateway plan keys, nothing else.
+ *
  * A batch's records are applied at once, each with its own applier (an
  * applier counts one change's writes): PRODUCT P14 lets changes arrive in any
  * order, and the write side converges under any interleaving of appliers,
@@ -49,6 +52,9 @@ import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { waitingVisibility } from '../core/retry-backoff.js';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { ApiGatewayPlanKeys } from '../key-admin/usage-plan.js';
+import type { PlanKeys } from '../store/key-store.js';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -70,12 +76,14 @@ export interface IngestDeps {
   continueLater: (body: string) => Promise<void>;
   /** Sets when SQS delivers a received record again (ChangeMessageVisibility); without it, after the queue's visibility timeout. */
   retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
+  /** Deletes a deleted user's keys' API Gateway plan keys (the function's role may delete only this stack's). */
+  planKeys?: PlanKeys;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
-    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000 };
+    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, planKeys: deps.planKeys };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
       if (outcome) {
@@ -140,7 +148,8 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
   const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
   const retryIn = async (receiptHandle: string, seconds: number) => void (await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds })));
-  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn });
+  const planKeys = new ApiGatewayPlanKeys(new APIGatewayClient({}));
+  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn, planKeys });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

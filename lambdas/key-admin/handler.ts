@@ -2,7 +2,7 @@
  * The key-management API's function: create, list and revoke a user's keys
  * for the web product, behind an API Gateway REST API that only AWS IAM
  * (SigV4) callers reach (lib/key-admin.ts); locally behind the SigV4 check of
- * local/key-admin-server.ts. The key manager (keys/key-manager.ts) does the
+ * local/key-admin-server.ts. The key manager (lambdas/key-admin/key-manager.ts) does the
  * work and keeps its guarantees; this adapter parses with zod, maps refusals
  * to 4xx envelopes naming the field, and audits.
  *
@@ -16,16 +16,17 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { KeyManagementError, KeyManager, type KeyErrorCode } from '../../keys/key-manager.js';
-import { ApiGatewayUsagePlan } from '../../keys/usage-plan.js';
+import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
+import { ApiGatewayPlanKeys } from './usage-plan.js';
 import { createDocumentClient } from '../store/client.js';
 import { MESSAGES } from '../core/errors.js';
+import { USERNAME_PATTERN } from '../core/ids.js';
 import { errorBody, jsonResponse } from '../http/envelope.js';
 import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type KeyOperation, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
-import { keyAdminRouteFor } from './routes.js';
-import { createKeyBody, keyIdParam } from './schemas.js';
+import { KEY_ADMIN_BASE_PATH, keyAdminRouteFor } from './routes.js';
+import { KEY_ID_PATTERN, createKeyBody, keyIdParam, listQuery, usernameParam } from './schemas.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
@@ -40,11 +41,18 @@ const STATUS: Record<KeyErrorCode, number> = {
   UNKNOWN_KEY: 404,
   LIMIT_REACHED: 409,
   ALREADY_REVOKED: 409,
+  REVOKED_WHILE_CREATING: 409,
   IN_PROGRESS: 409,
   IDEMPOTENCY_MISMATCH: 422,
+  CREATE_LIMIT: 429,
+  BUSY: 503,
   BAD_NAME: 400,
   BAD_SCOPE: 400,
+  BAD_CURSOR: 400,
 };
+
+/** The answer to the first release's `DELETE /keys/{keyId}`, which named no user. */
+export const REVOKE_MOVED_MESSAGE = `Revoke with DELETE ${KEY_ADMIN_BASE_PATH}/users/{username}/keys/{keyId}: a revoke names the key's owner`;
 
 class Refusal extends Error {
   constructor(
@@ -85,16 +93,33 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, field?: string): T {
   throw field ? new Refusal(400, field, refusal.message, refusal.code) : refusal;
 }
 
+/** What an audit line may carry of what the caller sent: a username or key id of the right form, else only that it was not one. */
+const auditable = (pattern: RegExp) => (value: unknown): string | undefined =>
+  value === undefined || value === null || value === ''
+    ? undefined
+    : typeof value === 'string' && pattern.test(value) && !LOOKS_LIKE_A_KEY.test(value)
+      ? value
+      : '(malformed)';
+/** A key sent in the wrong field (keys begin with pk_) is never written to the log. */
+const LOOKS_LIKE_A_KEY = /^pk_.{17,}$/;
+const auditUsername = auditable(USERNAME_PATTERN);
+const auditKeyId = auditable(KEY_ID_PATTERN);
+
 export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
   return async (event) => {
     const route = keyAdminRouteFor(event.resource, event.httpMethod);
     const caller = callerOf(event);
+    // Whom the request is about, for every audit line, refusals included (as sent, until parsed).
+    const about: { username?: string; keyId?: string } = { username: auditUsername(event.pathParameters?.username), keyId: auditKeyId(event.pathParameters?.keyId) };
     try {
       switch (route?.op) {
         case 'create': {
-          const body = parse(createKeyBody, parseJson(event.body, event.isBase64Encoded));
+          const raw = parseJson(event.body, event.isBase64Encoded);
+          about.username = auditUsername((raw as { username?: unknown } | null)?.username);
+          const body = parse(createKeyBody, raw);
           const result = await manager.createOnce(body);
+          about.keyId = result.info.keyId;
           if (result.created) {
             count('created');
             logger.info('Key created', { caller, username: body.username, keyId: result.info.keyId, scopes: result.info.scopes });
@@ -109,30 +134,34 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
           });
         }
         case 'list': {
-          const username = event.pathParameters?.username ?? '';
-          const list = await manager.list(username);
-          return jsonResponse(200, { success: true, message: `${list.length} key(s)`, data: list });
+          const username = parse(usernameParam, event.pathParameters?.username, 'username');
+          const query = parse(listQuery, event.queryStringParameters ?? {});
+          const page = await manager.list(username, query);
+          return jsonResponse(200, { success: true, message: `${page.keys.length} key(s)`, data: page.keys, cursor: page.cursor });
         }
         case 'revoke': {
+          const username = parse(usernameParam, event.pathParameters?.username, 'username');
           const keyId = parse(keyIdParam, event.pathParameters?.keyId, 'keyId');
-          const info = await manager.revoke(keyId);
+          const info = await manager.revoke(username, keyId);
           count('revoked');
-          logger.info('Key revoked', { caller, keyId, revokedAt: info.revokedAt, planKeyRemoved: info.planKeyRemoved });
-          if (!info.planKeyRemoved) logger.warn('Revoked key kept its API Gateway plan key; the next revoke of it tries again', { keyId });
+          logger.info('Key revoked', { caller, username, keyId, revokedAt: info.revokedAt });
           return jsonResponse(200, { success: true, message: 'Key revoked: requests with it are refused from now on.', data: info });
         }
+        case 'revokeWithoutUser':
+          throw new Refusal(410, 'keyId', REVOKE_MOVED_MESSAGE, 'REVOKE_NEEDS_USER');
         default:
           return jsonResponse(404, errorBody(MESSAGES.resourceNotFound));
       }
     } catch (error) {
       const refusal =
         error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
+      if (error instanceof KeyManagementError && error.keyId) about.keyId = error.keyId;
       if (!refusal) {
-        logger.error('Key management failed', { caller, operation: route?.op, ...errorFields(error) });
+        logger.error('Key management failed', { caller, operation: route?.op, ...about, ...errorFields(error) });
         return jsonResponse(500, errorBody(MESSAGES.internal));
       }
       count('refused');
-      logger.warn('Key management request refused', { caller, operation: route?.op, code: refusal.code, field: refusal.field });
+      logger.warn('Key management request refused', { caller, operation: route?.op, code: refusal.code, field: refusal.field, ...about });
       return jsonResponse(refusal.statusCode, { ...errorBody(refusal.message, [{ field: refusal.field, message: refusal.message }]), code: refusal.code });
     }
   };
@@ -145,7 +174,7 @@ function lambdaHandler(): (event: APIGatewayProxyEvent, context: Context) => Pro
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
   const logger = lambdaLogger();
   const manager = new KeyManager(createDocumentClient(), parsed.data.TABLE_NAME, {
-    usagePlan: new ApiGatewayUsagePlan(new APIGatewayClient({}), parsed.data.USAGE_PLAN_ID),
+    planKeys: new ApiGatewayPlanKeys(new APIGatewayClient({}), parsed.data.USAGE_PLAN_ID),
   });
   const handler = buildKeyAdmin({ manager, logger, metrics: lambdaMetrics() });
   // Request id, cold start and function name on every line; never the event (a create's answer carries the key, its body the name).

@@ -9,7 +9,9 @@ export const KEY_ADMIN_BASE_PATH = '/admin/v1';
 export const KEY_ADMIN_ROUTES = [
   { op: 'create', method: 'POST', path: '/keys' },
   { op: 'list', method: 'GET', path: '/users/{username}/keys' },
-  { op: 'revoke', method: 'DELETE', path: '/keys/{keyId}' },
+  { op: 'revoke', method: 'DELETE', path: '/users/{username}/keys/{keyId}' },
+  // The first release's revoke named no user: it answers 410 with the path to use (docs/managing-keys.md).
+  { op: 'revokeWithoutUser', method: 'DELETE', path: '/keys/{keyId}' },
 ] as const;
 
 export type KeyAdminRoute = (typeof KEY_ADMIN_ROUTES)[number];

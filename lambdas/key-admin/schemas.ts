@@ -1,25 +1,33 @@
 /**
  * What the key-management API accepts, as zod schemas: the one place its
  * input rules live (the handler parses with them; the admin client's types
- * come from them). Each refusal names its field.
+ * come from them). Each refusal names its field. A key name's rule is the key
+ * manager's own (lambdas/core/key-rules.ts), so the API and `npm run keys`
+ * refuse the same names with the same words.
  */
 import * as z from 'zod';
 import { SCOPES } from '../core/dataset.js';
-import { MAX_NAME_LENGTH } from '../../keys/key-manager.js';
+import { checkKeyName } from '../core/key-rules.js';
+import { USERNAME_MAX_LENGTH } from '../core/ids.js';
+import { MAX_LIST_PAGE } from './key-manager.js';
 
 /** Idempotency keys: what a UUID, a ULID or any opaque token of the web product looks like. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
+
+const username = z
+  .string({ error: 'username is required' })
+  .min(1, { error: 'username is required' })
+  .max(USERNAME_MAX_LENGTH, { error: `username is at most ${USERNAME_MAX_LENGTH} characters` });
 
 export const createKeyBody = z.strictObject({
   idempotencyKey: z.string({ error: 'idempotencyKey is required' }).regex(IDEMPOTENCY_KEY_PATTERN, {
     error: 'idempotencyKey must be 8-128 characters of letters, digits, ".", "_", ":" or "-" (a UUID works)',
   }),
-  username: z.string({ error: 'username is required' }).min(1, { error: 'username is required' }).max(64, { error: 'username is at most 64 characters' }),
-  name: z
-    .string({ error: 'name is required' })
-    .trim()
-    .min(1, { error: `name must be 1-${MAX_NAME_LENGTH} characters` })
-    .max(MAX_NAME_LENGTH, { error: `name must be 1-${MAX_NAME_LENGTH} characters` }),
+  username,
+  name: z.string({ error: 'name is required' }).check((ctx) => {
+    const checked = checkKeyName(ctx.value);
+    if (!checked.ok) ctx.issues.push({ code: 'custom', message: checked.message, input: ctx.value });
+  }),
   scopes: z
     .array(z.enum(SCOPES, { error: `scopes must each be one of ${SCOPES.join(', ')}` }), { error: 'scopes must be an array' })
     .min(1, { error: `scopes needs at least one of ${SCOPES.join(', ')}` })
@@ -28,4 +36,17 @@ export const createKeyBody = z.strictObject({
 
 export type CreateKeyBody = z.input<typeof createKeyBody>;
 
-export const keyIdParam = z.string().regex(/^key_[0-9A-Za-z]{1,64}$/, { error: 'keyId must look like key_…' });
+export const KEY_ID_PATTERN = /^key_[0-9A-Za-z]{1,64}$/;
+export const keyIdParam = z.string().regex(KEY_ID_PATTERN, { error: 'keyId must look like key_…' });
+export const usernameParam = username;
+
+/** `GET /users/{username}/keys?limit=&cursor=`: one page of the user's keys. */
+export const listQuery = z.strictObject({
+  limit: z.coerce
+    .number({ error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })
+    .int({ error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })
+    .min(1, { error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })
+    .max(MAX_LIST_PAGE, { error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })
+    .optional(),
+  cursor: z.string().min(1, { error: 'cursor must be a cursor from an earlier answer' }).max(256, { error: 'cursor must be a cursor from an earlier answer' }).optional(),
+});

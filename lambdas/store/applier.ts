@@ -41,8 +41,10 @@ import { Deriver } from './derivation.js';
 import { sameContent } from './item-content.js';
 import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from './table.js';
+import type { PlanKeys } from './key-store.js';
 import { TableIO, keyString, type Item, type Key } from './table-io.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
+import { userKeysCloser } from './user-keys.js';
 import { all } from './waves.js';
 
 export { FanOutIncomplete } from './settle.js';
@@ -74,6 +76,8 @@ export interface ApplierOptions extends SettleOptions {
   clock?: Clock;
   /** A fresh token for each derivation's marks (derivation.ts); tests inject a deterministic one. */
   token?: () => string;
+  /** API Gateway, to delete a deleted user's plan keys (AWS; none exist locally). */
+  planKeys?: PlanKeys;
 }
 
 /** What a change writes, and what it needs before it may write it. */
@@ -100,7 +104,7 @@ export class ChangeApplier {
   constructor(client: DynamoDBDocumentClient, tableName: string, opts: ApplierOptions = {}) {
     this.io = new TableIO(client, tableName);
     this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.token ?? randomUUID);
-    this.settler = new Settler(this.io, this.deriver, opts);
+    this.settler = new Settler(this.io, this.deriver, { ...opts, closeUserKeys: opts.closeUserKeys ?? userKeysCloser(client, tableName, opts) });
   }
 
   async apply(change: Change): Promise<ApplyResult> {

@@ -193,33 +193,61 @@ export interface TallySummaryItem {
   counted?: number;
 }
 
-export interface ApiKeyItem {
+/** The authorizer's item of a usable key (keys.apiKey, by the key's hash). */
+export interface LiveApiKeyItem {
   type: 'API_KEY';
   key_id: string;
   user_id: string;
   name: string;
   scopes: Scope[];
-  revoked: boolean;
+  revoked: false;
   /** Value of the key's API Gateway plan key (non-secret); set when provisioned in AWS. */
   usage_identifier?: string;
 }
 
-/** Key management record (lambdas/store/table.ts keys.keyRecord). */
+/**
+ * The authorizer's item of a revoked key: what it held, or only the key id
+ * (revoked before its create wrote it, or its user deleted). It stays, so
+ * that no create can put the key back (lambdas/store/key-store.ts).
+ */
+export interface RevokedApiKeyItem extends Partial<Omit<LiveApiKeyItem, 'type' | 'key_id' | 'revoked'>> {
+  type: 'API_KEY';
+  key_id: string;
+  revoked: true;
+  revoked_at?: string;
+}
+
+export type ApiKeyItem = LiveApiKeyItem | RevokedApiKeyItem;
+
+/**
+ * Key management record (keys.keyRecord): a key's, or a tombstone (only id
+ * and revocation) that a retire wrote before the key's create could, or what
+ * an erased key keeps once its user is deleted.
+ */
 export interface KeyRecordItem {
   type: 'KEY_RECORD';
   key_id: string;
-  key_hash: string;
-  user_id: string;
-  name: string;
-  scopes: Scope[];
+  key_hash?: string;
+  user_id?: string;
+  name?: string;
+  scopes?: Scope[];
   /** null for keys seeded from a dataset, which records no creation time. */
-  created_at: string | null;
+  created_at?: string | null;
   revoked: boolean;
   revoked_at?: string;
-  /** The API Gateway API key's id (AWS only). */
+  /** Which retire revoked it: a retire retried after a lost answer recognises its own write. */
+  revoke_id?: string;
+  /** The value of its plan key, chosen before the plan key is made (AWS only). */
+  usage_identifier?: string;
+  /** The API Gateway API key's id, recorded before it joins the usage plan (AWS only). */
   plan_key_id?: string;
+  /** The key became usable (its authorizer item was written): reconcile leaves its slot alone. */
+  confirmed?: true;
+  /** Its user was deleted: it keeps only its id and that it is revoked. */
+  erased?: true;
 }
 
+/** Written by earlier versions (key id → owner); no longer written or read, and harmless. */
 export interface KeyPointerItem {
   type: 'KEY_POINTER';
   key_id: string;
@@ -230,21 +258,34 @@ export interface KeyPointerItem {
 export interface KeyRequestItem {
   type: 'KEY_REQUEST';
   user_id: string;
-  name: string;
+  /** SHA-256 of the trimmed name: enough to tell a retry from another request, without keeping the name. */
+  name_hash: string;
   /** Sorted, so the same set compares equal whatever order a retry sends. */
   scopes: Scope[];
   key_id: string;
-  /** `pending` until the key is complete; a failed create deletes the item. */
+  /** `pending` until the key is usable; a create that made no key deletes the item. */
   state: 'pending' | 'done';
   requested_at: string;
   /** TTL (epoch seconds): the end of the idempotency window. */
   expires_at: number;
 }
 
+/**
+ * A user's key slots (key-rules.ts): every key active or being made, by id,
+ * with when its slot was taken; the day's creates; the deletion's version.
+ * Written whole, conditional on `rev` (lambdas/store/key-store.ts).
+ */
 export interface KeyCounterItem {
   type: 'KEY_COUNTER';
   user_id: string;
+  /** How many keys hold a slot (the size of `holders`, for people reading the table). */
   active: number;
+  /** Absent on counters written before slots were named (rebuilt from the records when read). */
+  holders?: Record<string, string>;
+  rev?: number;
+  day?: string;
+  created?: number;
+  closed_version?: number;
 }
 
 /** Base keys always; GSI keys only on what the public read paths may reach. */

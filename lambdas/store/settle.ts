@@ -8,8 +8,8 @@
  *
  * | stored item            | follow-up                                                          |
  * |------------------------|--------------------------------------------------------------------|
- * | user tombstone         | cascade: each linked event it created, and its RSVPs, go; its      |
- * |                        | guest unit in every linked event                                   |
+ * | user tombstone         | its keys closed (user-keys.ts); cascade: each linked event it      |
+ * |                        | created, and its RSVPs, go; its guest unit in every linked event   |
  * | live user              | fan-out: per linked event, the user's guest unit, and the event    |
  * |                        | unit of the events the user created (fan-out.ts)                   |
  * | event tombstone        | tombstone its RSVPs; the event unit, then every guest unit         |
@@ -56,7 +56,10 @@ import { eventUnit, guestUnit } from './units.js';
 import { all, each } from './waves.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
-export type SettleOptions = FanOutOptions;
+export type SettleOptions = FanOutOptions & {
+  /** A deleted user's keys: closed before the cascade (user-keys.ts). */
+  closeUserKeys?: (userId: string, version: number) => Promise<void>;
+};
 
 /** What the applier already did toward this settle: the wave A of the derivation the change's source item owes (derivation.ts). */
 export interface Head {
@@ -73,7 +76,7 @@ export class Settler {
   constructor(
     private readonly io: TableIO,
     private readonly deriver: Deriver,
-    opts: SettleOptions = {},
+    private readonly opts: SettleOptions = {},
   ) {
     this.fanOut = new FanOut(io, deriver, opts);
   }
@@ -95,6 +98,7 @@ export class Settler {
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
+        if (stored.deleted) await this.opts.closeUserKeys?.(userId, stored.version);
         done = stored.deleted
           ? await this.fanOut.links(stored, () => Promise.resolve(), async (part) => (await each(part, (e) => this.cascadeUser(e, userId, r))).every(Boolean))
           : await this.fanOut.links(stored, (part) => this.fanOut.readUserChunk(stored, part), (part, read) => this.fanOut.userChunk(stored, part, read, r));

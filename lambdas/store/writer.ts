@@ -8,7 +8,7 @@
 import { hashApiKey, keyIdFromHash } from '../core/api-key.js';
 import { SCOPES, type Dataset } from '../core/dataset.js';
 import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
-import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyPointerItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
+import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
 import { keys } from './table.js';
 import { tallyItems } from './tally.js';
 
@@ -70,18 +70,21 @@ export function datasetToItems(dataset: Dataset): { items: TableItem[]; summary:
   return { items, summary: { ...readModel.summary, apiKeys: dataset.api_keys?.length ?? 0, items: items.length } };
 }
 
+/** When seeded keys' slots count as taken (they have no creation time): long ago, so a reconcile checks them once. */
+export const SEEDED_SLOT_AT = '1970-01-01T00:00:00.000Z';
+
 /** Keys seeded from a dataset (local and test use). */
 export function apiKeyItems(dataset: Pick<Dataset, 'api_keys'>): TableItem[] {
   const items: TableItem[] = [];
   // Seeded keys get the same records as keys made by the key manager, so they
-  // are listed, revocable and counted against the 10-active-keys limit.
-  const activeKeys = new Map<string, number>();
+  // are listed, revocable and hold slots against the 10-active-keys limit.
+  const holders = new Map<string, Record<string, string>>();
   for (const apiKey of dataset.api_keys ?? []) {
     const keyHash = hashApiKey(apiKey.key);
     const keyId = keyIdFromHash(keyHash);
     const scopes = [...(apiKey.scopes ?? SCOPES)];
-    const revoked = apiKey.revoked ?? false;
-    const item: ApiKeyItem = { type: 'API_KEY', key_id: keyId, user_id: apiKey.user_id, name: apiKey.name, scopes, revoked };
+    const common = { type: 'API_KEY' as const, key_id: keyId, user_id: apiKey.user_id, name: apiKey.name, scopes };
+    const item: ApiKeyItem = apiKey.revoked ? { ...common, revoked: true } : { ...common, revoked: false };
     const record: KeyRecordItem = {
       type: 'KEY_RECORD',
       key_id: keyId,
@@ -90,16 +93,15 @@ export function apiKeyItems(dataset: Pick<Dataset, 'api_keys'>): TableItem[] {
       name: apiKey.name,
       scopes,
       created_at: null,
-      revoked,
+      revoked: apiKey.revoked ?? false,
+      ...(apiKey.revoked ? {} : { confirmed: true as const }),
     };
-    const pointer: KeyPointerItem = { type: 'KEY_POINTER', key_id: keyId, user_id: apiKey.user_id };
-    items.push({ ...keys.apiKey(keyHash), ...item }, { ...keys.keyRecord(apiKey.user_id, keyId), ...record }, { ...keys.keyPointer(keyId), ...pointer });
-    if (!revoked) activeKeys.set(apiKey.user_id, (activeKeys.get(apiKey.user_id) ?? 0) + 1);
+    items.push({ ...keys.apiKey(keyHash), ...item }, { ...keys.keyRecord(apiKey.user_id, keyId), ...record });
+    if (!apiKey.revoked) holders.set(apiKey.user_id, { ...holders.get(apiKey.user_id), [keyId]: SEEDED_SLOT_AT });
   }
-  for (const [userId, active] of activeKeys) {
-    const counter: KeyCounterItem = { type: 'KEY_COUNTER', user_id: userId, active };
+  for (const [userId, held] of holders) {
+    const counter: KeyCounterItem = { type: 'KEY_COUNTER', user_id: userId, active: Object.keys(held).length, holders: held, rev: 0 };
     items.push({ ...keys.keyCounter(userId), ...counter });
   }
-
   return items;
 }

@@ -11,12 +11,15 @@
  * was applied or stale, 1 otherwise, 2 for bad usage (a file that cannot be
  * read included). With --endpoint (the local
  * server's `Store:` URL) the local table is used; without it the AWS SDK's
- * region and credentials, and --table (the stack's TableName output).
+ * region and credentials, and --table (the stack's TableName output); a
+ * user's deletion then also deletes their keys' API Gateway plan keys.
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
 import '../sdk-node-warning.js';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { applyChangeFile, exitStatus, formatReport, headline } from '../change-file.js';
@@ -53,7 +56,9 @@ async function main(): Promise<void> {
   const client = createWriteClient({ endpoint: values.endpoint });
   try {
     if (values.endpoint) await ensureTable(client, tableName);
-    const report = await applyChangeFile(() => new ChangeApplier(client, tableName), text, concurrency);
+    // In AWS a user's deletion also deletes their keys' plan keys (locally there are none): one client for every applier.
+    const planKeys = values.endpoint ? undefined : new ApiGatewayPlanKeys(new APIGatewayClient({}));
+    const report = await applyChangeFile(() => new ChangeApplier(client, tableName, planKeys ? { planKeys } : {}), text, concurrency);
     for (const p of report.problems) process.stderr.write(`${p}\n`);
     for (const line of report.staleLines) process.stdout.write(`${line}\n`);
     process.stdout.write(`${headline(report, file, tableName)}\n${formatReport(report)}\n`);

@@ -10,12 +10,15 @@
  * printed. --dry-run prints the same and writes nothing. With --endpoint (a
  * local server's store, or any dynalite) the table is created if missing;
  * without it the AWS SDK's usual region and credentials are used and --table
- * is required.
+ * is required (and a resync that closes a removed user's keys deletes their
+ * API Gateway plan keys with the same credentials).
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
 import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { createDocumentClient } from '../../lambdas/store/client.js';
+import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
@@ -62,7 +65,8 @@ async function main(): Promise<void> {
     const dryRun = values['dry-run'] === true;
     if (values.replace) {
       const plan = planResync(await scanTable(client, tableName), loaded.dataset);
-      if (!dryRun) await executeResync(client, tableName, plan);
+      // In AWS, the keys of a user FILE removes lose their plan keys too (locally there are none).
+      if (!dryRun) await executeResync(client, tableName, plan, { planKeys: values.endpoint ? undefined : new ApiGatewayPlanKeys(new APIGatewayClient({})) });
       process.stdout.write(`${dryRun ? 'Dry run (nothing written): would replace' : 'Replaced'} the read model of ${tableName} with ${file}\n${formatPlan(plan)}\n`);
       return;
     }

@@ -4,13 +4,15 @@
  * both APIs through the template's gateway (and its custom domain, if any),
  * with the demo key, must answer 200; a batch of change records goes through the ingest queue and must apply
  * with no failure; the key-management API refuses an unsigned request and its
- * create, retry and revoke work on the Public API at once (key-admin-check.ts);
- * and no AWS call of any function may fall outside its role.
+ * create, retry and revoke work on the Public API at once, and the roles that
+ * may delete API Gateway keys are refused every action on a foreign key,
+ * stage or usage plan (key-admin-check.ts); and no AWS call of any function
+ * may fall outside its role.
  * Offline: no AWS account, no Docker. Exits 1 with every problem named.
  */
 import { readFileSync } from 'node:fs';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../rehearsal/checks.js';
-import { keyAdminRoundTrip } from '../rehearsal/key-admin-check.js';
+import { foreignKeysRefused, keyAdminRoundTrip } from '../rehearsal/key-admin-check.js';
 import { startRehearsal } from '../rehearsal/rehearsal.js';
 import '../sdk-node-warning.js';
 
@@ -32,7 +34,7 @@ for (const [name, context] of Object.entries(REHEARSAL_STAGES)) {
       }
     }
     // Before the change batch, which edits the demo event the round trip reads.
-    for (const check of await keyAdminRoundTrip(rehearsal)) {
+    for (const check of [...(await keyAdminRoundTrip(rehearsal)), ...(await foreignKeysRefused(rehearsal))]) {
       lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}`);
       if (!check.ok) failed = true;
     }

@@ -6,7 +6,7 @@
  * key-management API is a plan key of the Public API at once, and a deleted
  * one is refused at once (INVALID_API_KEY), as in AWS.
  *
- * Only the calls key management makes are interpreted (keys/usage-plan.ts):
+ * Only the calls key management makes are interpreted (lambdas/key-admin/usage-plan.ts):
  * CreateApiKey, CreateUsagePlanKey, DeleteApiKey; anything else is reported
  * as not interpreted by the endpoint. Each call's IAM evaluation uses the
  * resource ARNs of
@@ -43,6 +43,20 @@ export interface ApiGatewayCall {
 
 const arn = (path: string) => `arn:aws:apigateway:${REGION}::${path}`;
 
+/**
+ * What a CreateApiKey with tags is authorized on besides apigateway:POST on
+ * /apikeys: apigateway:PUT on the tags of the collection, the collection's ARN
+ * URL-encoded and a literal `*` where the new key's id will be (as AWS names it
+ * when it refuses a tagged create: `…::/tags/arn%3Aaws%3Aapigateway%3A{region}%3A%3A%2Frestapis%2F*`
+ * for a REST API). A TagResource call on an existing key names the key's own
+ * ARN instead, so a policy can tell the two apart.
+ */
+export const tagOnCreateResource = (region: string): string => {
+  const inRegion = (path: string) => `arn:aws:apigateway:${region}::${path}`;
+  return inRegion(`/tags/${encodeURIComponent(inRegion('/apikeys/'))}*`);
+};
+const TAG_ON_CREATE_RESOURCE = tagOnCreateResource(REGION);
+
 export class ApiKeyStore {
   private readonly keys = new Map<string, ApiKey>();
   private readonly members = new Map<string, Set<string>>();
@@ -70,8 +84,8 @@ export class ApiKeyStore {
       const tagContext = { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), ...(Object.keys(tags).length ? { 'aws:TagKeys': Object.keys(tags) } : {}) };
       const id = randomUUID().replace(/-/g, '').slice(0, 10);
       const evaluations: AwsCall[] = [{ fn, action: 'apigateway:POST', resource: arn('/apikeys'), context: tagContext }];
-      // Tag-on-create may also be authorized as the tagging call on the new key (the role allows both, lib/key-admin.ts).
-      if (Object.keys(tags).length) evaluations.push({ fn, action: 'apigateway:PUT', resource: arn(`/tags/${encodeURIComponent(arn(`/apikeys/${id}`))}`), context: tagContext });
+      // Tags on create: also authorized as apigateway:PUT, on the tags of the collection with a literal * for the new id (TAG_ON_CREATE).
+      if (Object.keys(tags).length) evaluations.push({ fn, action: 'apigateway:PUT', resource: TAG_ON_CREATE_RESOURCE, context: tagContext });
       return {
         operation: 'CreateApiKey',
         evaluations,
@@ -119,4 +133,35 @@ export class ApiKeyStore {
     }
     return undefined;
   }
+}
+
+/**
+ * Every API Gateway action (the HTTP verbs IAM names them by) on resources
+ * that are not this stack's keys: an API key of another product, as it is
+ * or tagged with another plan's id, another API and its stage, another usage
+ * plan and its keys, the stack's own usage plan itself, and the tags of
+ * each (both ways of writing the tagged resource's ARN), each with the
+ * stack's plan tag in the request (what a tagging call would carry) and
+ * without. A role that may touch only its own keys is refused all of them.
+ */
+export function foreignApiGatewayCalls(region: string, planId: string, tagKey: string): { action: string; resource: string; context: Record<string, string | string[]> }[] {
+  const inRegion = (path: string) => `arn:aws:apigateway:${region}::${path}`;
+  const targets = [
+    inRegion('/apikeys/otherproductkey1'),
+    inRegion('/restapis/abc123'),
+    inRegion('/restapis/abc123/stages/prod'),
+    inRegion('/usageplans/other'),
+    inRegion(`/usageplans/${planId}`),
+    inRegion('/usageplans/other/keys'),
+    inRegion('/usageplans/other/keys/otherproductkey1'),
+  ];
+  const resources = targets.flatMap((r) => [r, inRegion(`/tags/${r}`), inRegion(`/tags/${encodeURIComponent(r)}`)]);
+  const planTag = { [`aws:RequestTag/${tagKey}`]: planId, 'aws:TagKeys': [tagKey] };
+  return ['apigateway:GET', 'apigateway:POST', 'apigateway:PUT', 'apigateway:PATCH', 'apigateway:DELETE'].flatMap((action) =>
+    resources.flatMap((resource) => [
+      { action, resource, context: planTag },
+      { action, resource, context: { ...planTag, [`aws:ResourceTag/${tagKey}`]: 'another-plan' } },
+      { action, resource, context: {} },
+    ]),
+  );
 }

@@ -5,11 +5,19 @@
 import { SURFACES, routes } from '../../lambdas/routes.js';
 import { encodeCursor, feedScopes } from '../../lambdas/core/feed-cursor.js';
 
-/** Staging as cdk.json sets it, and production with its custom domain and web ACL (context keys of bin/app.ts). */
+/** The web product's role in the rehearsal's account: the one caller the key-management API's resource policy lets in. */
+export const REHEARSAL_WEB_PRODUCT_ROLE = 'arn:aws:iam::123456789012:role/web-product';
+
+/**
+ * Staging as cdk.json sets it, and production with its custom domain and web
+ * ACL (context keys of bin/app.ts); both name the web product's role as the
+ * key-management API's caller, as a deploy does (docs/deploy.md).
+ */
 export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
-  staging: { stage: 'staging' },
+  staging: { stage: 'staging', keyAdminCallers: REHEARSAL_WEB_PRODUCT_ROLE },
   production: {
     stage: 'production',
+    keyAdminCallers: REHEARSAL_WEB_PRODUCT_ROLE,
     domainName: 'api.events.example.com',
     certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000',
     embedWebAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/embed/00000000-0000-0000-0000-000000000000',
@@ -64,6 +72,6 @@ export const PRODUCTION_WITH_BAD_THROTTLE: Record<string, string> = { ...REHEARS
 /** Every context jest's "rehearsal" project serves: bundled once per run by its globalSetup (local/rehearsal/prepare.ts). */
 export const JEST_REHEARSAL_CONTEXTS: Record<string, string>[] = [
   ...Object.values(REHEARSAL_STAGES),
-  ...REHEARSED_SITE_URLS.map((siteUrl) => ({ stage: 'staging', siteUrl })),
+  ...REHEARSED_SITE_URLS.map((siteUrl) => ({ ...REHEARSAL_STAGES.staging!, siteUrl })),
   PRODUCTION_WITH_BAD_THROTTLE,
 ];

@@ -37,6 +37,8 @@ export async function evaluateAs(
   call: Pick<AwsCall, 'action' | 'resource' | 'context'>,
   policies: readonly PolicyDocument[],
   policyName = 'policy',
+  /** The resource's own policy (an API's): its explicit deny wins, its allow lets a principal of the account in. */
+  resourcePolicy?: PolicyDocument,
 ): Promise<{ allowed: boolean; decision: string }> {
   const result = await runSimulation(
     {
@@ -44,9 +46,10 @@ export async function evaluateAs(
         principal,
         action: call.action,
         resource: { resource: call.resource, accountId: ACCOUNT },
-        contextVariables: call.context,
+        contextVariables: { ...principalKeys(principal), ...call.context },
       },
       identityPolicies: policies.map((policy, i) => ({ name: `${policyName}-${i}`, policy })),
+      ...(resourcePolicy ? { resourcePolicy } : {}),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
     },
@@ -57,3 +60,15 @@ export async function evaluateAs(
 }
 
 export const describeDenial = (d: Denial) => `${d.fn} may not ${d.action} on ${d.resource} (${d.decision}${Object.keys(d.context).length ? `, context ${JSON.stringify(d.context)}` : ''})`;
+
+/**
+ * The global condition keys AWS sets for every request from this principal:
+ * aws:PrincipalArn is the role's ARN for one of its sessions (not the
+ * session's), and aws:PrincipalAccount its account.
+ */
+export function principalKeys(principal: string): Record<string, string> {
+  const session = /^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/.exec(principal);
+  const arn = session ? `arn:${session[1]}:iam::${session[2]}:role/${session[3]}` : principal;
+  const account = /^arn:aws[a-z-]*:(?:iam|sts)::(\d{12}):/.exec(principal)?.[1];
+  return { 'aws:PrincipalArn': arn, ...(account ? { 'aws:PrincipalAccount': account } : {}) };
+}

@@ -5,13 +5,16 @@
  * product's stand-in makes a key that answers 200 on the Public API at once;
  * a retried create answers the same key id without the key; after a revoke
  * the key is 401 at once. A template without the key-management API has no
- * lines.
+ * lines. And (foreignKeysRefused) the roles that may delete this stack's
+ * API Gateway keys may touch no other key, stage or plan.
  */
 import { randomUUID } from 'node:crypto';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
+import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
+import { foreignApiGatewayCalls } from './api-keys.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
 import { rehearsalRequests } from './checks.js';
-import { REGION } from './iam.js';
+import { REGION, evaluate } from './iam.js';
 import type { Rehearsal } from './rehearsal.js';
 
 export interface CheckLine {
@@ -55,8 +58,45 @@ export async function keyAdminRoundTrip(rehearsal: Rehearsal, username = 'frank'
   check(live === 200, `${live} key admin: the new key on the Public API`);
   const again = await admin.create(input);
   check(again.replayed && again.keyId === created.keyId && !('key' in again), `200 key admin: retried create replayed ${again.keyId} without the key`);
-  await admin.revoke(created.keyId);
+  await admin.revoke(username, created.keyId);
   const revoked = await publicStatus(rehearsal, created.key);
   check(revoked === 401, `${revoked} key admin: the revoked key on the Public API`);
+  return lines;
+}
+
+/**
+ * The rehearsal's IAM evaluation of the roles that touch API Gateway keys
+ * (the key-management function's and the ingest's): every action on a
+ * foreign API key, stage or usage plan, and on their tags, refused
+ * (foreignApiGatewayCalls). A pair IAM does not know (an action with no such
+ * resource type) is left out, as AWS could not be asked it. Each line also
+ * holds the control: a key of the stack's own plan may be deleted.
+ */
+export async function foreignKeysRefused(rehearsal: Rehearsal): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  const planId = rehearsal.usagePlanIds[0];
+  if (!planId) return lines;
+  for (const [fn, role] of rehearsal.roles) {
+    if (!fn.startsWith('KeyAdminFunction') && !fn.startsWith('IngestFunction')) continue;
+    let asked = 0;
+    const allowed: string[] = [];
+    for (const call of foreignApiGatewayCalls(REGION, planId, USAGE_PLAN_TAG)) {
+      const { allowed: ok, decision } = await evaluate({ fn, ...call }, role.roleName, role.policies);
+      if (decision.includes('no.resource.types')) continue;
+      asked++;
+      if (ok) allowed.push(`${call.action} ${call.resource}`);
+    }
+    // The control: the same evaluation lets the role delete a key of its own plan, so the refusals are the policy's, not an evaluator that refuses everything.
+    const own = await evaluate(
+      { fn, action: 'apigateway:DELETE', resource: `arn:aws:apigateway:${REGION}::/apikeys/ownplankey01`, context: { [`aws:ResourceTag/${USAGE_PLAN_TAG}`]: planId } },
+      role.roleName,
+      role.policies,
+    );
+    const refused = `${asked - allowed.length} of ${asked} API Gateway actions on a foreign key, stage or plan (and their tags) refused`;
+    lines.push({
+      ok: allowed.length === 0 && asked > 0 && own.allowed,
+      line: `${fn.replace(/[0-9A-F]{8}$/, '')}: ${refused}${allowed.length ? `; allowed: ${allowed.slice(0, 3).join(', ')}` : ''}; its own plan's key ${own.allowed ? 'may be deleted' : `may NOT be deleted (${own.decision})`}`,
+    });
+  }
   return lines;
 }

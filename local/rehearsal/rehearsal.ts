@@ -68,6 +68,10 @@ export interface Rehearsal {
   /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
   urlFor(path: string, method?: string): string;
   readonly endpoint: AwsEndpoint;
+  /** Each function's role, by the function's logical id: what its AWS calls are evaluated against. */
+  readonly roles: ReadonlyMap<string, { roleName: string; policies: PolicyDocument[] }>;
+  /** The usage plans' ids, as the template's Refs resolve them. */
+  readonly usagePlanIds: string[];
   /** API Gateway's API keys and usage-plan keys, as the functions' API Gateway calls left them. */
   readonly apiKeys: ApiKeyStore;
   /**
@@ -84,7 +88,7 @@ export interface Rehearsal {
   readonly summary: WriteSummary;
   /**
    * Makes every API key in the table a usage-plan key, as `npm run keys`
-   * does in AWS (keys/key-manager.ts); a key created without it is refused
+   * does in AWS (lambdas/key-admin/key-manager.ts); a key created without it is refused
    * by API Gateway (INVALID_API_KEY), here as there.
    */
   registerPlanKeys(): Promise<void>;
@@ -106,7 +110,7 @@ export interface Rehearsal {
 /**
  * In AWS a key works only once `npm run keys` has made it a usage-plan key and
  * stored the plan key's value with it (`usage_identifier`, which the
- * authorizer returns as usageIdentifierKey; keys/key-manager.ts). The loader
+ * authorizer returns as usageIdentifierKey; lambdas/key-admin/key-manager.ts). The loader
  * does not (it has no API Gateway), so the rehearsal does that step for every
  * key of the dataset, and its usage plans know exactly these keys.
  */
@@ -356,6 +360,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       domains,
       urlFor,
       endpoint,
+      roles,
+      usagePlanIds: template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => String(template.ref(pid, pid))),
       apiKeys,
       webProduct,
       tableName,

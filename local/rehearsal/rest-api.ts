@@ -14,12 +14,14 @@
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/permissions.html):
  * the SigV4 signature is verified (local/sigv4-check.ts; the documented local
  * key pair stands in for the web product's IAM credentials), then the
- * signer's identity policies must allow `execute-api:Invoke` on the method's
- * ARN (`arn:aws:execute-api:{region}:{account}:{api}/{stage}/{METHOD}/{path}`),
+ * signer's identity policies, with the API's resource policy, must allow
+ * `execute-api:Invoke` on the method's ARN
+ * (`arn:aws:execute-api:{region}:{account}:{api}/{stage}/{METHOD}/{path}`),
  * evaluated with iam-simulate against the grant the rehearsal gives the web
- * product (web-product.ts). No signature: MISSING_AUTHENTICATION_TOKEN; a bad
- * one: INVALID_SIGNATURE; not allowed: ACCESS_DENIED (each 403 unless the
- * template's gateway responses say otherwise). The caller is put in
+ * product (web-product.ts) and the template's `Policy` of the API. No
+ * signature: MISSING_AUTHENTICATION_TOKEN; a bad one: INVALID_SIGNATURE; not
+ * allowed: ACCESS_DENIED (each 403 unless the template's gateway responses
+ * say otherwise). The caller is put in
  * requestContext.identity as API Gateway does.
  */
 import { randomUUID } from 'node:crypto';
@@ -28,7 +30,7 @@ import { headersOf, queryOf } from '../gateway.js';
 import { methodArnTooLong, sizeLimitBreach } from '../request-limits.js';
 import { parseRequestTarget } from '../request-target.js';
 import { verifySigV4 } from '../sigv4-check.js';
-import { ACCOUNT, REGION, evaluateAs } from './iam.js';
+import { ACCOUNT, REGION, evaluateAs, type PolicyDocument } from './iam.js';
 import type { LambdaHost } from './lambda-host.js';
 import { Template, TemplateError, type Json } from './template.js';
 import type { WebProduct } from './web-product.js';
@@ -122,6 +124,18 @@ export class RestApiRehearsal {
   private readonly plans: { quota?: { limit: number; period: string }; throttle?: { rate: number; burst: number }; buckets: Map<string, TokenBucket>; used: Map<string, number> }[] = [];
   /** Function errors seen (timeouts, crashes, oversized answers): the rehearsal reports them. */
   readonly functionErrors: string[] = [];
+
+  /**
+   * The API's resource policy, if the template gives it one, with API
+   * Gateway's shorthand `execute-api:/…` expanded to this API's ARN.
+   */
+  private resourcePolicy(): PolicyDocument | undefined {
+    const policy = this.opts.template.prop(this.opts.apiId, 'Policy');
+    if (policy === undefined) return undefined;
+    const expand = (r: Json): Json => (typeof r === 'string' && r.startsWith('execute-api:') ? `arn:aws:execute-api:${REGION}:${ACCOUNT}:${this.opts.apiId}${r.slice('execute-api:'.length)}` : r);
+    const doc = policy as { Statement: Json[] };
+    return { ...doc, Statement: doc.Statement.map((st) => ({ ...st, Resource: Array.isArray(st.Resource) ? st.Resource.map(expand) : expand(st.Resource) })) };
+  }
 
   constructor(private readonly opts: RestApiOptions) {
     const t = opts.template;
@@ -325,7 +339,7 @@ export class RestApiRehearsal {
       const verdict = await verifySigV4({ method, target, headers: req.headers, body }, this.opts.iam ? [this.opts.iam] : [], (this.opts.signatureClock ?? (() => new Date()))());
       if (!verdict.ok) return this.gatewayResponse(verdict.message === 'Missing Authentication Token' ? 'MISSING_AUTHENTICATION_TOKEN' : 'INVALID_SIGNATURE', requestId, {}, verdict.message);
       const iam = this.opts.iam!;
-      const decision = await evaluateAs(iam.principalArn, { action: 'execute-api:Invoke', resource: methodArn, context: {} }, iam.policies, 'web-product');
+      const decision = await evaluateAs(iam.principalArn, { action: 'execute-api:Invoke', resource: methodArn, context: {} }, iam.policies, 'web-product', this.resourcePolicy());
       if (!decision.allowed) {
         return this.gatewayResponse('ACCESS_DENIED', requestId, {}, `User: ${iam.principalArn} is not authorized to perform: execute-api:Invoke on resource: ${methodArn}`);
       }

@@ -1,4 +1,5 @@
 /** keys/examples/manage-keys.ts, the example of docs/managing-keys.md, run as a script against the local server with the local key pair. */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -31,4 +32,16 @@ it('is refused without the local pair, as AWS refuses unsigned or wrongly signed
   const { code, stderr } = await runTs('keys/examples/manage-keys.ts', ['frank'], { ...env(), AWS_SECRET_ACCESS_KEY: 'wrong' }).done;
   expect(code).not.toBe(0);
   expect(stderr).toContain('KeyAdminError: The request signature we calculated does not match');
+});
+
+it('names what it needs when run without it: the username, the URL, the region and the credentials', async () => {
+  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', [], { KEY_ADMIN_URL: '', AWS_REGION: '' }).done;
+  expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+  for (const needed of ['USERNAME', 'KEY_ADMIN_URL', 'AWS_REGION', 'AWS_ACCESS_KEY_ID=AKIALOCALKEYADMIN000', 'AWS_SECRET_ACCESS_KEY=local-key-admin-secret-not-an-aws-secret']) expect(stderr).toContain(needed);
+});
+
+it("the command docs/managing-keys.md shows signs with the server's local pair", () => {
+  const page = readFileSync(new URL('../../docs/managing-keys.md', import.meta.url), 'utf8');
+  const shown = /AWS_ACCESS_KEY_ID=(\S+) AWS_SECRET_ACCESS_KEY=(\S+) npx tsx keys\/examples\/manage-keys\.ts frank/.exec(page);
+  expect(shown?.slice(1)).toEqual([LOCAL_KEY_ADMIN_PRINCIPAL.accessKeyId, LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey]);
 });

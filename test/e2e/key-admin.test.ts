@@ -12,6 +12,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
+import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
 import { KEYS } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
@@ -29,12 +30,12 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 const store = () => createDocumentClient({ endpoint: server.storeEndpoint });
-/** Every key-management item (records, pointers, authorizer items, counters, create requests), to prove nothing was half-written. */
+/** Every key-management item (records, authorizer items, counters, create requests), to prove nothing was half-written. */
 async function keyItems(): Promise<string> {
   const client = store();
   try {
     const items = (await client.send(new ScanCommand({ TableName: server.tableName }))).Items ?? [];
-    return JSON.stringify(items.filter((i) => /^(APIKEY|USERKEYS|KEYID|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
+    return JSON.stringify(items.filter((i) => /^(APIKEY|USERKEYS|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
   } finally {
     client.destroy();
   }
@@ -133,10 +134,10 @@ describe('a key through its life, used on the Public API', () => {
   });
 
   it('revoke is immediate: the very next Public request with the key is 401; a second revoke is 409 naming keyId', async () => {
-    const revoked = await admin.revoke(created.keyId);
-    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true, revokedAt: expect.any(String), planKeyRemoved: true });
+    const revoked = await admin.revoke('frank', created.keyId);
+    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true, revokedAt: expect.any(String)});
     expect((await publicGet(created.key)).status).toBe(401);
-    const e = await refusal(admin.revoke(created.keyId));
+    const e = await refusal(admin.revoke('frank', created.keyId));
     expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
     expect((await admin.list('frank')).find((k) => k.keyId === created.keyId)).toMatchObject({ revoked: true });
   });
@@ -176,7 +177,7 @@ describe('races', () => {
   it('concurrent revokes of one key: exactly one succeeds, the others are 409, and the slot is freed once', async () => {
     const made = (await admin.create({ idempotencyKey: nextIdem(), username: 'carol_k', name: 'to revoke' })) as CreatedKey;
     const activeBefore = (await admin.list('carol_k')).filter((k) => !k.revoked).length;
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => admin.revoke(made.keyId)));
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => admin.revoke('carol_k', made.keyId)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect((r.reason as KeyAdminError).code).toBe('ALREADY_REVOKED');
     expect((await admin.list('carol_k')).filter((k) => !k.revoked)).toHaveLength(activeBefore - 1);
@@ -214,8 +215,11 @@ describe('bad input: a 4xx naming the field, nothing written', () => {
     ['an unknown field', () => create({ owner: 'frank' }), 400, 'owner', /Unknown field: owner/],
     ['a body that is not JSON', () => raw('POST', '/keys', '{"name":'), 400, 'body', /JSON object/],
     ['a body that is an array', () => raw('POST', '/keys', '[]'), 400, 'body', /.+/],
-    ['an unknown key id', () => raw('DELETE', '/keys/key_doesnotexist'), 404, 'keyId', /Unknown key id/],
-    ['a malformed key id', () => raw('DELETE', '/keys/not-a-key'), 400, 'keyId', /keyId must look like key_/],
+    ['an unknown key id', () => raw('DELETE', '/users/frank/keys/key_doesnotexist'), 404, 'keyId', /has no key "key_doesnotexist"/],
+    ["another user's key id (alice's demo key)", () => raw('DELETE', `/users/frank/keys/${keyIdFromHash(hashApiKey(KEYS.both))}`), 404, 'keyId', /has no key/],
+    ['a malformed key id', () => raw('DELETE', '/users/frank/keys/not-a-key'), 400, 'keyId', /keyId must look like key_/],
+    ['the first release\'s revoke path, without the user', () => raw('DELETE', '/keys/key_doesnotexist'), 410, 'keyId', /DELETE \/admin\/v1\/users\/\{username\}\/keys\/\{keyId\}/],
+    ['a name with a bidirectional override', () => create({ name: 'Invoice \u202Egnp.exe' }), 400, 'name', /U\+202E/],
     ['listing an unknown user', () => raw('GET', '/users/nobody/keys'), 404, 'username', /Unknown user/],
   ])('%s', async (_, send, status, field, message) => {
     const before = await keyItems();

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { runTs } from '../support/process.js';
@@ -24,7 +24,7 @@ afterAll(async () => server?.close());
 
 const api = (path: string, key: string) => get<{ success: boolean; message: string }>(`${server.publicBaseUrl}${path}`, { authorization: `Bearer ${key}` });
 async function keysCli(...args: string[]) {
-  const result = await runTs('keys/cli.ts', [...args, '--endpoint', server.storeEndpoint, '--table', server.tableName]).done;
+  const result = await runTs('local/cli/keys.ts', [...args, '--endpoint', server.storeEndpoint, '--table', server.tableName]).done;
   cliOutput.push(result.stdout, result.stderr);
   return result;
 }
@@ -54,6 +54,10 @@ describe('npm run keys against a running local server', () => {
   it('list shows the key id, name and scopes, never the key or its hash', async () => {
     const listed = await keysCli('list', '--user', 'frank');
     expect(listed.code).toBe(0);
+    // A header row over the columns, then one row per key.
+    const [header, row] = listed.stdout.split('\n');
+    expect(header).toMatch(/^KEY ID\s+STATE\s+SCOPES\s+CREATED\s+NAME$/);
+    expect(row!.indexOf('active')).toBe(header!.indexOf('STATE'));
     expect(listed.stdout).toContain(keyId);
     expect(listed.stdout).toContain('"Integration"');
     expect(listed.stdout).not.toContain(key);
@@ -61,10 +65,10 @@ describe('npm run keys against a running local server', () => {
   });
 
   it('revoke takes effect on the next request, and cannot be undone or repeated', async () => {
-    const revoked = await keysCli('revoke', keyId);
+    const revoked = await keysCli('revoke', '--user', 'frank', keyId);
     expect(revoked.code).toBe(0);
     expect(await api('/events/evt_jazz01', key)).toMatchObject({ status: 401, body: { success: false, message: 'Not authenticated.' } });
-    const again = await keysCli('revoke', keyId);
+    const again = await keysCli('revoke', '--user', 'frank', keyId);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already revoked');
   });
@@ -72,12 +76,13 @@ describe('npm run keys against a running local server', () => {
   it('refuses clearly: unknown user, bad scope, unknown key id, an empty name, the 11th key', async () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
-    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('Unknown key id "key_nope"');
+    expect((await keysCli('revoke', '--user', 'frank', 'key_nope')).stderr).toContain('User "frank" has no key "key_nope"');
+    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('revoke needs --user and a KEY_ID');
     // An empty name is given, not missing: the clear error and exit 1 docs/keys-and-quota.md promises, not a usage line.
     for (const name of ['', '   ']) {
       const empty = await keysCli('create', '--user', 'frank', '--name', name);
       expect(empty).toMatchObject({ code: 1, stdout: '' });
-      expect(empty.stderr).toContain('A key needs a name of 1-100 characters');
+      expect(empty.stderr).toContain('name must be 1-100 characters');
       expect(empty.stderr).not.toContain('Usage');
     }
     // alice holds 2 active seeded keys: 8 more (through the library, to keep this fast), then the 11th is refused.
@@ -141,6 +146,27 @@ describe('daily quota: 1000 requests per key per UTC day', () => {
     expect(last.headers.get('retry-after')).toBe(server.rehearsal ? null : '1');
     now = new Date('2026-11-23T00:00:00.000Z');
     expect((await api('/events/evt_jazz01', KEYS.eventsOnly)).status).toBe(200);
+  });
+});
+
+describe('what revoking and creating keys can buy a user in a day', () => {
+  it('at most 10 creates per user per UTC day, however many were revoked (so at most 20 keys, 20,000 requests, a day); the next UTC day, more', async () => {
+    const client = createDocumentClient({ endpoint: server.storeEndpoint });
+    let day = new Date('2026-11-23T08:00:00.000Z');
+    const manager = new KeyManager(client, server.tableName, { clock: () => day });
+    try {
+      for (let i = 0; i < 10; i++) {
+        const { info } = await manager.create({ username: 'carol_k', name: `rotation ${i}` });
+        await manager.revoke('carol_k', info.keyId);
+      }
+      await expect(manager.create({ username: 'carol_k', name: 'rotation 10' })).rejects.toMatchObject({ code: 'CREATE_LIMIT', field: 'username' });
+      day = new Date('2026-11-23T23:59:59.999Z');
+      await expect(manager.create({ username: 'carol_k', name: 'still today' })).rejects.toMatchObject({ code: 'CREATE_LIMIT' });
+      day = new Date('2026-11-24T00:00:00.000Z');
+      await expect(manager.create({ username: 'carol_k', name: 'next day' })).resolves.toMatchObject({ info: { name: 'next day' } });
+    } finally {
+      client.destroy();
+    }
   });
 });
 

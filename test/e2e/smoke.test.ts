@@ -1,6 +1,6 @@
 /** The deployment smoke script, run against the local server. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -18,9 +18,10 @@ import { fixedClock } from '../../lambdas/core/clock.js';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../../lambdas/key-admin/routes.js';
 import { routes, SURFACES } from '../../lambdas/routes.js';
 import { INDEXES } from '../../lambdas/store/table.js';
-import { KeyManager } from '../../keys/key-manager.js';
-import { ApiGatewayUsagePlan, USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
-import { evaluate, type PolicyDocument } from '../../local/rehearsal/iam.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import { ApiGatewayPlanKeys, USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
+import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
+import { evaluate, evaluateAs, type PolicyDocument } from '../../local/rehearsal/iam.js';
 import { demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { resources, synthApp } from './support.js';
@@ -138,6 +139,37 @@ describe('the key-management API', () => {
   });
 });
 
+describe("the key-management API's resource policy: only the web product's role gets in", () => {
+  const webProduct = 'arn:aws:iam::123456789012:role/web-product';
+  const invoke = 'arn:aws:execute-api:eu-west-1:123456789012:API/staging/POST/admin/v1/keys';
+  /** The API's policy as deployed (`execute-api:/*` is API Gateway's shorthand for every method of this API). */
+  const policyIn = (template: typeof t): PolicyDocument => {
+    const [[, api]] = resources(template, 'AWS::ApiGateway::RestApi').filter(([id]) => id.startsWith('KeyAdminApi')) as [[string, { Properties: Record<string, unknown> }]];
+    const doc = resolveDeep(api.Properties.Policy) as { Statement: { Resource: string }[] };
+    return { ...doc, Statement: doc.Statement.map((st) => ({ ...st, Resource: st.Resource.replace('execute-api:', 'arn:aws:execute-api:eu-west-1:123456789012:API') })) };
+  };
+  /** What API Gateway decides for a principal of the account holding `identity` (AWS's managed invoke-full-access grant, say). */
+  const decision = async (template: typeof t, principal: string, identity: PolicyDocument[]) =>
+    (await evaluateAs(principal, { action: 'execute-api:Invoke', resource: invoke, context: {} }, identity, 'caller', policyIn(template))).decision;
+  const fullInvoke: PolicyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*:*:*' }] };
+
+  it('with keyAdminCallers: that role gets in without a grant of its own; any other principal is refused whatever it is granted', async () => {
+    const { template } = synthApp({ keyAdminCallers: webProduct });
+    expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/web-product/session', [])).toBe('Allowed');
+    expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/web-product/session', [fullInvoke])).toBe('Allowed');
+    expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/other-app/session', [fullInvoke])).toBe('ExplicitlyDenied');
+    expect(await decision(template, 'arn:aws:iam::123456789012:user/admin', [fullInvoke])).toBe('ExplicitlyDenied');
+  });
+
+  it('without it: nobody gets in', async () => {
+    expect(await decision(t, 'arn:aws:sts::123456789012:assumed-role/web-product/session', [fullInvoke])).toBe('ExplicitlyDenied');
+  });
+
+  it('refuses a caller that is not an IAM role or user ARN, naming the setting', () => {
+    expect(() => synthApp({ keyAdminCallers: 'web-product' })).toThrow('keyAdminCallers');
+  });
+});
+
 describe("the key-management function's role: exactly what key management does", () => {
   let store: TestStore;
   const calls: Call[] = [];
@@ -163,8 +195,8 @@ describe("the key-management function's role: exactly what key management does",
       const id = `apikey${++n}`;
       tags.set(id, input.tags ?? {});
       calls.push({ action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: input.tags ?? {} });
-      // A tag-on-create may also be authorized as the tagging call on the new key.
-      if (input.tags) calls.push({ action: 'apigateway:PUT', resource: `arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/${id}`, requestTags: input.tags });
+      // Tags on create are authorized as a PUT on the collection's tags too (local/rehearsal/api-keys.ts).
+      if (input.tags) calls.push({ action: 'apigateway:PUT', resource: tagOnCreateResource('eu-west-1'), requestTags: input.tags });
       return { id };
     });
     let failAttach = true;
@@ -183,17 +215,23 @@ describe("the key-management function's role: exactly what key management does",
 
     const manager = new KeyManager(store.client, store.tableName, {
       clock: fixedClock('2026-11-21T12:00:00.000Z'),
-      usagePlan: new ApiGatewayUsagePlan(new APIGatewayClient({ region: 'eu-west-1' }), planId),
+      planKeys: new ApiGatewayPlanKeys(new APIGatewayClient({ region: 'eu-west-1' }), planId),
+      maxCreatesPerDay: 100,
     });
-    // A plan key that cannot be attached: deleted again (compensation inside the usage plan port).
+    // A plan key that cannot be attached: the key retired, its plan key deleted.
     await expect(manager.createOnce({ idempotencyKey: 'role-check-0', username: 'frank', name: 'fails' })).rejects.toThrow('Bad request');
     const made = await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
     await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
     await expect(manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'other' })).rejects.toThrow('different name');
-    await manager.list('frank');
-    await manager.revoke(made.info.keyId);
-    await expect(manager.revoke(made.info.keyId)).rejects.toThrow('already revoked');
-    // A table write that fails: every written item deleted, the plan key too (compensation in the key manager).
+    await manager.listAll('frank');
+    await manager.revoke('frank', made.info.keyId);
+    await expect(manager.revoke('frank', made.info.keyId)).rejects.toThrow('already revoked');
+    // A create at the limit reconciles the slots first (reads each stale holder's record).
+    const fills = [];
+    for (let i = 0; i < 10; i++) fills.push(await manager.create({ username: 'frank', name: `fill ${i}` }));
+    await expect(manager.create({ username: 'frank', name: 'eleventh' })).rejects.toThrow('active keys');
+    await manager.revoke('frank', fills[0]!.info.keyId);
+    // A table write that fails: the key retired, its plan key deleted, its items erased.
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'PutItemCommand' && String((args.input as { Item?: { pk?: string } }).Item?.pk).startsWith('APIKEY#')) {
@@ -243,8 +281,70 @@ describe("the key-management function's role: exactly what key management does",
       { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
       { action: 'apigateway:PUT', resource: 'arn:aws:apigateway:eu-west-1::/tags/arn:aws:apigateway:eu-west-1::/apikeys/abc', requestTags: { owner: 'x' } },
       { action: 'apigateway:PATCH', resource: `arn:aws:apigateway:eu-west-1::/usageplans/${planId}` },
+      { action: 'dynamodb:GetItem', resource: tableArn, leadingKey: 'KEYID#key_x' },
     ];
     const decisions = await Promise.all(refusals.map(async (c) => ({ c, allowed: await allowedBy(keyStatements, c) })));
     expect(decisions.filter((d) => d.allowed).map((d) => d.c)).toEqual([]);
   });
+
+  it('refuses every API Gateway action on a foreign API key, stage or usage plan, and on their tags, even with this plan\'s tag in the request', async () => {
+    const decisions = await decide(foreignCalls('eu-west-1', planId), (c) => evaluate({ fn: 'KeyAdminFunction', action: c.action, resource: c.resource, context: contextOf(c) }, role, [policyOf(keyStatements)]));
+    expect(decisions.length).toBeGreaterThan(100);
+    expect(decisions.filter((d) => d.allowed).map((d) => d.c)).toEqual([]);
+  });
 });
+
+describe("the ingest function's role: this stack's plan keys only", () => {
+  const ingestRole = logicalId('AWS::IAM::Role', 'IngestFunctionRole');
+  const ingestStatements = resources(t, 'AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === ingestRole))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+  const planId = `REF(${usagePlanId})`;
+  const evaluateCall = (call: Call) => evaluate({ fn: 'IngestFunction', action: call.action, resource: call.resource, context: contextOf(call) }, ingestRole, [policyOf(ingestStatements)]);
+  const allowed = async (call: Call) => (await evaluateCall(call)).allowed;
+
+  it('may delete an API key of this usage plan (a deleted user\'s key)', async () => {
+    expect(await allowed({ action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: { [USAGE_PLAN_TAG]: planId } })).toBe(true);
+  });
+
+  it('refuses every other API Gateway action, and every action on a foreign key, stage or plan', async () => {
+    const decisions = await decide([...foreignCalls('eu-west-1', planId), { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: { [USAGE_PLAN_TAG]: planId } }], evaluateCall);
+    expect(decisions.length).toBeGreaterThan(100);
+    expect(decisions.filter((d) => d.allowed).map((d) => d.c)).toEqual([]);
+  });
+});
+
+/**
+ * The decisions on `calls`, leaving out the action and resource pairs that do
+ * not exist in AWS (the Service Authorization Reference gives the action no
+ * such resource type: iam-simulate answers `no.resource.types`); any other
+ * simulation error fails.
+ */
+async function decide(calls: Call[], run: (c: Call) => Promise<{ allowed: boolean; decision: string }>): Promise<{ c: Call; allowed: boolean }[]> {
+  const out = await Promise.all(calls.map(async (c) => ({ c, ...(await run(c)) })));
+  for (const d of out) if (d.decision.startsWith('simulation error') && !d.decision.includes('no.resource.types')) throw new Error(`${d.c.action} on ${d.c.resource}: ${d.decision}`);
+  return out.filter((d) => !d.decision.includes('no.resource.types')).map(({ c, allowed }) => ({ c, allowed }));
+}
+
+/**
+ * Every API Gateway action (the HTTP verbs IAM names them by) on resources
+ * that are not this stack's keys: an API key of another product, as it is or
+ * tagged with another plan's id, another API's stage, another usage plan and
+ * its keys, this stack's own usage plan itself, and the tags of each (both
+ * ways of writing the tagged resource's ARN), each with this plan's tag in
+ * the request (what a tagging call would carry).
+ */
+function foreignCalls(region: string, planId: string): Call[] {
+  const arn = (path: string) => `arn:aws:apigateway:${region}::${path}`;
+  const foreignKey = arn('/apikeys/otherproductkey1');
+  const targets = [foreignKey, arn('/restapis/abc123/stages/prod'), arn('/restapis/abc123'), arn('/usageplans/other'), arn(`/usageplans/${planId}`), arn('/usageplans/other/keys'), arn('/usageplans/other/keys/otherproductkey1')];
+  const resources = targets.flatMap((r) => [r, arn(`/tags/${r}`), arn(`/tags/${encodeURIComponent(r)}`)]);
+  const planTag = { [USAGE_PLAN_TAG]: planId };
+  return ['apigateway:GET', 'apigateway:POST', 'apigateway:PUT', 'apigateway:PATCH', 'apigateway:DELETE'].flatMap((action) =>
+    resources.flatMap((resource) => [
+      { action, resource, requestTags: planTag },
+      { action, resource, requestTags: planTag, resourceTags: { [USAGE_PLAN_TAG]: 'another-plan' } },
+      { action, resource },
+    ]),
+  );
+}

@@ -12,7 +12,7 @@ import { createDeps, type Deps } from '../../lambdas/http/deps.js';
 import { build as buildAuthorizer } from '../../lambdas/handlers/authorizer.js';
 import { build as buildGetEvent } from '../../lambdas/handlers/get-event.js';
 import { build as buildUpcoming } from '../../lambdas/handlers/get-user-upcoming-events.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS, NOW, demoDataset } from '../support/fixtures.js';
 import { authorizerEvent, proxyEvent } from '../support/events.js';
 import { startTestStore, type TestStore } from '../support/store.js';
@@ -118,11 +118,20 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
 
   it('returns the usage identifier of a provisioned key as usageIdentifierKey, for the usage plan', async () => {
     const manager = new KeyManager(store.client, store.tableName, {
-      usagePlan: { provision: async () => ({ planKeyId: 'apikey1', usageIdentifier: 'ui_0123456789abcdefghijklmnopqrstuv' }), remove: async () => {} },
+      planKeys: {
+        create: async (_keyId, value) => {
+          usageIdentifier = value;
+          return 'apikey1';
+        },
+        attach: async () => undefined,
+        remove: async () => undefined,
+      },
     });
+    let usageIdentifier = '';
     const { key } = await manager.create({ username: 'frank', name: 'aws' });
     const result = await authorizer()(authorizerEvent({ headers: { 'x-events-api-key': key } }), context);
-    expect(result).toMatchObject({ usageIdentifierKey: 'ui_0123456789abcdefghijklmnopqrstuv', policyDocument: { Statement: [{ Effect: 'Allow' }] } });
+    expect(usageIdentifier).toMatch(/^ui_[0-9A-Za-z]{32}$/);
+    expect(result).toMatchObject({ usageIdentifierKey: usageIdentifier, policyDocument: { Statement: [{ Effect: 'Allow' }] } });
   });
 
   it('denies a resource that is not in the route table', async () => {

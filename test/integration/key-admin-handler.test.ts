@@ -14,7 +14,7 @@ import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/han
 import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
 import type { LogFields } from '../../lambdas/http/logger.js';
 import { KEY_OPERATIONS, type MetricValue } from '../../lambdas/http/metrics.js';
-import { KeyManager } from '../../keys/key-manager.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
 import { startTestStore, type TestStore } from '../support/store.js';
@@ -57,8 +57,8 @@ describe('audit', () => {
     expect(created.statusCode).toBe(201);
     const { key, keyId } = (JSON.parse(created.body) as { data: { key: string; keyId: string } }).data;
     expect((await handler(event('POST', '/keys', { body }))).statusCode).toBe(200);
-    expect((await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }))).statusCode).toBe(200);
-    expect((await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }))).statusCode).toBe(409);
+    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }))).statusCode).toBe(409);
     expect((await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }))).statusCode).toBe(200);
 
     expect(counted()).toEqual([
@@ -75,8 +75,9 @@ describe('audit', () => {
       ['WARN', 'Key management request refused', CALLER],
     ]);
     expect(lines[0]!.fields).toMatchObject({ username: 'frank', keyId });
-    expect(lines[2]!.fields).toMatchObject({ keyId });
-    expect(lines[3]!.fields).toMatchObject({ operation: 'revoke', code: 'ALREADY_REVOKED', field: 'keyId' });
+    expect(lines[1]!.fields).toMatchObject({ username: 'frank', keyId });
+    expect(lines[2]!.fields).toMatchObject({ username: 'frank', keyId });
+    expect(lines[3]!.fields).toMatchObject({ operation: 'revoke', code: 'ALREADY_REVOKED', field: 'keyId', username: 'frank', keyId });
     const logged = JSON.stringify(lines);
     expect(logged).not.toContain(key);
     expect(logged).not.toContain(hashApiKey(key));
@@ -96,6 +97,25 @@ describe('audit', () => {
     expect(published).toEqual([]);
   });
 
+  it('names the user and the key on refusals, and only what looks like a username or key id', async () => {
+    const refusals = [
+      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0003', username: 'nobody', name: 'x' } })),
+      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0004', username: 'pk_looks-like-a-key-0123456789', name: 'x' } })),
+      await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId: 'key_unknown01' } })),
+      await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId: 'key_unknown01' } })),
+      await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'nobody' } })),
+    ];
+    expect(refusals.map((r) => r.statusCode)).toEqual([404, 404, 404, 410, 404]);
+    expect(lines.map((l) => [l.fields.code, l.fields.username, l.fields.keyId])).toEqual([
+      ['UNKNOWN_USER', 'nobody', undefined],
+      ['UNKNOWN_USER', '(malformed)', undefined],
+      ['UNKNOWN_KEY', 'frank', 'key_unknown01'],
+      ['REVOKE_NEEDS_USER', undefined, 'key_unknown01'],
+      ['UNKNOWN_USER', 'nobody', undefined],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('pk_looks');
+  });
+
   it('answers a method or resource it does not serve with 404', async () => {
     const res = await handler({ ...event('GET', '/keys'), httpMethod: 'PUT' });
     expect(res.statusCode).toBe(404);
@@ -104,7 +124,7 @@ describe('audit', () => {
 
 describe('any create body (fast-check)', () => {
   const keyItems = async () =>
-    JSON.stringify(((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items ?? []).filter((i) => /^(APIKEY|USERKEYS|KEYID|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
+    JSON.stringify(((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items ?? []).filter((i) => /^(APIKEY|USERKEYS|KEYREQ)#/.test(String(i.pk))).sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`)));
   const text = fc.string({ unit: 'grapheme', maxLength: 110 });
   // Mostly valid values, so that creates, replays and the 11th-key refusal all happen, and hostile ones among them.
   const often = <T>(valid: fc.Arbitrary<T>, hostile: fc.Arbitrary<unknown>) => fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostile });
@@ -152,5 +172,79 @@ describe('any create body (fast-check)', () => {
     );
     // The run really made keys, replayed one and refused others.
     expect([201, 200, 400].map((status) => statuses.includes(status))).toEqual([true, true, true]);
+  });
+});
+
+describe('the routes of this release', () => {
+  const create = (name: string, idem: string, username = 'frank') => handler(event('POST', '/keys', { body: { idempotencyKey: idem, username, name } }));
+
+  it('the first release\'s DELETE /keys/{keyId} answers 410 naming the path to use, and revokes nothing', async () => {
+    const made = await create('Old client', 'moved-0001');
+    const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
+    const res = await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }));
+    expect(res.statusCode).toBe(410);
+    expect(JSON.parse(res.body)).toMatchObject({ success: false, code: 'REVOKE_NEEDS_USER', message: expect.stringContaining('DELETE /admin/v1/users/{username}/keys/{keyId}'), errors: [{ field: 'keyId' }] });
+    const listed = JSON.parse((await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }))).body) as { data: { keyId: string; revoked: boolean }[] };
+    expect(listed.data.find((k) => k.keyId === keyId)).toMatchObject({ revoked: false });
+  });
+
+  it("a revoke names the key's owner: another user's key is 404 UNKNOWN_KEY, and stays usable", async () => {
+    const made = await create('Mine', 'owner-0001', 'alice');
+    const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
+    const res = await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }));
+    expect([res.statusCode, (JSON.parse(res.body) as { code: string }).code]).toEqual([404, 'UNKNOWN_KEY']);
+    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'alice', keyId } }))).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['a control character', 'Web\u0007site', 'U+0007'],
+    ['a right-to-left override', 'Invoice \u202Egnp.exe', 'U+202E'],
+    ['a first-strong isolate', '\u2068Website', 'U+2068'],
+    ['a line break', 'Web\nsite', 'U+000A'],
+  ])('refuses a name with %s, naming the field and the character', async (_, name, code) => {
+    const res = await create(name, `name-${code.replace('+', '')}-1`);
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'BAD_INPUT', errors: [{ field: 'name', message: expect.stringContaining(code) }] });
+  });
+
+  it('lists a page at a time: limit and cursor, in creation order, the last page without a cursor', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const ticking = buildKeyAdmin({
+      manager: new KeyManager(store.client, store.tableName, { clock: () => new Date((now += 1000)) }),
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      metrics: { publish: () => {} },
+    });
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((JSON.parse((await ticking(event('POST', '/keys', { body: { idempotencyKey: `page-000${i}`, username: 'frank', name: `k${i}` } }))).body) as { data: { keyId: string } }).data.keyId);
+    const page = async (cursor?: string) => {
+      const res = await handler({ ...event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }), queryStringParameters: { limit: '2', ...(cursor ? { cursor } : {}) } });
+      expect(res.statusCode).toBe(200);
+      return JSON.parse(res.body) as { data: { keyId: string }[]; cursor: string | null };
+    };
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const p = await page(cursor);
+      seen.push(...p.data.map((k) => k.keyId));
+      if (!p.cursor) break;
+      expect(p.data).toHaveLength(2);
+      cursor = p.cursor;
+    }
+    expect(seen).toEqual(made);
+    for (const [query, field] of [[{ limit: '0' }, 'limit'], [{ limit: 'x' }, 'limit'], [{ cursor: '!!' }, 'cursor'], [{ cursor: 'a2V5' }, 'cursor'], [{ sort: 'x' }, 'sort']] as const) {
+      const res = await handler({ ...event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }), queryStringParameters: query });
+      expect([res.statusCode, (JSON.parse(res.body) as { errors: { field: string }[] }).errors[0]!.field]).toEqual([400, field]);
+    }
+  });
+
+  it('refuses an 11th create of the day for a user with 429 CREATE_LIMIT naming username, whatever was revoked', async () => {
+    for (let i = 0; i < 10; i++) {
+      const made = await create(`day ${i}`, `daily-00${i}0`, 'dave');
+      expect(made.statusCode).toBe(201);
+      const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
+      expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'dave', keyId } }))).statusCode).toBe(200);
+    }
+    const res = await create('one more', 'daily-0100', 'dave');
+    expect([res.statusCode, JSON.parse(res.body).code, JSON.parse(res.body).errors[0].field]).toEqual([429, 'CREATE_LIMIT', 'username']);
   });
 });

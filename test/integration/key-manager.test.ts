@@ -3,23 +3,24 @@
  * 10-active-keys limit under racing creates (conditional writes; dynalite has
  * no transactions), clear errors, and compensation when a step fails.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { keys } from '../../lambdas/store/table.js';
-import { KeyManagementError, KeyManager } from '../../keys/key-manager.js';
-import type { UsagePlanPort } from '../../keys/usage-plan.js';
+import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import type { PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
-import { startTestStore, type TestStore } from '../support/store.js';
+import { useTestStores, type TestStore } from '../support/store.js';
 
+// One store for the file, a fresh table per test (test/support/store.ts).
+const stores = useTestStores(demoDataset);
 let store: TestStore;
-beforeEach(async () => {
-  store = await startTestStore(demoDataset());
+beforeEach(() => {
+  store = stores();
 });
-afterEach(async () => store?.close());
 
-const manager = (usagePlan?: UsagePlanPort) => new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z'), usagePlan });
+const manager = (planKeys?: PlanKeys) => new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z'), planKeys, maxCreatesPerDay: 100 });
 const everything = async () => JSON.stringify((await store.client.send(new ScanCommand({ TableName: store.tableName }))).Items);
 async function errorCode(p: Promise<unknown>): Promise<string> {
   try {
@@ -39,24 +40,24 @@ describe('create, list, revoke', () => {
     const stored = await everything();
     expect(stored).not.toContain(key);
     expect(stored).toContain(hashApiKey(key));
-    const listed = await manager().list('FRANK');
+    const listed = await manager().listAll('FRANK');
     expect(listed).toEqual([info]);
     expect(JSON.stringify(listed)).not.toContain(hashApiKey(key));
   });
 
   it('lists seeded keys too, revoked ones marked', async () => {
-    const listed = await manager().list('bob.builder');
+    const listed = await manager().listAll('bob.builder');
     expect(listed).toEqual([expect.objectContaining({ name: 'Old key', revoked: true, createdAt: null })]);
   });
 
   it('revokes irreversibly: the authorizer item flips, a second revoke is refused', async () => {
     const { key, info } = await manager().create({ username: 'frank', name: 'temp' });
-    const revoked = await manager().revoke(info.keyId);
-    expect(revoked).toMatchObject({ keyId: info.keyId, revoked: true, revokedAt: '2026-11-21T12:00:00.000Z', planKeyRemoved: true });
+    const revoked = await manager().revoke('frank', info.keyId);
+    expect(revoked).toMatchObject({ keyId: info.keyId, revoked: true, revokedAt: '2026-11-21T12:00:00.000Z' });
     const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)), ConsistentRead: true }));
     expect(item.Item).toMatchObject({ revoked: true });
-    expect(await errorCode(manager().revoke(info.keyId))).toBe('ALREADY_REVOKED');
-    expect((await manager().list('frank'))[0]).toMatchObject({ revoked: true });
+    expect(await errorCode(manager().revoke('frank', info.keyId))).toBe('ALREADY_REVOKED');
+    expect((await manager().listAll('frank'))[0]).toMatchObject({ revoked: true });
   });
 
   it.each([
@@ -65,18 +66,46 @@ describe('create, list, revoke', () => {
     [() => manager().create({ username: 'frank', name: 'x', scopes: ['events:write'] }), 'BAD_SCOPE'],
     [() => manager().create({ username: 'frank', name: 'x', scopes: [] }), 'BAD_SCOPE'],
     [() => manager().create({ username: 'frank', name: '  ' }), 'BAD_NAME'],
-    [() => manager().revoke('key_doesnotexist'), 'UNKNOWN_KEY'],
+    [() => manager().revoke('frank', 'key_doesnotexist'), 'UNKNOWN_KEY'],
+    [() => manager().revoke('nobody', 'key_doesnotexist'), 'UNKNOWN_USER'],
     [() => manager().list('nobody'), 'UNKNOWN_USER'],
   ])('refuses clearly (%#)', async (call, code) => {
     expect(await errorCode(call())).toBe(code);
   });
 
   it('revokes a seeded key by its id', async () => {
-    const alice = await manager().list('alice');
+    const alice = await manager().listAll('alice');
     const demo = alice.find((k) => k.name === 'Demo key')!;
-    await manager().revoke(demo.keyId);
+    await manager().revoke('alice', demo.keyId);
     const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(KEYS.both)), ConsistentRead: true }));
     expect(item.Item).toMatchObject({ revoked: true });
+  });
+});
+
+describe('list pages past what one Query returns', () => {
+  // DynamoDB ends a Query at its Limit or at 1 MB read, whichever comes first, and the erased records a deletion leaves
+  // (a user brought back keeps her old key ids) count toward both yet are not listed: a page keeps reading until it
+  // has its keys or the partition ends, and its cursor resumes after the last item read.
+  it('a user brought back with 250 erased records before her 3 new keys: every page lists keys, none is lost or repeated', async () => {
+    const erased = Array.from({ length: 250 }, (_, i) => ({ ...keys.keyRecord('usr_frank', `key_0000${String(i).padStart(16, '0')}`), type: 'KEY_RECORD', key_id: `key_0000${String(i).padStart(16, '0')}`, revoked: true, erased: true }));
+    for (let i = 0; i < erased.length; i += 25) {
+      await store.client.send(new BatchWriteCommand({ RequestItems: { [store.tableName]: erased.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    const made = [];
+    for (const name of ['one', 'two', 'three']) made.push((await manager().create({ username: 'frank', name })).info);
+    // Listed in key id order (ids begin with their creation time; these three share one instant of the pinned clock).
+    made.sort((a, b) => (a.keyId < b.keyId ? -1 : 1));
+
+    expect(await manager().list('frank')).toEqual({ keys: made, cursor: null });
+    const pages = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<KeyManager['list']>> = await manager().list('frank', { limit: 2, cursor });
+      pages.push(page.keys.map((k) => k.name));
+      cursor = page.cursor;
+    } while (cursor);
+    expect(pages).toEqual([[made[0]!.name, made[1]!.name], [made[2]!.name]]);
+    expect(await manager().listAll('frank')).toEqual(made);
   });
 });
 
@@ -85,9 +114,9 @@ describe('at most 10 active keys per user', () => {
     const created = [];
     for (let i = 0; i < 10; i++) created.push(await manager().create({ username: 'frank', name: `k${i}` }));
     expect(await errorCode(manager().create({ username: 'frank', name: 'eleventh' }))).toBe('LIMIT_REACHED');
-    await manager().revoke(created[0]!.info.keyId);
+    await manager().revoke('frank', created[0]!.info.keyId);
     await expect(manager().create({ username: 'frank', name: 'replacement' })).resolves.toBeDefined();
-    expect((await manager().list('frank')).filter((k) => !k.revoked)).toHaveLength(10);
+    expect((await manager().listAll('frank')).filter((k) => !k.revoked)).toHaveLength(10);
   });
 
   it('holds when 25 creates race', async () => {
@@ -96,7 +125,7 @@ describe('at most 10 active keys per user', () => {
     const refused = results.filter((r) => r.status === 'rejected' && (r.reason as KeyManagementError).code === 'LIMIT_REACHED');
     expect(ok).toHaveLength(10);
     expect(refused).toHaveLength(15);
-    expect(await manager().list('frank')).toHaveLength(10);
+    expect(await manager().listAll('frank')).toHaveLength(10);
     const counter = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.keyCounter('usr_frank'), ConsistentRead: true }));
     expect(counter.Item?.active).toBe(10);
   });
@@ -108,60 +137,78 @@ describe('at most 10 active keys per user', () => {
   });
 });
 
-describe('compensation', () => {
-  const recordingPlan = (failProvision = false) => {
-    const calls: string[] = [];
-    const plan: UsagePlanPort = {
-      provision: async (keyId) => {
-        calls.push(`provision ${keyId}`);
-        if (failProvision) throw new Error('API Gateway is down');
-        return { planKeyId: `pk-${keyId}`, usageIdentifier: `ui_${keyId}` };
-      },
-      remove: async (id) => void calls.push(`remove ${id}`),
-    };
-    return { plan, calls };
-  };
 
-  it('stores the usage identifier for the authorizer and deletes the plan key on revoke', async () => {
-    const { plan, calls } = recordingPlan();
+/** A stand-in for API Gateway's plan keys that records its calls; `fail` makes one call throw. */
+function recordingPlan(fail: Partial<Record<keyof PlanKeys, string>> = {}) {
+  const calls: string[] = [];
+  const usage = new Map<string, string>();
+  const plan: PlanKeys = {
+    create: async (keyId, usageIdentifier) => {
+      calls.push(`create ${keyId}`);
+      if (fail.create) throw new Error(fail.create);
+      usage.set(`pk-${keyId}`, usageIdentifier);
+      return `pk-${keyId}`;
+    },
+    attach: async (id) => {
+      calls.push(`attach ${id}`);
+      if (fail.attach) throw new Error(fail.attach);
+    },
+    remove: async (id) => {
+      calls.push(`remove ${id}`);
+      if (fail.remove) throw new Error(fail.remove);
+    },
+  };
+  return { plan, calls, usage };
+}
+
+describe('compensation', () => {
+  it('gives the authorizer the plan key\'s value, and deletes the plan key on revoke', async () => {
+    const { plan, calls, usage } = recordingPlan();
     const { key, info } = await manager(plan).create({ username: 'frank', name: 'aws' });
     const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)) }));
-    expect(item.Item).toMatchObject({ usage_identifier: `ui_${info.keyId}` });
-    await manager(plan).revoke(info.keyId);
-    expect(calls).toEqual([`provision ${info.keyId}`, `remove pk-${info.keyId}`]);
+    expect(item.Item).toMatchObject({ usage_identifier: usage.get(`pk-${info.keyId}`) });
+    expect(item.Item?.usage_identifier).toMatch(/^ui_[0-9A-Za-z]{32}$/);
+    await manager(plan).revoke('frank', info.keyId);
+    expect(calls).toEqual([`create ${info.keyId}`, `attach pk-${info.keyId}`, `remove pk-${info.keyId}`]);
   });
 
-  it('writes nothing and frees the slot when the plan key cannot be made', async () => {
-    const before = await everything();
-    await expect(manager(recordingPlan(true).plan).create({ username: 'frank', name: 'x' })).rejects.toThrow('API Gateway is down');
-    const after = JSON.parse(await everything()) as { pk: string; active?: number }[];
-    expect(after.filter((i) => i.pk.startsWith('KEYID#') || i.pk.startsWith('APIKEY#')).length).toBe(
-      (JSON.parse(before) as { pk: string }[]).filter((i) => i.pk.startsWith('KEYID#') || i.pk.startsWith('APIKEY#')).length,
-    );
-    expect(after.find((i) => i.pk === 'USERKEYS#usr_frank')?.active ?? 0).toBe(0);
+  it.each<[string, Partial<Record<keyof PlanKeys, string>>, (id: string) => string[]]>([
+    ['made', { create: 'API Gateway is down' }, (id) => [`create ${id}`]],
+    ['attached', { attach: 'API Gateway is down' }, (id) => [`create ${id}`, `attach pk-${id}`, `remove pk-${id}`]],
+  ])('a plan key that cannot be %s: nothing usable, the slot free, the plan key deleted, nothing listed', async (_, fail, expected) => {
+    const { plan, calls } = recordingPlan(fail);
+    await expect(manager(plan).create({ username: 'frank', name: 'x' })).rejects.toThrow('API Gateway is down');
+    const keyId = /^create (key_\w+)$/.exec(calls[0]!)![1]!;
+    expect(calls).toEqual(expected(keyId));
+    const items = JSON.parse(await everything()) as { pk: string; sk: string; active?: number; revoked?: boolean; erased?: boolean; name?: string }[];
+    expect(items.filter((i) => i.pk.startsWith('APIKEY#') && i.revoked === false && i.name === 'x')).toEqual([]);
+    expect(items.find((i) => i.pk === 'USERKEYS#usr_frank' && i.sk === 'COUNTER')?.active).toBe(0);
+    expect(await manager().listAll('frank')).toEqual([]);
   });
 
-  it('deletes the plan key and every written item when a table write fails, leaving no active key', async () => {
+  it('when the authorizer item cannot be written: no active key, the plan key deleted, the slot free', async () => {
     const { plan, calls } = recordingPlan();
+    const activeKeys = async () => (JSON.parse(await everything()) as { pk: string; revoked?: boolean }[]).filter((i) => i.pk.startsWith('APIKEY#') && i.revoked === false).map((i) => i.pk);
+    const before = await activeKeys();
     // Fail the last write (the authorizer's item) as a throttled table would.
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as { Item?: { pk?: string } };
-        if (context.commandName === 'PutItemCommand' && input.Item?.pk?.startsWith('APIKEY#')) throw Object.assign(new Error('Throttled'), { name: 'ProvisionedThroughputExceededException' });
+        const input = args.input as { Item?: { pk?: string; revoked?: boolean } };
+        if (context.commandName === 'PutItemCommand' && input.Item?.pk?.startsWith('APIKEY#') && input.Item.revoked === false) throw Object.assign(new Error('Throttled'), { name: 'ProvisionedThroughputExceededException' });
         return next(args);
       },
       { step: 'initialize', name: 'failApiKeyPut' },
     );
     await expect(manager(plan).create({ username: 'frank', name: 'x' })).rejects.toThrow('Throttled');
-    expect(calls).toEqual([expect.stringMatching(/^provision key_/), expect.stringMatching(/^remove pk-key_/)]);
-    const items = JSON.parse(await everything()) as { pk: string; sk: string; active?: number }[];
-    expect(items.some((i) => i.pk === 'USERKEYS#usr_frank' && i.sk.startsWith('KEY#'))).toBe(false);
-    expect(items.find((i) => i.pk === 'USERKEYS#usr_frank')?.active).toBe(0);
+    expect(calls).toEqual([expect.stringMatching(/^create key_/), expect.stringMatching(/^attach pk-key_/), expect.stringMatching(/^remove pk-key_/)]);
+    const items = JSON.parse(await everything()) as { pk: string; sk: string; active?: number; revoked?: boolean }[];
+    expect(await activeKeys()).toEqual(before);
+    expect(items.find((i) => i.pk === 'USERKEYS#usr_frank' && i.sk === 'COUNTER')?.active).toBe(0);
   });
 });
 
 describe('createOnce: an idempotency key', () => {
-  const at = (iso: string, usagePlan?: UsagePlanPort) => new KeyManager(store.client, store.tableName, { clock: fixedClock(iso), usagePlan });
+  const at = (iso: string, planKeys?: PlanKeys) => new KeyManager(store.client, store.tableName, { clock: fixedClock(iso), planKeys, maxCreatesPerDay: 100 });
   const T0 = '2026-11-21T12:00:00.000Z';
 
   it('makes one key; a retry answers its id without the key; other parameters are refused naming the field', async () => {
@@ -171,21 +218,21 @@ describe('createOnce: an idempotency key', () => {
     expect(again).toEqual({ created: false, info: first.info });
     const refusal = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'frank', name: 'CI', scopes: ['events:read'] }).catch((e: KeyManagementError) => e);
     expect(refusal).toMatchObject({ code: 'IDEMPOTENCY_MISMATCH', field: 'idempotencyKey', message: expect.stringContaining('different scopes') });
-    expect(await manager().list('frank')).toHaveLength(1);
+    expect(await manager().listAll('frank')).toHaveLength(1);
   });
 
   it('forgets a create that failed, so its retry makes the key', async () => {
-    const failing: UsagePlanPort = { provision: async () => Promise.reject(new Error('API Gateway is down')), remove: async () => undefined };
+    const failing = recordingPlan({ create: 'API Gateway is down' }).plan;
     await expect(at(T0, failing).createOnce({ idempotencyKey: 'req-00000002', username: 'frank', name: 'x' })).rejects.toThrow('API Gateway is down');
     expect(await at(T0).createOnce({ idempotencyKey: 'req-00000002', username: 'frank', name: 'x' })).toMatchObject({ created: true });
-    expect(await manager().list('frank')).toHaveLength(1);
+    expect(await manager().listAll('frank')).toHaveLength(1);
   });
 
   it('forgets a refused create (the 11th key), so the same request succeeds after a revoke', async () => {
     const made = [];
     for (let i = 0; i < 10; i++) made.push(await manager().create({ username: 'frank', name: `k${i}` }));
     expect(await errorCode(at(T0).createOnce({ idempotencyKey: 'req-00000003', username: 'frank', name: 'eleventh' }))).toBe('LIMIT_REACHED');
-    await manager().revoke(made[0]!.info.keyId);
+    await manager().revoke('frank', made[0]!.info.keyId);
     expect(await at(T0).createOnce({ idempotencyKey: 'req-00000003', username: 'frank', name: 'eleventh' })).toMatchObject({ created: true });
   });
 
@@ -202,9 +249,10 @@ describe('createOnce: an idempotency key', () => {
     const answers = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     expect(answers.filter((a) => a.created)).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect((r.reason as KeyManagementError).code).toBe('IN_PROGRESS');
-    expect(await manager().list('frank')).toHaveLength(1);
+    expect(await manager().listAll('frank')).toHaveLength(1);
   });
 });
+
 
 describe('a revoke interrupted half-way is finished by the next one', () => {
   it('after only the authorizer item flipped: the next revoke flips the record and frees the slot, once', async () => {
@@ -212,30 +260,33 @@ describe('a revoke interrupted half-way is finished by the next one', () => {
     await store.client.send(
       new UpdateCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)), UpdateExpression: 'SET revoked = :t', ExpressionAttributeValues: { ':t': true } }),
     );
-    await expect(manager().revoke(info.keyId)).resolves.toMatchObject({ revoked: true });
-    expect((await manager().list('frank'))[0]).toMatchObject({ revoked: true });
+    await expect(manager().revoke('frank', info.keyId)).resolves.toMatchObject({ revoked: true });
+    expect((await manager().listAll('frank'))[0]).toMatchObject({ revoked: true });
     const counter = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.keyCounter('usr_frank'), ConsistentRead: true }));
     expect(counter.Item?.active).toBe(0);
-    expect(await errorCode(manager().revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect(await errorCode(manager().revoke('frank', info.keyId))).toBe('ALREADY_REVOKED');
   });
 
-  it('a plan key that could not be deleted is deleted by the next revoke, which still says the key was already revoked', async () => {
-    const removed: string[] = [];
+  it('a plan key that could not be deleted fails the revoke (the key is revoked already) and is deleted by its retry, which says already revoked', async () => {
     let down = true;
-    const plan: UsagePlanPort = {
-      provision: async (keyId) => ({ planKeyId: `pk-${keyId}`, usageIdentifier: `ui_${keyId}` }),
+    const removed: string[] = [];
+    const { plan } = recordingPlan();
+    const flaky: PlanKeys = {
+      ...plan,
       remove: async (id) => {
         if (down) throw new Error('API Gateway is down');
         removed.push(id);
       },
     };
-    const { info } = await manager(plan).create({ username: 'frank', name: 'plan' });
-    expect(await manager(plan).revoke(info.keyId)).toMatchObject({ planKeyRemoved: false });
+    const { key, info } = await manager(flaky).create({ username: 'frank', name: 'plan' });
+    await expect(manager(flaky).revoke('frank', info.keyId)).rejects.toThrow('API Gateway is down');
+    const item = await store.client.send(new GetCommand({ TableName: store.tableName, Key: keys.apiKey(hashApiKey(key)), ConsistentRead: true }));
+    expect(item.Item).toMatchObject({ revoked: true });
     down = false;
-    expect(await errorCode(manager(plan).revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect(await errorCode(manager(flaky).revoke('frank', info.keyId))).toBe('ALREADY_REVOKED');
     expect(removed).toEqual([`pk-${info.keyId}`]);
     // Recorded as done: a third revoke deletes nothing more.
-    expect(await errorCode(manager(plan).revoke(info.keyId))).toBe('ALREADY_REVOKED');
+    expect(await errorCode(manager(flaky).revoke('frank', info.keyId))).toBe('ALREADY_REVOKED');
     expect(removed).toHaveLength(1);
   });
 });

@@ -10,10 +10,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
-import { USAGE_PLAN_TAG } from '../../keys/usage-plan.js';
+import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
-import { keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
+import { foreignKeysRefused, keyAdminRoundTrip } from '../../local/rehearsal/key-admin-check.js';
 import { REGION } from '../../local/rehearsal/iam.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
@@ -104,11 +104,11 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 
   it('revoke is immediate: the next Public request with the key is 401, and its API Gateway key is gone', async () => {
-    const revoked = await admin.revoke(created.keyId);
-    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true, planKeyRemoved: true });
+    const revoked = await admin.revoke('frank', created.keyId);
+    expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true });
     expect((await publicGet(created.key)).status).toBe(401);
     expect(rehearsal.apiKeys.list()).toEqual([]);
-    const e = await refusal(admin.revoke(created.keyId));
+    const e = await refusal(admin.revoke('frank', created.keyId));
     expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
   });
 
@@ -138,6 +138,58 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 });
 
+describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {
+  it('the key-management function and the ingest are refused every action on a foreign key, stage or plan, and on their tags', async () => {
+    const lines = await foreignKeysRefused(rehearsal);
+    expect(lines.map((l) => l.line.replace(/^(\w+?Function)\w*:/, '$1:').replace(/\d+ of \d+/, 'all')).sort()).toEqual([
+      "IngestFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
+      "KeyAdminFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
+    ]);
+    // Every action on every foreign resource, with and without the plan tag, was asked (none left out as unknown to IAM but a few).
+    for (const l of lines) expect(Number(/(\d+) of (\d+)/.exec(l.line)![2])).toBeGreaterThan(100);
+    expect(lines.every((l) => l.ok)).toBe(true);
+  });
+});
+
+describe("a user's deletion through the rehearsed ingest", () => {
+  it("closes the user's keys at once: 401 on the Public API, the API Gateway key deleted by the ingest's role, nothing denied", async () => {
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', username: 'eve-series', name: 'Before deletion' })) as CreatedKey;
+    expect((await publicGet(made.key)).status).toBe(200);
+    expect(rehearsal.apiKeys.list()).toHaveLength(1);
+    const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    rehearsal.send(queue, JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_eve' }));
+    expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
+    expect((await publicGet(made.key)).status).toBe(401);
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+    expect((await refusal(admin.list('eve-series'))).code).toBe('UNKNOWN_USER');
+    const ingestCalls = rehearsal.endpoint.calls.filter((c) => c.fn.startsWith('IngestFunction') && c.action.startsWith('apigateway:'));
+    expect(ingestCalls.map((c) => [c.action, c.allowed])).toEqual([['apigateway:DELETE', true]]);
+    expect(rehearsal.problems()).toEqual([]);
+  });
+});
+
+describe("the API's resource policy, rehearsed: only the role keyAdminCallers names gets in", () => {
+  let other: Rehearsal;
+  // `any`: CloudFormation JSON, edited by key. The policy names another role than the rehearsal's web product.
+  const elsewhere = (t: Record<string, any>) => {
+    const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
+    t.Resources[apiId!].Properties.Policy = JSON.parse(JSON.stringify(t.Resources[apiId!].Properties.Policy).replaceAll('role/web-product', 'role/another-product'));
+  };
+  beforeAll(async () => {
+    other = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: new Date(NOW), amendTemplate: elsewhere });
+  }, 120_000);
+  afterAll(async () => other?.close());
+
+  it('the web product, with its documented grant, is 403 ACCESS_DENIED when the policy names another role, and nothing runs', async () => {
+    const api = other.apis.find((a) => a.id.startsWith('KeyAdminApi'))!;
+    const client = new KeyAdminClient({ baseUrl: `${api.url}${KEY_ADMIN_BASE_PATH}`, region: REGION, credentials: other.webProduct });
+    const invoked = other.invocations.length;
+    const e = await refusal(client.create({ idempotencyKey: 'elsewhere-0001', username: 'frank', name: 'x' }));
+    expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke/)]);
+    expect(other.invocations.length).toBe(invoked);
+  });
+});
+
 describe('the same stack with a narrower grant and a statement removed from the function role', () => {
   let narrowed: Rehearsal;
   let narrowedAdmin: KeyAdminClient;
@@ -145,6 +197,8 @@ describe('the same stack with a narrower grant and a statement removed from the 
   const amend = (t: Record<string, any>) => {
     const [apiId] = Object.keys(t.Resources).filter((id) => id.startsWith('KeyAdminApi') && t.Resources[id].Type === 'AWS::ApiGateway::RestApi');
     t.Outputs.KeyAdminInvokeArn.Value = { 'Fn::Join': ['', [`arn:aws:execute-api:${REGION}:123456789012:`, { Ref: apiId }, '/staging/POST/admin/v1/*']] };
+    // The resource policy's own allow narrowed the same way (in the stack's account either one lets the role in).
+    for (const st of t.Resources[apiId!].Properties.Policy.Statement) if (st.Effect === 'Allow') st.Resource = 'execute-api:/staging/POST/admin/v1/*';
     // `any`: each resource's CloudFormation JSON, edited by key.
     for (const [, r] of Object.entries<Record<string, any>>(t.Resources)) {
       if (r.Type !== 'AWS::IAM::Policy') continue;

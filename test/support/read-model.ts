@@ -2,7 +2,7 @@
  * The read model of a table, for comparing two tables: every item, sorted by
  * key, without bookkeeping (versions, derivation stamps and counters, pending
  * work, tombstones, user→event links, recount tickets, summaries of buckets
- * that became empty), which a fresh load and a table kept
+ * that became empty, key slot records that hold no key), which a fresh load and a table kept
  * current by changes may legitimately differ in; each item's attributes in
  * sorted order (canonical()).
  */
@@ -19,6 +19,12 @@ const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LI
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted', 'revealing'];
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);
+/**
+ * A user's key slot record that holds no key: the one a user's deletion closes (lambdas/store/user-keys.ts, written
+ * even for a user who never had a key, so a create that read the user before cannot take a slot after). A fresh load
+ * writes one only for a user with active seeded keys; what it refuses is the key explorations' to check.
+ */
+const emptySlots = (i: Item) => i.type === 'KEY_COUNTER' && Object.keys((i.holders as object | undefined) ?? {}).length === 0;
 
 export const scanAll = scanTable;
 
@@ -40,7 +46,7 @@ export function canonical(value: unknown): unknown {
 
 export function readModel(items: readonly Item[]): Item[] {
   return items
-    .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted && !emptySummary(i))
+    .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted && !emptySummary(i) && !emptySlots(i))
     .map((i) => canonical(Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k)))) as Item)
     .sort((a, b) => `${a.pk}\u0000${a.sk}`.localeCompare(`${b.pk}\u0000${b.sk}`));
 }

@@ -13,7 +13,7 @@
  * A behaviour the two stores differ on that the code could meet is a test in
  * test/integration/store-differences.test.ts, which runs on both.
  */
-import { afterAll, beforeAll } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
@@ -131,5 +131,41 @@ export async function startTestStore(dataset?: Dataset, tableName = 'test-table'
     calls,
     resetCalls: () => void calls.splice(0),
     close,
+  };
+}
+
+/**
+ * A fresh table holding `dataset` for each test of a file, in one loopback
+ * store for the whole file (on DynamoDB Local a store is a JVM: one per test
+ * would be most of the file's time), each with a client of its own, so a
+ * test's middleware (a fault it injects) stays in that test. `store()` is
+ * the current test's.
+ */
+export function useTestStores(dataset: () => Dataset): () => TestStore {
+  const file = useFileStore();
+  let current: TestStore | undefined;
+  beforeEach(async () => {
+    const checked = validateDataset(dataset());
+    if (!checked.ok) throw new Error(`test dataset invalid: ${checked.problems.join('; ')}`);
+    const tableName = file.nextTable('keys');
+    await ensureTable(file.client, tableName);
+    await writeDataset(file.client, tableName, checked.dataset);
+    const client = createDocumentClient({ endpoint: file.endpoint });
+    const calls: string[] = [];
+    onDynamoCall(client, (name) => void calls.push(name));
+    current = {
+      endpoint: file.endpoint,
+      client,
+      tableName,
+      repository: new DynamoRepository(client, tableName),
+      calls,
+      resetCalls: () => void calls.splice(0),
+      close: async () => client.destroy(),
+    };
+  });
+  afterEach(async () => current?.close());
+  return () => {
+    if (!current) throw new Error('useTestStores: the table is made in beforeEach; read it in a test');
+    return current;
   };
 }

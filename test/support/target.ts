@@ -8,7 +8,7 @@
  * AWS matches.
  */
 import { expect } from '@jest/globals';
-import { REHEARSED_SITE_URLS } from '../../local/rehearsal/checks.js';
+import { REHEARSAL_STAGES, REHEARSED_SITE_URLS } from '../../local/rehearsal/checks.js';
 import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.js';
 import { SURFACES } from '../../lambdas/routes.js';
 import { forgetDocuments } from './contract.js';
@@ -70,7 +70,7 @@ export async function startTarget(opts: TargetOptions = {}): Promise<Target> {
   // Throttles off: a suite sends a key's requests faster than its plan's 10 per second (AWS would answer
   // 429 THROTTLED); test/rehearsal/ checks the template's throttles on their own.
   const rehearsal = await startRehearsal({
-    context: { stage: 'staging', siteUrl },
+    context: { ...REHEARSAL_STAGES.staging!, siteUrl },
     dataFile: DEMO_FILE,
     now: opts.clock ?? new Date(NOW),
     throttle: false,

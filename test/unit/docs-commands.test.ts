@@ -39,6 +39,12 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run data:apply -- docs\/examples\/alice-changes\.jsonl --endpoint STORE_URL$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [changeFile, '--endpoint', server.storeEndpoint])" },
   { shown: /^npm run data:apply -- FILE --endpoint URL$/, by: 'test/e2e/data-apply.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [EXAMPLE, '--endpoint', store])" },
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
+  // The web product's example against the local server, with the documented local pair (the test checks the page's pair is the server's).
+  {
+    shown: /^KEY_ADMIN_URL=http:\/\/127\.0\.0\.1:PORT\/admin\/v1 AWS_REGION=[a-z0-9-]+ AWS_ACCESS_KEY_ID=\S+ AWS_SECRET_ACCESS_KEY=\S+ npx tsx keys\/examples\/manage-keys\.ts frank$/,
+    by: 'test/e2e/key-admin-example.test.ts',
+    proof: () => "runTs('keys/examples/manage-keys.ts', ['frank'], env())",
+  },
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
@@ -104,7 +110,7 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
   { shown: /^aws sns (subscribe|list-subscriptions-by-topic) --topic-arn ALARM_TOPIC_ARN/, check: () => expect(read('lib/public-events-stack.ts')).toContain("'AlarmTopicArn'") },
   // The CLIs pointed at a deployed table: their options for it exist.
   { shown: /^npm run data:load -- \S+ --table TABLE_NAME$/, check: () => expect(read('local/cli/data-load.ts')).toContain("table: { type: 'string' }") },
-  { shown: /^npm run keys -- create .*--table TABLE_NAME --usage-plan-id USAGE_PLAN_ID$/, check: () => expect(read('keys/cli.ts')).toContain('--table NAME --usage-plan-id ID') },
+  { shown: /^npm run keys -- create .*--table TABLE_NAME --usage-plan-id USAGE_PLAN_ID$/, check: () => expect(read('local/cli/keys.ts')).toContain('--table NAME --usage-plan-id ID') },
   // The same CLI as the --endpoint form above, pointed at a deployed table; its argument handling is tested (--table required without --endpoint).
   { shown: /^npm run data:apply -- FILE --table TABLE_NAME$/, check: () => expect(read('test/e2e/data-apply.test.ts')).toContain("toContain('--table is required')") },
 ];

@@ -111,10 +111,12 @@ function cycles(): string[][] {
  * table (lambdas/routes.ts) sits beside the plumbing. The local server stands
  * on all of it; the MCP adapter on the client package and core's id patterns;
  * the client package is a package of its own and imports nothing outside it.
+ * The key-management function (lambdas/key-admin/) stands where the handlers
+ * do; keys/ is the web product's kit (its signed client and example) and
+ * stands alone; local/ may use that kit as the web product's stand-in.
  *
- * Not stated here yet: keys/, lambdas/key-admin/ and lib/key-admin.ts (being
- * given their rooms, issue 39), lambdas/ingest/, lambdas/openapi/, lib/,
- * scripts/, bin/ and test/.
+ * Not stated here yet: lambdas/ingest/, lambdas/openapi/, lib/, scripts/,
+ * bin/ and test/.
  */
 const FLOORS: Record<string, { may: string[]; typesFrom?: string[] }> = {
   'lambdas/core/': { may: ['lambdas/core/'], typesFrom: ['lambdas/store/'] },
@@ -123,7 +125,8 @@ const FLOORS: Record<string, { may: string[]; typesFrom?: string[] }> = {
   'lambdas/handlers/': {
     may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/openapi/', 'lambdas/routes.ts', 'lambdas/handlers/'],
   },
-  // keys/ until its files have their rooms (issue 39: what the Lambda runs beside the Lambda, the CLIs beside each other).
+  'lambdas/key-admin/': { may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/key-admin/'] },
+  'keys/': { may: ['keys/'] },
   'local/': { may: ['local/', 'lambdas/', 'lib/', 'keys/'] },
   'mcp/': { may: ['mcp/', 'client/src/', 'lambdas/core/'] },
   'client/': { may: ['client/'] },
@@ -138,6 +141,19 @@ describe('code hygiene', () => {
       [...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'\.\.\/store\/[^']*'/gms)].map((m) => `${file}: ${m[0].replace(/\s+/g, ' ')}`),
     );
     expect(core.length).toBeGreaterThan(10);
+    expect(hits).toEqual([]);
+  });
+
+  // No import back up a floor: what a deployed Lambda runs lives under lambdas/ (esbuild bundles from there), and the
+  // web product's kit in keys/ (its signed client and example) stands alone. The operator CLIs live in local/cli/.
+  it.each([
+    ['lambdas/', 'lambdas/'],
+    ['keys/', 'keys/'],
+  ])('files under %s import nothing from outside %s', (folder, allowed) => {
+    const inFolder = files.filter((f) => f.startsWith(folder) && f.endsWith('.ts'));
+    // The parsed imports (type-only, re-exports and dynamic import() included).
+    const hits = imports.filter((i) => i.from.startsWith(folder) && !i.to.startsWith(allowed)).map((i) => `${i.from}: ${i.to}`);
+    expect(inFolder.length).toBeGreaterThanOrEqual(2);
     expect(hits).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 /**
  * `npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read]`
  * `npm run keys -- list --user USERNAME`
- * `npm run keys -- revoke KEY_ID`
+ * `npm run keys -- revoke --user USERNAME KEY_ID`
  *
  * Each takes `--endpoint URL` (a local server's store, as `npm start` prints
  * it; the table defaults to the local one) or the AWS settings `--table NAME`
@@ -10,23 +10,28 @@
  * key or its hash.
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
-import '../local/sdk-node-warning.js';
+import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { createDocumentClient } from '../lambdas/store/client.js';
-import { LOCAL_TABLE } from '../local/dynalite.js';
-import { fail } from '../local/cli/fail.js';
-import { KeyManagementError, KeyManager, type KeyInfo } from './key-manager.js';
-import { ApiGatewayUsagePlan } from './usage-plan.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { LOCAL_TABLE } from '../dynalite.js';
+import { fail } from './fail.js';
+import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';
+import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 
 const USAGE = `Usage:
   npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
   npm run keys -- list --user USERNAME (--endpoint URL | --table NAME)
-  npm run keys -- revoke KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
+  npm run keys -- revoke --user USERNAME KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
+
+const COLUMNS = { keyId: 24, state: 32, scopes: 24, created: 24 } as const;
+
+/** The header row of `list`, over the columns `describe` fills. */
+const HEADER = `${'KEY ID'.padEnd(COLUMNS.keyId)}  ${'STATE'.padEnd(COLUMNS.state)}  ${'SCOPES'.padEnd(COLUMNS.scopes)}  ${'CREATED'.padEnd(COLUMNS.created)}  NAME`;
 
 function describe(k: KeyInfo): string {
   const state = k.revoked ? `revoked ${k.revokedAt ?? ''}`.trim() : 'active';
-  return `${k.keyId}  ${state.padEnd(32)}  ${k.scopes.join(',').padEnd(24)}  created ${k.createdAt ?? '(seeded)'}  ${JSON.stringify(k.name)}`;
+  return `${k.keyId.padEnd(COLUMNS.keyId)}  ${state.padEnd(COLUMNS.state)}  ${k.scopes.join(',').padEnd(COLUMNS.scopes)}  ${(k.createdAt ?? '(seeded)').padEnd(COLUMNS.created)}  ${JSON.stringify(k.name)}`;
 }
 
 async function main(): Promise<void> {
@@ -57,7 +62,7 @@ async function main(): Promise<void> {
 
   const client = createDocumentClient({ endpoint: values.endpoint });
   const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
-    usagePlan: aws && values['usage-plan-id'] ? new ApiGatewayUsagePlan(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
+    planKeys: aws && values['usage-plan-id'] ? new ApiGatewayPlanKeys(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
   });
   try {
     switch (command) {
@@ -70,15 +75,14 @@ async function main(): Promise<void> {
       }
       case 'list': {
         if (values.user === undefined) fail(`keys: list needs --user\n${USAGE}`, 2);
-        const list = await manager.list(values.user);
-        process.stdout.write(list.length ? `${list.map(describe).join('\n')}\n` : `No keys for ${values.user}.\n`);
+        const list = await manager.listAll(values.user);
+        process.stdout.write(list.length ? `${HEADER}\n${list.map(describe).join('\n')}\n` : `No keys for ${values.user}.\n`);
         break;
       }
       case 'revoke': {
-        if (!arg) fail(`keys: revoke needs a KEY_ID\n${USAGE}`, 2);
-        const info = await manager.revoke(arg);
-        process.stdout.write(`Revoked ${info.keyId} at ${info.revokedAt}; requests with it are refused from now on.\n`);
-        if (!info.planKeyRemoved) process.stderr.write(`warning: its API Gateway plan key could not be deleted; delete it by hand (it cannot authenticate anything)\n`);
+        if (values.user === undefined || !arg) fail(`keys: revoke needs --user and a KEY_ID\n${USAGE}`, 2);
+        const info = await manager.revoke(values.user, arg);
+        process.stdout.write(`Revoked ${info.keyId} of ${values.user} at ${info.revokedAt}; requests with it are refused from now on.\n`);
         break;
       }
       default:

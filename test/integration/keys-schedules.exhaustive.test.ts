@@ -1,0 +1,143 @@
+/**
+ * Key operations against each other, explored exhaustively
+ * (test/support/key-schedules.ts): create, revoke and a user's deletion, in
+ * pairs and triples, on the local store (no plan keys) and with API
+ * Gateway's plan keys (AWS), each call of each operation crashing, failing
+ * without landing, or landing and losing its answer, the operation retried
+ * until it gets a definitive answer. The rules are checked after every write
+ * and at the end (the file comment there).
+ *
+ * Depth (SCHEDULES_DEPTH, as for the write side's explorations):
+ * - `default` (npm test) and `quick`: every pair and the local triple, every
+ *   interleaving without a fault (every order of conflicting calls); and
+ *   every single fault (a crash after each write, a lost answer of each
+ *   write, a failure of each call) of each operation, with the others run
+ *   whole before it or after it;
+ * - `deep`: also each single fault with each other operation run whole
+ *   between any two calls of another (one preemption), and the AWS triple's
+ *   every interleaving without a fault;
+ * - `exhaustive`: each single fault with every interleaving.
+ * Each scenario prints its number of schedules.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
+import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import {
+  KeyExplorer,
+  createActor,
+  deleteActor,
+  exploreAll,
+  firstKeyIdOf,
+  revokeActor,
+  type Exploration,
+  type Fault,
+  type FaultKind,
+  type Scenario,
+} from '../support/key-schedules.js';
+
+const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
+const deepish = DEPTH === 'deep' || DEPTH === 'exhaustive';
+/** Per scenario: an exploration is long by design (the deep one, hours for all). */
+const TIMEOUT = 4 * 60 * 60 * 1000;
+
+let store: InProcessStore;
+let explorer: KeyExplorer;
+beforeAll(async () => {
+  store = await startInProcessDynalite();
+  explorer = new KeyExplorer(store);
+});
+afterAll(async () => store?.close());
+
+const SEEDED = 'pk_seeded_frank_0123456789abcdefghijklmn';
+const seededId = keyIdFromHash(hashApiKey(SEEDED));
+const users = [
+  { id: 'usr_frank', username: 'frank' },
+  { id: 'usr_gus', username: 'gus' },
+];
+const empty: Dataset = { users, events: [], rsvps: [] };
+const withKey: Dataset = { users, events: [], rsvps: [], api_keys: [{ key: SEEDED, user_id: 'usr_frank', name: 'seeded' }] };
+
+const create = (name: string, opts: { maxActive?: number; idempotencyKey?: string } = {}) => createActor(name, 'frank', 'usr_frank', opts);
+const revokeOf = (name: string, keyId: () => string) => revokeActor(name, 'frank', 'usr_frank', keyId);
+const deletion = deleteActor('d', 'usr_frank', 1000);
+
+const pairs: Scenario[] = [
+  { name: 'create ‖ revoke of the key it makes (local)', aws: false, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c'))] },
+  { name: 'create ‖ revoke of the key it makes (AWS)', aws: true, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c'))] },
+  { name: "create ‖ its user's deletion (local)", aws: false, dataset: empty, actors: [create('c'), deletion] },
+  { name: "create ‖ its user's deletion (AWS)", aws: true, dataset: empty, actors: [create('c'), deletion] },
+  { name: "revoke ‖ the user's deletion (local)", aws: false, dataset: withKey, actors: [revokeOf('r', () => seededId), deletion] },
+  { name: 'revoke ‖ revoke of one key (local)', aws: false, dataset: withKey, actors: [revokeOf('r1', () => seededId), revokeOf('r2', () => seededId)] },
+  { name: 'create ‖ create for the last slot (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 })] },
+  { name: 'create ‖ its retry, one idempotency key (AWS)', aws: true, dataset: empty, actors: [create('c1', { idempotencyKey: 'idem-shared-0001' }), create('c2', { idempotencyKey: 'idem-shared-0001' })] },
+];
+
+const triples: Scenario[] = [
+  { name: "create ‖ revoke of its key ‖ its user's deletion (AWS)", aws: true, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c')), deletion] },
+  { name: 'create ‖ create for the last slot ‖ revoke of the first (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 }), revokeOf('r', () => firstKeyIdOf('c1'))] },
+];
+
+const KINDS: FaultKind[] = ['crash', 'lost', 'fail'];
+
+/** Every single fault: each kind at each call of each actor (calls counted in the fault-free runs). */
+function singleFaults(maxCalls: number[]): Fault[] {
+  return maxCalls.flatMap((calls, actor) => Array.from({ length: calls }, (_, k) => KINDS.map((kind) => ({ actor, call: k + 1, kind }))).flat());
+}
+
+/** With one fault: the actors one after the other in each order, and (unless only those) each run whole between any two calls of another. */
+async function withOnePreemption(s: Scenario, faults: Fault[], serialOnly: boolean): Promise<{ schedules: number; violations: Exploration['violations'] }> {
+  let schedules = 0;
+  const violations: Exploration['violations'] = [];
+  const n = s.actors.length;
+  const runOne = async (prefix: number[]) => {
+    schedules++;
+    const r = await explorer.run(s, prefix, faults);
+    if (r.violations.length) violations.push({ schedule: r.steps.map((st) => st.actor).join(''), faults, violations: r.violations });
+    return r;
+  };
+  for (let a = 0; a < n; a++) {
+    // `a` first, then the others in turn (the explorer goes on with the actor that ran last, then the lowest).
+    const serial = await runOne([a]);
+    if (serialOnly) continue;
+    const callsOfA = serial.steps.filter((st) => st.actor === a).length;
+    for (let b = 0; b < n; b++) {
+      if (b === a) continue;
+      for (let j = 1; j < callsOfA; j++) await runOne([...Array(j).fill(a), b]);
+    }
+  }
+  return { schedules, violations };
+}
+
+const started = Date.now();
+function report(name: string, counts: Record<string, number>): void {
+  process.stdout.write(`${name}: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')} (${Math.round((Date.now() - started) / 1000)} s into the file)\n`);
+}
+
+describe.each(pairs.map((s) => [s.name, s] as const))('%s', (_, s) => {
+  it('keeps every rule in every schedule: every interleaving, every single fault', async () => {
+    const clean = await exploreAll(explorer, s, []);
+    expect(clean.violations.slice(0, 3)).toEqual([]);
+    const counts: Record<string, number> = { 'interleavings without a fault': clean.schedules };
+    const faults = singleFaults(clean.maxCalls);
+    let faulted = 0;
+    const violations: Exploration['violations'] = [];
+    for (const fault of faults) {
+      const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
+      faulted += r.schedules;
+      violations.push(...r.violations);
+    }
+    counts[`schedules with one of ${faults.length} faults`] = faulted;
+    report(s.name, counts);
+    expect(violations.slice(0, 3)).toEqual([]);
+  }, TIMEOUT);
+});
+
+// The AWS triple is a deep one only (its interleavings are too many for every run of the suite).
+describe.each(triples.filter((s) => deepish || !s.aws).map((s) => [s.name, s] as const))('%s', (_, s) => {
+  it('keeps every rule in every interleaving', async () => {
+    const clean = await exploreAll(explorer, s, [], 200_000);
+    report(s.name, { 'interleavings without a fault': clean.schedules });
+    expect(clean.violations.slice(0, 3)).toEqual([]);
+  }, TIMEOUT);
+});
