@@ -33,6 +33,8 @@ export interface EndpointOptions {
   /** Queue ARN for a queue URL the function sends to; undefined: not a queue of the template. */
   readonly queueArn: (queueUrl: string) => string | undefined;
   readonly onSend: (queueUrl: string, body: string) => void;
+  /** A received message's visibility set by the function (ChangeMessageVisibility); false: no such message in flight. */
+  readonly onVisibility: (queueUrl: string, receiptHandle: string, seconds: number) => boolean;
   /** API Gateway's API keys and usage-plan keys (the store the rehearsed usage plans read). */
   readonly apiKeys: ApiKeyStore;
   /** The template's secrets by ARN: the current value and, once rotated, the previous one. */
@@ -223,6 +225,19 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         const entries = (parsed.Entries ?? []) as Body[];
         for (const e of entries) opts.onSend(queueUrl, String(e.MessageBody));
         return res.end(JSON.stringify({ Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(String(e.MessageBody)) })), Failed: [] }));
+      }
+      if (service === 'AmazonSQS' && operation === 'ChangeMessageVisibility') {
+        const queueUrl = String(parsed.QueueUrl);
+        const arn = opts.queueArn(queueUrl);
+        if (!arn) return awsError(res, 400, 'com.amazonaws.sqs#QueueDoesNotExist', `no queue ${queueUrl} in the template`);
+        const denial = await authorize(fn, [{ fn, action: 'sqs:ChangeMessageVisibility', resource: arn, context: {} }], operation);
+        if (denial) return awsError(res, 400, 'com.amazon.coral.service#AccessDeniedException', `not authorized to perform: sqs:ChangeMessageVisibility on resource: ${arn}`);
+        const seconds = Number(parsed.VisibilityTimeout);
+        // SQS's bounds: 0 to 12 hours.
+        if (!Number.isInteger(seconds) || seconds < 0 || seconds > 43_200) return awsError(res, 400, 'com.amazonaws.sqs#InvalidParameterValue', `VisibilityTimeout ${String(parsed.VisibilityTimeout)} is out of range`);
+        if (!opts.onVisibility(queueUrl, String(parsed.ReceiptHandle), seconds)) return awsError(res, 400, 'com.amazonaws.sqs#ReceiptHandleIsInvalid', 'The input receipt handle is invalid.');
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        return res.end('{}');
       }
       unsupported.push(`${fn}: ${service}.${operation} is not interpreted by the rehearsal`);
       awsError(res, 400, 'UnknownOperationException', `rehearsal: ${service}.${operation} not interpreted`);

@@ -54,6 +54,12 @@ export interface SqsMessage {
   readonly messageId: string;
   readonly body: string;
   receiveCount: number;
+  /**
+   * The visibility the function last set for it (ChangeMessageVisibility), in
+   * seconds. The rehearsal has no clock for the queue: a failed message is
+   * delivered again at the next drain round, as if that time had passed.
+   */
+  visibilityTimeout?: number;
 }
 
 export interface Rehearsal {
@@ -167,6 +173,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
 
     // Queues and the roles of every function.
     const queues = new Map<string, SqsMessage[]>(template.ofType('AWS::SQS::Queue').map(([qid]) => [qid, []]));
+    /** Messages of a batch being processed, by receipt handle: the ones ChangeMessageVisibility may name. */
+    const inFlight = new Map<string, SqsMessage>();
     const queueOfUrl = (url: string) => [...queues.keys()].find((qid) => url.endsWith(`/${qid}`));
     const roles = new Map<string, { roleName: string; policies: PolicyDocument[] }>();
     const specs: FunctionSpec[] = [];
@@ -211,6 +219,13 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         return qid ? template.getAtt(qid, 'Arn', 'queue') : undefined;
       },
       onSend: (url, body) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      // The receipt handle is the message id (drain); a message is in flight while its batch runs.
+      onVisibility: (url, handle, seconds) => {
+        const message = inFlight.get(handle);
+        if (!message || queueOfUrl(url) === undefined) return false;
+        message.visibilityTimeout = seconds;
+        return true;
+      },
       apiKeys,
     });
     endpointUrl = endpoint.url;
@@ -311,6 +326,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         if (!mapping) break;
         const queue = queues.get(mapping.queueId)!;
         const batch = queue.splice(0, mapping.batchSize);
+        for (const m of batch) inFlight.set(m.messageId, m);
         batches++;
         const queueArn = template.getAtt(mapping.queueId, 'Arn', mapping.queueId);
         const event = {
@@ -336,6 +352,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
           const ids = new Set((((JSON.parse(out.payload) as Json)?.batchItemFailures ?? []) as Json[]).map((f) => String(f.itemIdentifier)));
           failed = batch.filter((m) => ids.has(m.messageId));
         } else failed = [];
+        for (const m of batch) inFlight.delete(m.messageId);
         failures += failed.length;
         for (const m of failed) {
           if (m.receiveCount >= mapping.maxReceiveCount && mapping.deadLetterId) {

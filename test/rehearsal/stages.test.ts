@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WAITING_RECEIVES, waitingVisibility } from '../../lambdas/core/retry-backoff.js';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../../local/rehearsal/checks.js';
 import { dynamoCalls } from '../../local/rehearsal/aws-endpoint.js';
 import { evaluate } from '../../local/rehearsal/iam.js';
@@ -86,6 +87,28 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     expect(await rehearsal.drain()).toEqual({ batches: 17, failures: 17, deadLettered: 1 });
     expect(rehearsal.queues.get(deadLetterId)!.map((m) => m.body)).toEqual(['{"type":"event.upserted","version":1}']);
     rehearsal.queues.get(deadLetterId)!.length = 0;
+  });
+
+  it('shortens a waiting record\'s visibility with backoff through its own role (sqs:ChangeMessageVisibility), then dead-letters it after the same receives', async () => {
+    const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    const deadLetterId = [...rehearsal.queues.keys()].find((q) => /DeadLetter/i.test(q))!;
+    // An RSVP whose event never comes: valid, waiting for its reference at every receive.
+    const body = JSON.stringify({ type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_never', user_id: 'usr_never', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } });
+    rehearsal.send(queueId, body);
+    const seen: number[] = [];
+    const queue = rehearsal.queues.get(queueId)!;
+    const push = queue.push.bind(queue);
+    // The visibility each receive left, read as the failed message goes back (the rehearsal redelivers at once).
+    queue.push = (...messages) => (seen.push(...messages.map((m) => m.visibilityTimeout ?? -1)), push(...messages));
+    try {
+      expect(await rehearsal.drain()).toEqual({ batches: WAITING_RECEIVES, failures: WAITING_RECEIVES, deadLettered: 1 });
+    } finally {
+      queue.push = push;
+    }
+    expect(seen).toEqual(Array.from({ length: WAITING_RECEIVES - 1 }, (_, i) => waitingVisibility(i + 1)));
+    expect(rehearsal.queues.get(deadLetterId)!.map((m) => m.body)).toEqual([body]);
+    rehearsal.queues.get(deadLetterId)!.length = 0;
+    expect(rehearsal.problems()).toEqual([]);
   });
 
   it("lets the ingest function send its continuation to its own queue, and to no other (its role's sqs:SendMessage)", async () => {
