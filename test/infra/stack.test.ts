@@ -341,8 +341,8 @@ describe('operations', () => {
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function', () => {
     const alarms = resources(t, 'AWS::CloudWatch::Alarm').filter(notKeyAdmin);
     // Per API: 5xx rate and p99; per function (routes, authorizer, legacy redirect, ingest): errors and throttles;
-    // ingest: dead letters and lag; DynamoDB throttles.
-    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 2 + 1);
+    // ingest: dead letters, queue lag and change lag; DynamoDB throttles.
+    expect(alarms).toHaveLength(2 * 2 + 2 * (routes.length + 3) + 3 + 1);
     const metrics = alarms.map(([, a]) => a.Properties.MetricName).sort();
     expect(metrics.filter((m) => m === '5XXError')).toHaveLength(2);
     expect(metrics.filter((m) => m === 'Latency')).toHaveLength(2);
