@@ -111,7 +111,9 @@ describe('a change costs what it touches, not the size of its event', () => {
   }, 120_000);
 
   it.each(changes.map(([name]) => [name]))('%s: the same calls and writes, and read capacity within 1.5, on 3 and on 300 guests', (name) => {
-    expect(large[name]!.calls).toEqual(small[name]!.calls);
+    // The same calls, in any order: a wave's calls go together (docs/data-model.md, "A change in waves"), so which one
+    // a later call follows depends on which answered first.
+    expect([...large[name]!.calls].sort()).toEqual([...small[name]!.calls].sort());
     expect(large[name]!.written.length).toBe(small[name]!.written.length);
     expect(large[name]!.rcu).toBeLessThanOrEqual(1.5 * small[name]!.rcu);
   });
