@@ -20,6 +20,7 @@ import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, SK, keys } from './table.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { withAbsent } from './units.js';
 import { all, each } from './waves.js';
+import { queryGuestShards } from './guest-shards.js';
 
 export interface FanOutOptions {
   /** Units derived at once in a fan-out (a chunk). */
@@ -109,7 +110,7 @@ export class FanOut {
   async guests(stored: SourceItem, creator: string | undefined, recovering: boolean): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    const counters = await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: GUEST_SEQ_PREFIX, after: after === undefined ? undefined : `${GUEST_SEQ_PREFIX}${after}` });
+    const counters = await queryGuestShards(this.io, eventId, GUEST_SEQ_PREFIX, after);
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     // The creator's unit like any guest's, with the first chunk (its counter, if any, is not counted twice), with its
     // bucket's recount, which its entry may need too. The progress saved is a counter's: the creator is never last.

@@ -32,7 +32,7 @@
  * replaced shows it in (derivation.ts), so `removed` appears only in a scope
  * that showed the id: the replaced version was there, on the read routes.
  */
-import { INDEXES, PK, SK, TTL_ATTRIBUTE } from './table.js';
+import { INDEXES, PK, SK, TTL_ATTRIBUTE, keys } from './table.js';
 import type { Item, Key, TableIO } from './table-io.js';
 import type { Clock } from '../core/clock.js';
 import { feedScopes } from '../core/feed-cursor.js';
@@ -122,8 +122,8 @@ export function feedMemberOf(item: Item): string {
 
 /** The item whose current state a feed shows for a member. */
 export function memberItemKey(scope: string, memberId: string): Key {
-  if (scope.startsWith('GUESTS#')) return { [PK]: `EVENT#${scope.slice('GUESTS#'.length)}`, [SK]: `RSVP#${memberId}` };
-  return { [PK]: `EVENT#${memberId}`, [SK]: 'EVENT' };
+  if (scope.startsWith('GUESTS#')) return keys.rsvp(scope.slice('GUESTS#'.length), memberId);
+  return keys.event(memberId);
 }
 
 /** The feeds' writes: membership and entries. */

@@ -54,6 +54,7 @@ import { PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
 import { keyString, type Item, type Key, type TableIO } from './table-io.js';
 import { eventUnit, guestUnit } from './units.js';
 import { all, each } from './waves.js';
+import { queryGuestShards } from './guest-shards.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
 export type SettleOptions = FanOutOptions & {
@@ -186,7 +187,7 @@ export class Settler {
    * version read: an RSVP of the event re-created since is never touched.
    */
   private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const rsvps = ((await this.io.queryAll({ pk: `EVENT#${eventId}`, prefix: RSVP_SOURCE_PREFIX })) as SourceItem[]).filter((s) => !s.deleted);
+    const rsvps = ((await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX)) as SourceItem[]).filter((s) => !s.deleted);
     // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
     for (let i = 0; i < rsvps.length; i += this.fanOut.chunk) {
       if (i > 0) this.fanOut.checkTime(eventId);

@@ -62,11 +62,14 @@ export type IndexName = keyof typeof INDEXES;
 export type ProfileList = 'HOSTED' | 'PROFILE';
 
 /**
- * Base-table keys. An event's partition holds its sources (the records the web
- * product sent: the event and its RSVPs, with their versions), the items
- * derived from them (event, RSVPs, profile entries, guest counts) and the
- * derivation counters (the event item's, and one per guest), each derivation
- * reading its unit's few items by key (derivation.ts). A user's
+ * Base-table keys. An event's partition holds its own source, item and
+ * derivation counter, and its guest counts' bucket summaries; its guests'
+ * items (each RSVP's source, derivation counter, RSVP item, profile entry and
+ * count entry) are in one of its GUEST_SHARDS guest partitions, by the
+ * guest's count bucket (guestShard), so that a burst of RSVPs on one event
+ * spreads its writes over several partitions instead of meeting DynamoDB's
+ * per-partition limit (docs/data-model.md, "An event's guests in shards").
+ * Each derivation reads its unit's few items by key (derivation.ts). A user's
  * partition holds the user (the source and the item the API reads, by id) and
  * one link per event the user touches, so a user change finds every event it
  * affects without a scan.
@@ -77,15 +80,15 @@ export const keys = {
   userEventLink: (userId: string, eventId: string) => ({ [PK]: `USER#${userId}`, [SK]: `${LINK_PREFIX}${eventId}` }),
   event: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'EVENT' }),
   eventSource: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SRC' }),
-  rsvpSource: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${RSVP_SOURCE_PREFIX}${userId}` }),
+  rsvpSource: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `${RSVP_SOURCE_PREFIX}${userId}` }),
   /** The event's derivation counter: each derivation takes the next number (see docs/data-model.md). */
   derivationSeq: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SEQ' }),
-  rsvp: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `RSVP#${userId}` }),
-  profileEntry: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `PROFILE#${userId}` }),
+  rsvp: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `RSVP#${userId}` }),
+  profileEntry: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `PROFILE#${userId}` }),
   /** One guest's derivation counter: a guest's items (RSVP, profile entry, count entry) are derived on their own (derivation.ts). */
-  guestSeq: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_SEQ_PREFIX}${userId}` }),
+  guestSeq: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `${GUEST_SEQ_PREFIX}${userId}` }),
   /** What one guest adds to the event's guest counts, in the guest's count bucket. */
-  guestCount: (eventId: string, userId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_COUNT_PREFIX}${countBucket(userId)}#${userId}` }),
+  guestCount: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `${GUEST_COUNT_PREFIX}${countBucket(userId)}#${userId}` }),
   /** A count bucket's totals per status, recounted from its entries (guest-counts.ts). */
   guestCountSummary: (eventId: string, bucket: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_COUNT_SUMMARY_PREFIX}${bucket}` }),
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
@@ -121,6 +124,38 @@ export function countBucket(userId: string): string {
   }
   return String(hash % GUEST_COUNT_BUCKETS).padStart(2, '0');
 }
+
+/**
+ * An event's guest partitions: a guest's items are in shard `countBucket mod
+ * GUEST_SHARDS`, so a count bucket's entries are in one partition (one Query
+ * recounts it). Eight: a burst at the recommended ingest pace (about 430
+ * RSVPs/s, docs/performance.md) writes about 9 items per RSVP there, about
+ * 480 write units a second per shard, under half of a partition's 1,000;
+ * an event-wide walk of its guests (an event's fan-out, a deletion's
+ * cascade) is 8 Queries at once, one round trip.
+ */
+export const GUEST_SHARDS = 8;
+
+/** A guest's shard of an event (0 to GUEST_SHARDS - 1). */
+export function guestShard(userId: string): number {
+  return Number(countBucket(userId)) % GUEST_SHARDS;
+}
+
+/** The partition key of an event's guest shard. */
+export function guestShardPartition(eventId: string, shard: number): string {
+  return `EVENT#${eventId}#G${shard}`;
+}
+
+/** The partition of a guest's items in an event. */
+export function guestPartitionOf(eventId: string, userId: string): string {
+  return guestShardPartition(eventId, guestShard(userId));
+}
+
+/** Every guest shard of an event, in order. */
+export function guestShardPartitions(eventId: string): string[] {
+  return Array.from({ length: GUEST_SHARDS }, (_, shard) => guestShardPartition(eventId, shard));
+}
+
 export const RSVP_SOURCE_PREFIX = 'SRC#RSVP#';
 /** Sort keys of the items derived from an event's sources (everything else in its partition is bookkeeping or source). */
 export const DERIVED_SORT_KEYS = { event: 'EVENT', rsvpPrefix: 'RSVP#', profilePrefix: 'PROFILE#' } as const;

@@ -27,7 +27,7 @@ import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { directClient } from './direct-dynalite.js';
-import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
+import { INDEXES, PK, SK, createTableInput, keys } from '../../lambdas/store/table.js';
 import { catalogueChanges, guestChanges, type FeedPage } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from './feed-keys.js';
@@ -522,7 +522,7 @@ export class Explorer {
         if (error.statusCode === 404) return [];
         throw error;
       });
-      for (const c of guests) if (c.change === 'upserted' && !shown(`EVENT#${eventId}`, `RSVP#${c.id}`)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
+      for (const c of guests) if (c.change === 'upserted' && !shown(keys.rsvp(eventId, c.id)[PK]!, keys.rsvp(eventId, c.id)[SK]!)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
     }
   }
 
