@@ -48,6 +48,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/store-differences.test.ts',
   '<rootDir>/test/integration/feed-failed-writes.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',
+  '<rootDir>/test/integration/guest-shards.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',

@@ -26,6 +26,7 @@ import { createDocumentClient } from '../lambdas/store/client.js';
 import { isConditionFailure } from '../lambdas/store/conditions.js';
 import { ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';
+import { readPartitions, writtenKeys, type WrittenKey } from '../local/instrument.js';
 import { freshLoadReadModel, readModel, scanAll } from '../test/support/read-model.js';
 import { startDynamoDbLocal } from '../test/support/dynamodb-local.js';
 
@@ -54,14 +55,37 @@ function burst(): { d0: Dataset; changes: Change[] } {
   return { d0, changes };
 }
 
-/** A client whose every call waits the latency first, counting calls and refused conditional writes. */
-function slowClient(endpoint: string): { client: DynamoDBDocumentClient; counts: { calls: number; refused: number } } {
+/**
+ * Writes per RSVP in each partition a burst's writes land in, hottest first:
+ * base-table partitions by the keys written, and the event-keyed partitions of
+ * the guest list's indexes (event-index `EVENT#{id}`, guest-index
+ * `EVENT#{id}#{status}`), where every write of an RSVP item is counted, as if
+ * each changed what the indexes hold (an upper bound: one that changes
+ * nothing projected is not written there) and as if every status were one.
+ */
+export function partitionLoad(written: readonly WrittenKey[], rsvps: number): { partition: string; perRsvp: number }[] {
+  const load = new Map<string, number>();
+  const add = (partition: string) => load.set(partition, (load.get(partition) ?? 0) + 1);
+  for (const { pk, sk } of written) {
+    add(pk);
+    if (!sk.startsWith('RSVP#')) continue;
+    const event = pk.replace(/#G\d+$/, '');
+    add(`event-index ${event}`);
+    add(`guest-index ${event}#{status}`);
+  }
+  return [...load].map(([partition, n]) => ({ partition, perRsvp: n / rsvps })).sort((a, b) => b.perRsvp - a.perRsvp);
+}
+
+/** A client whose every call waits the latency first, counting calls and refused conditional writes, and recording what it writes. */
+export function slowClient(endpoint: string, latencyMs = LATENCY_MS): { client: DynamoDBDocumentClient; counts: { calls: number; refused: number; written: WrittenKey[]; read: string[] } } {
   const client = createDocumentClient({ endpoint });
-  const counts = { calls: 0, refused: 0 };
+  const counts = { calls: 0, refused: 0, written: [] as WrittenKey[], read: [] as string[] };
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       counts.calls++;
-      await new Promise((resolve) => setTimeout(resolve, LATENCY_MS));
+      counts.written.push(...writtenKeys(String(context.commandName), args.input));
+      counts.read.push(...readPartitions(String(context.commandName), args.input));
+      if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
       try {
         return await next(args);
       } catch (error) {
@@ -80,6 +104,7 @@ interface BurstRow {
   calls: number;
   refused: number;
   latencies: number;
+  hottest: { partition: string; perRsvp: number };
 }
 
 async function run(endpoint: string, admin: DynamoDBDocumentClient, table: string, appliers: number, expected: unknown[]): Promise<BurstRow> {
@@ -101,7 +126,8 @@ async function run(endpoint: string, admin: DynamoDBDocumentClient, table: strin
   const ms = performance.now() - started;
   const got = readModel(await scanAll(admin, table));
   if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`burst with ${appliers} appliers: the table is not the fold of its changes`);
-  return { appliers, perSecond: (changes.length / ms) * 1000, calls: counts.calls / changes.length, refused: counts.refused / changes.length, latencies: (ms * appliers) / changes.length / LATENCY_MS };
+  const [hottest] = partitionLoad(counts.written, changes.length);
+  return { appliers, perSecond: (changes.length / ms) * 1000, calls: counts.calls / changes.length, refused: counts.refused / changes.length, latencies: (ms * appliers) / changes.length / LATENCY_MS, hottest: hottest! };
 }
 
 async function storeRows(name: string, endpoint: string): Promise<string[]> {
@@ -112,7 +138,7 @@ async function storeRows(name: string, endpoint: string): Promise<string[]> {
     const rows: string[] = [];
     for (const appliers of APPLIERS) {
       const r = await run(endpoint, admin, `burst-${appliers}`, appliers, expected);
-      rows.push(`| ${name} | ${r.appliers} | ${r.perSecond.toFixed(1)} | ${r.calls.toFixed(1)} | ${r.refused.toFixed(2)} | ${r.latencies.toFixed(1)} |`);
+      rows.push(`| ${name} | ${r.appliers} | ${r.perSecond.toFixed(1)} | ${r.calls.toFixed(1)} | ${r.refused.toFixed(2)} | ${r.latencies.toFixed(1)} | ${r.hottest.perRsvp.toFixed(2)} (\`${r.hottest.partition}\`) |`);
     }
     return rows;
   } finally {
@@ -125,8 +151,8 @@ export async function burstFigures(): Promise<string[]> {
   const lines = [
     `${RSVPS} new RSVPs on one event with ${GUESTS} guests, ${LATENCY_MS} ms added to every call; the end state equal to the fold's in every run.`,
     '',
-    '| Store | Appliers | RSVPs/s | Calls per RSVP | Refused writes per RSVP | Wall time per RSVP per applier, in latencies |',
-    '|---|---|---|---|---|---|',
+    '| Store | Appliers | RSVPs/s | Calls per RSVP | Refused writes per RSVP | Wall time per RSVP per applier, in latencies | Hottest partition: items written per RSVP |',
+    '|---|---|---|---|---|---|---|',
   ];
   const dynalite = await startDynalite();
   try {
@@ -139,7 +165,7 @@ export async function burstFigures(): Promise<string[]> {
   try {
     local = await startDynamoDbLocal(ROOT);
   } catch (error) {
-    lines.push(`| DynamoDB Local | not run: ${(error as Error).message.split('\n')[0]} | | | | |`);
+    lines.push(`| DynamoDB Local | not run: ${(error as Error).message.split('\n')[0]} | | | | | |`);
     return lines;
   }
   try {
