@@ -143,7 +143,10 @@ export class FanOut {
         const [finishedChunk] = await all([run(parts[k]!, r, k), saving]);
         done = finishedChunk && done;
         const last = parts[k]![parts[k]!.length - 1]!;
-        saving = done && k + 1 < parts.length ? quiet(this.io.updateIf({ [PK]: source[PK], [SK]: source[SK] }, 'SET pending_after = :after', '#version = :v AND #pending = :true', { ':after': last, ':v': source.version, ':true': true }, { '#pending': 'pending' })) : Promise.resolve();
+        // Saved only on the very state walked: the same version and the same liveness (a tombstone keeps its live
+        // version, and its own walk must not resume from where a live one stopped).
+        const alive = source.deleted ? '#deleted = :true' : 'attribute_not_exists(#deleted)';
+        saving = done && k + 1 < parts.length ? quiet(this.io.updateIf({ [PK]: source[PK], [SK]: source[SK] }, 'SET pending_after = :after', `#version = :v AND #pending = :true AND ${alive}`, { ':after': last, ':v': source.version, ':true': true }, { '#pending': 'pending', '#deleted': 'deleted' })) : Promise.resolve();
       }
     } finally {
       // Nothing left running behind the fan-out (waves.ts): a read ahead or a progress still in flight is waited for.

@@ -217,7 +217,10 @@ export class Settler {
   private async tombstone(key: Key, version: number, owesFollowUp = true): Promise<boolean> {
     // A dependent whose follow-up the caller does (it derives the event next) owes nothing of its own, even if it was
     // still settling as a live item: that settle's work is moot now, and its clearing no longer matches.
-    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
+    // A live walk's saved progress (`pending_after`, `fanout`) goes too: the tombstone's own walk starts from its
+    // first guest, and a hide stopped half-way must not make it skip the guests the hide had done (they are derived
+    // again for the deletion).
+    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp, pending_after, fanout${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
       '#user': 'user',
       '#event': 'event',
       '#rsvp': 'rsvp',

@@ -11,7 +11,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Change } from '../../lambdas/core/changes.js';
-import { fixedClock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
@@ -20,6 +19,7 @@ import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { partitionLoad, slowClient } from '../../scripts/bench-burst.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
+import { clock, host, party } from '../support/party.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 let store: TestStore;
@@ -28,9 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => store?.close());
 
-const clock = fixedClock('2026-11-21T12:00:00.000Z');
-const host = { id: 'usr_host', username: 'host' };
-const party = { id: 'evt_party', creator_id: host.id, title: 'Party', start_date: '2027-01-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' };
 const statuses = ['yes', 'maybe', 'no'] as const;
 const people = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `usr_${prefix}${i}`, username: `${prefix}${i}` }));
 
@@ -108,5 +105,23 @@ describe('an event-wide walk stopped between chunks reaches every guest of every
     }
     expect(stops).toBeGreaterThanOrEqual(GUEST_SHARDS);
     expect(readModel(await scanAll(store.client, table))).toEqual(await freshLoadReadModel(store.client, `${table}-expected`, fold(d0, [change]).dataset));
+  }, 120_000);
+
+  // Found in review: the event's tombstone (its creator's cascade) kept the position a hide had saved, and the
+  // deletion's own walk, stopped in its cascade and resumed, started from there: the guests before it kept their RSVP
+  // items, count entries and summaries on a deleted event for good. A tombstone now drops a live walk's progress, and
+  // progress is saved only on the very state walked (version and liveness).
+  it.each([3, 6])('a hide stopped after %i guests, then its creator deleted (stopped too), then both redelivered: the deletion reaches every guest', async (hideStops) => {
+    const table = `walk-hide-then-gone-${hideStops}`;
+    await loaded(table, d0);
+    const short = new ChangeApplier(store.client, table, { clock, fanOutConcurrency: 1, remainingMs: () => 0, reserveMs: 1 });
+    const full = new ChangeApplier(store.client, table, { clock });
+    const hide: Change = { type: 'event.upserted', version: 2, event: { ...party, visibility: 'private' } };
+    const gone: Change = { type: 'user.deleted', version: 2, user_id: host.id };
+    for (let i = 0; i < hideStops; i++) await expect(short.apply(hide)).rejects.toBeInstanceOf(FanOutIncomplete);
+    await expect(short.apply(gone)).rejects.toBeInstanceOf(FanOutIncomplete);
+    await full.apply(gone);
+    await full.apply(hide);
+    expect(readModel(await scanAll(store.client, table))).toEqual(await freshLoadReadModel(store.client, `${table}-expected`, fold(d0, [hide, gone]).dataset));
   }, 120_000);
 });
