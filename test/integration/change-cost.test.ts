@@ -12,7 +12,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
-import { fixedClock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
@@ -20,6 +19,7 @@ import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { GUEST_COUNT_BUCKETS, countBucket, keys } from '../../lambdas/store/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
+import { clock, host, party } from '../support/party.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 let store: TestStore;
@@ -28,19 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => store?.close());
 
-const clock = fixedClock('2026-11-21T12:00:00.000Z');
-const host = { id: 'usr_host', username: 'host' };
 const newcomer = { id: 'usr_new', username: 'newcomer' };
-const party = {
-  id: 'evt_party',
-  creator_id: 'usr_host',
-  title: 'Party',
-  start_date: '2027-01-01T20:00:00.000Z',
-  timezone: 'UTC',
-  status: 'published' as const,
-  visibility: 'public' as const,
-  created_at: '2026-11-01T00:00:00.000Z',
-};
 
 function crowd(size: number): Dataset {
   const guests = Array.from({ length: size }, (_, i) => ({ id: `usr_c${i}`, username: `crowd${i}` }));
