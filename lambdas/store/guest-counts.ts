@@ -37,7 +37,7 @@
  * recount costs the same on an event of 10 or 10,000 guests.
  */
 import type { GuestCounts } from './items.js';
-import { GUEST_COUNT_PREFIX, GUEST_SHARDS, guestShardPartition, keys } from './table.js';
+import { GUEST_COUNT_PREFIX, guestShardPartition, keys, shardOfBucket } from './table.js';
 import type { Item, TableIO } from './table-io.js';
 
 const STATUSES = ['yes', 'maybe', 'no'] as const;
@@ -52,8 +52,7 @@ export class GuestCountRecounter {
 
   /** Wave B: the bucket's entries (consistent). */
   entries(eventId: string, bucket: string): Promise<Item[]> {
-    // The bucket's entries are all in one guest shard (table.ts, guestShard): the shard of any of its users.
-    return this.io.queryAll({ pk: guestShardPartition(eventId, Number(bucket) % GUEST_SHARDS), prefix: `${GUEST_COUNT_PREFIX}${bucket}#` });
+    return this.io.queryAll({ pk: guestShardPartition(eventId, shardOfBucket(bucket)), prefix: `${GUEST_COUNT_PREFIX}${bucket}#` });
   }
 
   /**

@@ -129,16 +129,25 @@ export function countBucket(userId: string): string {
  * An event's guest partitions: a guest's items are in shard `countBucket mod
  * GUEST_SHARDS`, so a count bucket's entries are in one partition (one Query
  * recounts it). Eight: a burst at the recommended ingest pace (about 430
- * RSVPs/s, docs/performance.md) writes about 9 items per RSVP there, about
- * 480 write units a second per shard, under half of a partition's 1,000;
- * an event-wide walk of its guests (an event's fan-out, a deletion's
- * cascade) is 8 Queries at once, one round trip.
+ * RSVPs/s, docs/performance.md) writes about 9 items per RSVP over the 8
+ * shards, about 480 write units a second per shard on average (550 in the
+ * busiest measured), about half of a partition's 1,000; an event-wide walk
+ * of its guests (an event's fan-out, a deletion's cascade) is 8 Queries at
+ * once, one round trip.
+ *
+ * Part of every guest item's key: changing it (or countBucket) moves every
+ * guest item, and a table written before needs a fresh load.
  */
 export const GUEST_SHARDS = 8;
 
+/** The shard that holds a count bucket's entries (every user of the bucket is in it). */
+export function shardOfBucket(bucket: string): number {
+  return Number(bucket) % GUEST_SHARDS;
+}
+
 /** A guest's shard of an event (0 to GUEST_SHARDS - 1). */
 export function guestShard(userId: string): number {
-  return Number(countBucket(userId)) % GUEST_SHARDS;
+  return shardOfBucket(countBucket(userId));
 }
 
 /** The partition key of an event's guest shard. */

@@ -16,7 +16,7 @@ import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { GUEST_COUNT_BUCKETS, countBucket, keys } from '../../lambdas/store/table.js';
+import { GUEST_COUNT_BUCKETS, GUEST_SHARDS, countBucket, guestShard, keys, shardOfBucket } from '../../lambdas/store/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { clock, host, party } from '../support/party.js';
@@ -131,6 +131,13 @@ describe('count buckets', () => {
     expect(used.size).toBe(GUEST_COUNT_BUCKETS);
     // The bucket is part of a stored key: it must never change between releases or runtimes.
     expect(['usr_a', 'usr_b', 'usr_host'].map(countBucket)).toEqual(['17', '24', '52']);
+  });
+
+  it('put each bucket in one guest shard, and each user in their bucket\'s shard, stably', () => {
+    // The shard is part of every guest item's key, and a recount reads its bucket's entries from one shard.
+    expect(GUEST_SHARDS).toBe(8);
+    expect(['usr_a', 'usr_b', 'usr_host'].map(guestShard)).toEqual([1, 0, 4]);
+    for (let i = 0; i < 1_000; i++) expect(guestShard(`usr_${i}`)).toBe(shardOfBucket(countBucket(`usr_${i}`)));
   });
 });
 

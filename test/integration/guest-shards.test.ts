@@ -2,7 +2,7 @@
  * An event's guests in shards (lambdas/store/table.ts, guestShard; docs/
  * data-model.md, "An event's guests in shards"): a burst of RSVPs on one event
  * spreads its writes, so that no partition takes more than about two items per
- * RSVP, where the event's own partition took eleven and DynamoDB's limit of
+ * RSVP, where the event's own partition took ten and DynamoDB's limit of
  * 1,000 write units a second per partition held a popular event's burst to
  * about 90 RSVPs a second (docs/performance.md, "Freshness under load"). And
  * the walks over every guest of an event (an event's fan-out to its guests, a
