@@ -18,7 +18,6 @@ import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldState } from '../../lambdas/core/fold.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
@@ -74,7 +73,7 @@ async function applyInTurns(table: string, changes: readonly Change[], order: re
 /** Each list of changes applied in order by its own applier, all of them at once, calls interleaved in the given order. */
 async function appliersInTurns(table: string, work: readonly (readonly Change[])[], order: readonly number[]): Promise<void> {
   const turns = new Turns(order, work.length);
-  const clients = work.map((_, i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+  const clients = work.map((_, i) => turns.gate(i, store.newClient()));
   try {
     await Promise.all(
       work.map((changes, i) =>
@@ -94,7 +93,7 @@ async function appliersInTurns(table: string, work: readonly (readonly Change[])
  * its answer is lost, no later step of this attempt happens. True when the change needed fewer calls.
  */
 async function applyUntilCrash(table: string, change: Change, crashAfter: number): Promise<boolean> {
-  const dying = createDocumentClient({ endpoint: store.endpoint });
+  const dying = store.newClient();
   let calls = 0;
   dying.middlewareStack.add(
     (next) => async (args) => {

@@ -30,7 +30,6 @@ import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { feedMemberOf, memberKey, scopesShowing } from '../../lambdas/store/feed.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
@@ -60,7 +59,7 @@ const later: Change = { type: 'event.upserted', version: 2, event: event('evt_b'
 
 /** A client on the store whose write number `failAt` throws without reaching it; counts the writes it sends. */
 function failingClient(failAt: number) {
-  const client = createDocumentClient({ endpoint: store.endpoint });
+  const client = store.newClient();
   const seen = { writes: 0 };
   client.middlewareStack.add(
     (next, context) => async (args) => {
