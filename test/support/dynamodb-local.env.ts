@@ -11,6 +11,9 @@ process.env.SCHEDULES_DEPTH ??= 'quick';
 // for the same reason.
 process.env.CHANGE_STREAM_RUNS ??= '8';
 process.env.CHANGE_STREAM_RACE_RUNS ??= '8';
+// The feeds' properties likewise (6 of 15, and 6 of 12 resyncs).
+process.env.FEED_RUNS ??= '6';
+process.env.RESYNC_FEED_RUNS ??= '6';
 // The fault sweeps (a crash after each call, a write failing at each write)
 // fail the first call of each kind and the last, not every one: what DynamoDB
 // Local may answer differently depends on the kind of call (fault-points.ts).
