@@ -8,7 +8,11 @@
  * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
  *   synthesized stack (bundles from cdk.out, IAM checked on every call);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
- *   (Java 17; a JVM per file). Why: see test/support/store.ts. Without Java
+ *   (Java 17; a JVM per file). Why: see test/support/store.ts. It runs a
+ *   fixed share of the long ones (the triples at SCHEDULES_DEPTH=quick, the
+ *   properties at fewer runs, the fault sweeps at FAULT_POINTS=
+ *   first-of-each-kind: test/support/dynamodb-local.env.ts, docs/tests.md
+ *   "Two stores"); dynalite runs their full count. Without Java
  *   it is left out and the run ends saying so, unless REQUIRE_DYNAMODB_LOCAL=1
  *   (CI) makes that a failure: test/support/second-store.js.
  * `--selectProjects dynalite` runs only the first.
@@ -40,6 +44,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/write-side-triples.test.ts',
   '<rootDir>/test/integration/item-size.test.ts',
   '<rootDir>/test/integration/change-cost.test.ts',
+  // The fault sweeps below and the change-stream property run FAULT_POINTS=first-of-each-kind here.
   // The pairs exploration is left out: its quick share alone takes about 6 min
   // on DynamoDB Local on 2 cores (it passes; to run it there:
   // `TEST_STORE=dynamodb-local SCHEDULES_DEPTH=quick npm test -- test/integration/schedules-pairs --selectProjects dynalite`,

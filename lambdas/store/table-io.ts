@@ -43,8 +43,8 @@ export class TableIO {
 
   /** A conditional Put; false when the condition does not hold. */
   async putIf(item: Item, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<boolean> {
-    try {
-      await this.client.send(
+    const out = await this.conditional(() =>
+      this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: item,
@@ -52,19 +52,15 @@ export class TableIO {
           ...attributeNames(condition, { '#pk': PK, '#version': 'version', ...names }),
           ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         }),
-      );
-      this.writes++;
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return false;
-    }
+      ),
+    );
+    return out !== undefined;
   }
 
   /** A conditional UpdateItem; the item as it is after the update, or undefined when the condition does not hold. */
   async updateIf(key: Key, update: string, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<Item | undefined> {
-    try {
-      const out = await this.client.send(
+    const out = await this.conditional(() =>
+      this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
@@ -74,19 +70,15 @@ export class TableIO {
           ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      this.writes++;
-      return out.Attributes ?? {};
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return out === undefined ? undefined : (out.Attributes ?? {});
   }
 
   /** A conditional DeleteItem; false when the condition does not hold. */
   async deleteIf(key: Key, condition: string, values: Record<string, unknown> = {}, names: Record<string, string> = {}): Promise<boolean> {
-    try {
-      await this.client.send(
+    const out = await this.conditional(() =>
+      this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: key,
@@ -94,12 +86,24 @@ export class TableIO {
           ...attributeNames(condition, { '#pk': PK, ...names }),
           ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         }),
-      );
+      ),
+    );
+    return out !== undefined;
+  }
+
+  /**
+   * The conditional writes' one rule: a write that lands is counted and its
+   * output answered; a failed condition is undefined, not an error (someone
+   * else's word stands); any other failure is thrown.
+   */
+  private async conditional<T extends object>(write: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const out = await write();
       this.writes++;
-      return true;
+      return out;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return false;
+      if (isConditionFailure(error)) return undefined;
+      throw error;
     }
   }
 

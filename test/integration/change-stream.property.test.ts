@@ -10,7 +10,13 @@
  * whole by the redelivery, and concurrent changes end as if applied in
  * some order; the schedule that opens each race's window is a fixed case too.
  *
- * CHANGE_STREAM_RUNS=500 runs more cases than the default.
+ * CHANGE_STREAM_RUNS=500 runs more cases than the default (30), and
+ * CHANGE_STREAM_RACE_RUNS the races' (at least 20 by default). The DynamoDB
+ * Local project runs a share (test/support/dynamodb-local.env.ts): 8 runs of
+ * each, and the crash points FAULT_POINTS=first-of-each-kind picks
+ * (test/support/fault-points.ts); `CHANGE_STREAM_RUNS=30
+ * CHANGE_STREAM_RACE_RUNS=30 FAULT_POINTS=every` with `--selectProjects
+ * dynamodb-local` runs the dynalite project's counts there.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -18,14 +24,15 @@ import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldState } from '../../lambdas/core/fold.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
+import { callKind, faultPoints, faultPointsLine } from '../support/fault-points.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
+const RACE_RUNS = Number(process.env.CHANGE_STREAM_RACE_RUNS ?? Math.max(20, RUNS));
 /** Replays a failure fast-check reported: CHANGE_STREAM_SEED and CHANGE_STREAM_PATH, as it prints them. */
 const REPLAY = process.env.CHANGE_STREAM_SEED ? { seed: Number(process.env.CHANGE_STREAM_SEED), ...(process.env.CHANGE_STREAM_PATH ? { path: process.env.CHANGE_STREAM_PATH } : {}) } : {};
 /** Time for one property: about 150 ms a run here, with room for a slower machine. */
@@ -74,7 +81,7 @@ async function applyInTurns(table: string, changes: readonly Change[], order: re
 /** Each list of changes applied in order by its own applier, all of them at once, calls interleaved in the given order. */
 async function appliersInTurns(table: string, work: readonly (readonly Change[])[], order: readonly number[]): Promise<void> {
   const turns = new Turns(order, work.length);
-  const clients = work.map((_, i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+  const clients = work.map((_, i) => turns.gate(i, store.newClient()));
   try {
     await Promise.all(
       work.map((changes, i) =>
@@ -94,7 +101,7 @@ async function appliersInTurns(table: string, work: readonly (readonly Change[])
  * its answer is lost, no later step of this attempt happens. True when the change needed fewer calls.
  */
 async function applyUntilCrash(table: string, change: Change, crashAfter: number): Promise<boolean> {
-  const dying = createDocumentClient({ endpoint: store.endpoint });
+  const dying = store.newClient();
   let calls = 0;
   dying.middlewareStack.add(
     (next) => async (args) => {
@@ -114,6 +121,25 @@ async function applyUntilCrash(table: string, change: Change, crashAfter: number
   } finally {
     dying.destroy();
   }
+}
+
+/** The kinds of the DynamoDB calls a change makes, in order, when nothing fails (fault-points.ts). */
+async function callKinds(table: string, change: Change): Promise<string[]> {
+  const counting = store.newClient();
+  const kinds: string[] = [];
+  counting.middlewareStack.add(
+    (next, context) => async (args) => {
+      kinds.push(callKind(String(context.commandName), (args as { input: Record<string, unknown> }).input));
+      return next(args);
+    },
+    { step: 'initialize', name: 'callKinds' },
+  );
+  try {
+    await new ChangeApplier(counting, table, { clock, fanOutConcurrency: 1 }).apply(change);
+  } finally {
+    counting.destroy();
+  }
+  return kinds;
 }
 
 function permutations<T>(xs: readonly T[]): T[][] {
@@ -181,14 +207,18 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
     ['an event moved into the next year', { type: 'event.upserted', version: 1, event: { id: 'evt_g', creator_id: 'usr_a', title: 'Gig', start_date: '2027-02-01T20:00:00.000Z', timezone: 'UTC', status: 'published', visibility: 'public', created_at: '2026-11-01T00:00:00.000Z' } }],
     ['a guest renamed (profile entry moves between tallies)', { type: 'user.upserted', version: 1, user: { id: 'usr_b', username: 'bobby' } }],
     ['an event hidden', { type: 'event.upserted', version: 1, event: { id: 'evt_g', creator_id: 'usr_a', title: 'Gig', start_date: '2026-12-01T20:00:00.000Z', timezone: 'UTC', status: 'published', visibility: 'private', created_at: '2026-11-01T00:00:00.000Z' } }],
-  ])('every crash point of %s, then the redelivery, gives the fold', async (_name, change) => {
+  ])('every crash point of %s, then the redelivery, gives the fold', async (name, change) => {
     const d0 = {
       users: [{ id: 'usr_a', username: 'alice' }, { id: 'usr_b', username: 'bob' }],
       events: [{ id: 'evt_g', creator_id: 'usr_a', title: 'Gig', start_date: '2026-12-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' }],
       rsvps: [{ event_id: 'evt_g', user_id: 'usr_b', status: 'yes' as const, rsvp_date: '2026-11-02T00:00:00.000Z' }],
     };
     const expected = await freshLoadReadModel(store.client, store.nextTable('crash-expected'), fold(d0, [change]).dataset);
+    const kinds = await callKinds(await loadedTable({ d0, made: [], delivered: [] }), change);
+    const points = new Set(faultPoints(kinds));
+    process.stdout.write(faultPointsLine(name, 'calls', kinds, [...points]));
     for (let crashAfter = 1; ; crashAfter++) {
+      if (crashAfter <= kinds.length && !points.has(crashAfter)) continue; // FAULT_POINTS left it out
       const table = await loadedTable({ d0, made: [], delivered: [] });
       const finished = await applyUntilCrash(table, change, crashAfter);
       await new ChangeApplier(store.client, table, { clock }).apply(change);
@@ -257,9 +287,9 @@ describe('change stream: incremental equals full load (fast-check, dynalite)', (
         await applyInTurns(table, changes, order);
         expect(candidates).toContain(JSON.stringify(readModel(await scanAll(store.client, table))));
       }),
-      { numRuns: Math.max(20, RUNS) },
+      { numRuns: RACE_RUNS },
     );
-    // Twenty runs of up to three changes that each derive several units: on DynamoDB Local this takes its time.
+    // Twenty runs or more of up to three changes that each derive several units: on DynamoDB Local this takes its time.
   }, 4 * TIMEOUT);
 
   // Schedules that hit each race's window exactly (found by logging the calls), kept as fixed cases.

@@ -21,7 +21,6 @@ import { catalogueChanges } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from '../support/feed-keys.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { historyArb, type History } from '../support/change-streams.js';
@@ -128,7 +127,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
           const consumer = new FeedConsumer(repo, scopesOfHistory(table, h));
           await consumer.poll();
           const turns = new Turns(order, 2);
-          const clients = [0, 1].map((i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+          const clients = [0, 1].map((i) => turns.gate(i, store.newClient()));
           let calls = 0;
           // Inside applier 0's turn (added after the gate): the consumer reads between two calls of the appliers.
           clients[0]!.middlewareStack.add(

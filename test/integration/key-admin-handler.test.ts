@@ -7,47 +7,27 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
-import { fixedClock } from '../../lambdas/core/clock.js';
 import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
-import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
 import type { LogFields } from '../../lambdas/http/logger.js';
-import { KEY_OPERATIONS, type MetricValue } from '../../lambdas/http/metrics.js';
+import { KEY_OPERATIONS } from '../../lambdas/http/metrics.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { demoDataset } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
+import { auditedKeyAdmin, CALLER, keyAdminEvent as event, type LoggedLine, type PublishedMetrics } from '../support/key-admin-handler.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
-const CALLER = 'arn:aws:sts::123456789012:assumed-role/web-product/i-0abc';
 let store: TestStore;
 let handler: KeyAdminHandler;
-let published: { dimensions: Record<string, string>; values: readonly MetricValue[] }[];
-let lines: { level: string; message: string; fields: LogFields }[];
+let published: PublishedMetrics[];
+let lines: LoggedLine[];
 
 beforeEach(async () => {
   store = await startTestStore(demoDataset());
-  published = [];
-  lines = [];
-  const log = (level: string) => (message: string, ...fields: LogFields[]) => void lines.push({ level, message, fields: Object.assign({}, ...fields) as LogFields });
-  handler = buildKeyAdmin({
-    manager: new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z') }),
-    logger: { debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') },
-    metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
-  });
+  ({ handler, lines, published } = auditedKeyAdmin(store));
 });
 afterEach(async () => store?.close());
 
-function event(method: KeyAdminRoute['method'], path: KeyAdminRoute['path'], opts: { body?: unknown; pathParameters?: Record<string, string> } = {}): APIGatewayProxyEvent {
-  return {
-    resource: `${KEY_ADMIN_BASE_PATH}${path}`,
-    httpMethod: method,
-    body: opts.body === undefined ? null : JSON.stringify(opts.body),
-    isBase64Encoded: false,
-    pathParameters: opts.pathParameters ?? null,
-    requestContext: { identity: { userArn: CALLER, caller: 'AROAEXAMPLE:i-0abc' } },
-  } as unknown as APIGatewayProxyEvent; // the fields the handler reads
-}
 const counted = () => published.map((p) => [p.dimensions.operation, p.values.map((v) => `${v.name}=${v.value}`).join(',')]);
 
 describe('audit', () => {

@@ -8,42 +8,18 @@
  * too (docs/managing-keys.md, "Audit").
  */
 import { beforeEach, expect, it } from '@jest/globals';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { fixedClock } from '../../lambdas/core/clock.js';
-import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
-import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
-import type { LogFields } from '../../lambdas/http/logger.js';
-import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import type { KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
 import { demoDataset } from '../support/fixtures.js';
-import { useTestStores, type TestStore } from '../support/store.js';
+import { auditedKeyAdmin, CALLER, keyAdminEvent as event, type LoggedLine } from '../support/key-admin-handler.js';
+import { useTestStores } from '../support/store.js';
 
-const CALLER = 'arn:aws:sts::123456789012:assumed-role/web-product/i-0abc';
-let store: TestStore;
 let handler: KeyAdminHandler;
-let lines: { level: string; message: string; fields: LogFields }[];
+let lines: LoggedLine[];
 
 const stores = useTestStores(demoDataset);
-beforeEach(async () => {
-  store = stores();
-  lines = [];
-  const log = (level: string) => (message: string, ...fields: LogFields[]) => void lines.push({ level, message, fields: Object.assign({}, ...fields) as LogFields });
-  handler = buildKeyAdmin({
-    manager: new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z') }),
-    logger: { debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') },
-    metrics: { publish: () => undefined },
-  });
+beforeEach(() => {
+  ({ handler, lines } = auditedKeyAdmin(stores()));
 });
-
-function event(method: KeyAdminRoute['method'], path: KeyAdminRoute['path'], opts: { body?: unknown; pathParameters?: Record<string, string> } = {}): APIGatewayProxyEvent {
-  return {
-    resource: `${KEY_ADMIN_BASE_PATH}${path}`,
-    httpMethod: method,
-    body: opts.body === undefined ? null : JSON.stringify(opts.body),
-    isBase64Encoded: false,
-    pathParameters: opts.pathParameters ?? null,
-    requestContext: { identity: { userArn: CALLER, caller: 'AROAEXAMPLE:i-0abc' } },
-  } as unknown as APIGatewayProxyEvent;
-}
 
 it('every create, replay, revoke and refusal line names the caller, the username and the key id', async () => {
   const made: string[] = [];
@@ -51,7 +27,7 @@ it('every create, replay, revoke and refusal line names the caller, the username
     const res = await handler(event('POST', '/keys', { body: { idempotencyKey: `audit-${i}-00000`, username: 'frank', name: `k${i}` } }));
     made.push((JSON.parse(res.body) as { data: { keyId: string } }).data.keyId);
   }
-  lines = [];
+  lines.length = 0;
   const revoke = (keyId: string) => event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } });
   // An 11th key (refused), a revoke, a second revoke of it (refused), an idempotency key reused for another name (refused), a replay.
   expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-11-00000', username: 'frank', name: 'eleventh' } }))).statusCode).toBe(409);

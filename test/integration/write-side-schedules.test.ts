@@ -12,7 +12,6 @@ import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';
@@ -30,7 +29,7 @@ const reachableEvents = async (table: string) => [...new Set((await reachable(st
 
 /** Dies right after the first call `after` matches (the call lands). */
 async function applyUntilCrash(table: string, change: Change, after: (input: Record<string, unknown>) => boolean): Promise<void> {
-  const dying = createDocumentClient({ endpoint: store.endpoint });
+  const dying = store.newClient();
   dying.middlewareStack.add(
     (next) => async (args) => {
       const out = await next(args);
@@ -62,7 +61,7 @@ describe('review findings', () => {
     const table = await loaded(d0);
     // The deletion runs to cascadeUserFrom's first read of the event (creator alice), the move lands, the deletion goes on.
     const turns = new Turns([1, 1, 1, 1, 0, 0, 0, 0, ...Array<number>(400).fill(1)], 2);
-    const clients = [0, 1].map((i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+    const clients = [0, 1].map((i) => turns.gate(i, store.newClient()));
     await Promise.all([move, del].map((c, i) => turns.run(i, () => new ChangeApplier(clients[i]!, table, { clock, fanOutConcurrency: 1 }).apply(c))));
     clients.forEach((c) => c.destroy());
     const either = [JSON.stringify(await expected(d0, [move, del])), JSON.stringify(await expected(d0, [del, move]))];
@@ -116,7 +115,7 @@ describe('review findings', () => {
     const table = await loaded(d0);
     // The RSVP's applier reads the (public) event, the hide runs whole, then the RSVP's applier writes bob's profile entry and dies.
     const turns = new Turns([...Array<number>(10).fill(0), ...Array<number>(400).fill(1)], 2);
-    const clients = [0, 1].map((i) => turns.gate(i, createDocumentClient({ endpoint: store.endpoint })));
+    const clients = [0, 1].map((i) => turns.gate(i, store.newClient()));
     clients[0]!.middlewareStack.add(
       (next) => async (args) => {
         const out = await next(args);

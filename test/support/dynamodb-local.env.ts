@@ -7,5 +7,14 @@ process.env.TEST_STORE = 'dynamodb-local';
 // runs on dynalite): DynamoDB Local is about twice as slow a call, and CI has
 // 2 cores. SCHEDULES_DEPTH set by hand wins.
 process.env.SCHEDULES_DEPTH ??= 'quick';
-// The change-stream properties run fewer cases here (8 of 30), for the same reason.
+// The change-stream properties run fewer cases here (8 of 30, the races 8 of 30),
+// for the same reason.
 process.env.CHANGE_STREAM_RUNS ??= '8';
+process.env.CHANGE_STREAM_RACE_RUNS ??= '8';
+// The feeds' properties likewise (6 of 15, and 6 of 12 resyncs).
+process.env.FEED_RUNS ??= '6';
+process.env.RESYNC_FEED_RUNS ??= '6';
+// The fault sweeps (a crash after each call, a write failing at each write)
+// fail the first call of each kind and the last, not every one: what DynamoDB
+// Local may answer differently depends on the kind of call (fault-points.ts).
+process.env.FAULT_POINTS ??= 'first-of-each-kind';

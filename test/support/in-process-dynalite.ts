@@ -10,6 +10,7 @@
  * the loopback round trips).
  */
 import { EventEmitter } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import '../../local/level-iterators.js';
@@ -26,6 +27,8 @@ interface SdkRequest {
 export interface InProcessStore {
   /** An endpoint the SDK needs to build requests; nothing listens on it. */
   endpoint: string;
+  /** The same store over a loopback socket, for what must reach it over HTTP (a process, a client without the handler). */
+  httpEndpoint: string;
   requestHandler: NonNullable<DynamoDBClientConfig['requestHandler']>;
   /** One operation straight to the same handler, as the protocol's JSON (test/support/direct-dynalite.ts). */
   call: StoreCall;
@@ -34,8 +37,8 @@ export interface InProcessStore {
 
 export async function startInProcessDynalite(): Promise<InProcessStore> {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  // Listening (on a loopback port no request uses) only so that close() runs dynalite's whole shutdown: on a server
-  // that never listened it stops at "not running" and leaves the store's handles open.
+  // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
+  // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -82,10 +85,17 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     const { response } = await requestHandler.handle({ method: 'POST', path: '/', headers: headers(operation), body: JSON.stringify(body) });
     return { status: response.statusCode, json: JSON.parse(Buffer.from(response.body).toString('utf8') || '{}') as Record<string, unknown> };
   };
+  const { port } = server.address() as AddressInfo;
   return {
     endpoint: 'http://in-process.invalid',
+    httpEndpoint: `http://127.0.0.1:${port}`,
     requestHandler: requestHandler as unknown as InProcessStore['requestHandler'],
     call,
-    close: () => new Promise<void>((resolve, reject) => server.close((err?: Error) => (err ? reject(err) : resolve()))),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        // HTTP clients keep sockets alive; without this close() waits for them.
+        server.closeAllConnections();
+        server.close((err?: Error) => (err ? reject(err) : resolve()));
+      }),
   };
 }

@@ -5,26 +5,47 @@
  * start last and keep one worker busy long after the other is idle. This keeps
  * Jest's order where it knows the times, and otherwise uses the seconds below,
  * measured on a 2-core machine (update them when a file's time changes much;
- * unlisted files count as short).
+ * unlisted files count as short). A fresh clone is also where it matters
+ * most that the two workers end together: the longest files go first, one on
+ * each worker, and the many short ones fill in behind them.
  */
 import TestSequencerModule from '@jest/test-sequencer';
 
 // @jest/test-sequencer is CommonJS with its class on `default`.
 const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
 
-/** Seconds per file (both projects), from `test-output/jest-main.json` of a CI run. */
+/**
+ * Seconds per file and project ("project path"), from `test-output/jest-main.json`
+ * of a CI run (a clean clone, two workers, the machine shared). A change-path
+ * file runs in two projects, with different shares, so each has its own.
+ */
 export const ESTIMATED_SECONDS = {
-  'test/integration/schedules-pairs-users.exhaustive.test.ts': 130,
-  'test/integration/schedules-pairs-events.exhaustive.test.ts': 120,
-  'test/integration/schedules-triples.exhaustive.test.ts': 120,
-  'test/integration/change-stream.property.test.ts': 105,
-  'test/integration/changes-feed.property.test.ts': 60,
-  'test/e2e/bench.test.ts': 36,
-  'test/rehearsal/stages.test.ts': 45,
-  'test/integration/big-host.test.ts': 28,
-  'test/integration/schedules-transport.test.ts': 25,
-  'test/infra/synth.test.ts': 27,
-  'test/infra/idle-cost.test.ts': 15,
+  'dynalite test/integration/keys-schedules.exhaustive.test.ts': 150,
+  'dynalite test/integration/schedules-triples.exhaustive.test.ts': 135,
+  'dynalite test/integration/schedules-pairs-users.exhaustive.test.ts': 90,
+  'dynalite test/integration/feed-appends.exhaustive.test.ts': 90,
+  'dynalite test/integration/change-stream.property.test.ts': 85,
+  'dynalite test/integration/schedules-pairs-events.exhaustive.test.ts': 75,
+  'dynalite test/integration/feed-failed-writes.test.ts': 55,
+  'dynalite test/integration/big-host.test.ts': 39,
+  'dynalite test/infra/synth.test.ts': 36,
+  'dynalite test/integration/schedules-transport.test.ts': 35,
+  'dynalite test/e2e/bench.test.ts': 34,
+  'dynalite test/e2e/cli.test.ts': 31,
+  'dynalite test/infra/embed-cdn.test.ts': 31,
+  'dynalite test/e2e/keys-and-quota.test.ts': 24,
+  'dynalite test/infra/key-admin.test.ts': 23,
+  'dynalite test/e2e/client-package.test.ts': 21,
+  'dynalite test/integration/changes-feed.property.test.ts': 17,
+  'rehearsal test/rehearsal/stages.test.ts': 26,
+  'rehearsal test/e2e/keys-and-quota.test.ts': 23,
+  'dynamodb-local test/integration/schedules-triples.exhaustive.test.ts': 100,
+  'dynamodb-local test/integration/change-stream.property.test.ts': 75,
+  'dynamodb-local test/integration/feed-failed-writes.test.ts': 65,
+  'dynamodb-local test/integration/changes-feed.property.test.ts': 25,
+  'dynamodb-local test/integration/ingest.test.ts': 23,
+  'dynamodb-local test/integration/key-manager.test.ts': 23,
+  'dynamodb-local test/integration/keys-deleted-user.test.ts': 20,
 };
 
 export default class SlowFirstSequencer extends TestSequencer {
@@ -32,7 +53,7 @@ export default class SlowFirstSequencer extends TestSequencer {
     for (const t of tests) {
       // Jest reads `duration` later too (whether a small run goes in band), so it is set as Jest's own sort sets it.
       const relative = t.path.slice(t.context.config.rootDir.length + 1).split('\\').join('/');
-      const estimate = ESTIMATED_SECONDS[relative];
+      const estimate = ESTIMATED_SECONDS[`${t.context.config.displayName?.name ?? ''} ${relative}`];
       t.duration = this.time(t) ?? (estimate === undefined ? undefined : estimate * 1000);
     }
     // Earlier failures first (quick feedback, as Jest does), then the longest first.

@@ -23,6 +23,7 @@ import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
+import { startInProcessDynalite } from './in-process-dynalite.js';
 import { ROOT } from './process.js';
 
 export type StoreKind = 'dynalite' | 'dynamodb-local';
@@ -68,11 +69,37 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
   };
 }
 
+/**
+ * A loopback store whose clients (`newClient`) reach it the fastest way the
+ * store allows: on dynalite, in-process through the SDK's request-handler seam
+ * (test/support/in-process-dynalite.ts: the SDK's whole middleware stack and
+ * dynalite's whole handler, no socket; a change-path property or failure
+ * sweep makes tens of thousands of calls, most of whose time was the loopback
+ * round trip); on DynamoDB Local, over HTTP as always. `endpoint` is the same
+ * store over HTTP, for clients made elsewhere.
+ */
+async function startFastStore(): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
+  if (STORE !== 'dynalite') {
+    const store = await startDynamoDbLocal(ROOT);
+    assertLocalEndpoint(store.endpoint);
+    return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
+  }
+  const store = await startInProcessDynalite();
+  assertLocalEndpoint(store.httpEndpoint);
+  return {
+    endpoint: store.httpEndpoint,
+    newClient: () => createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler }),
+    close: () => store.close(),
+  };
+}
+
 /** One loopback store for a whole test file, and fresh tables in it (useFileStore). */
 export interface FileStore {
   readonly endpoint: string;
   /** The file's own client: the one its reads and fresh loads use. */
   readonly client: DynamoDBDocumentClient;
+  /** Another client on the store, the same way as `client` (in-process on dynalite); the caller destroys it. */
+  newClient(): DynamoDBDocumentClient;
   /** A table name not used before in this file: `{prefix}-{n}`. */
   nextTable(prefix: string): string;
   /** A new table (nextTable) holding `d0` as the loader writes it. */
@@ -85,13 +112,22 @@ export interface FileStore {
  * file shares. Its members are read in tests and hooks, after the start.
  */
 export function useFileStore(): FileStore {
-  let started: Awaited<ReturnType<typeof startLoopbackStore>> | undefined;
+  let started: { endpoint: string; client: DynamoDBDocumentClient; newClient(): DynamoDBDocumentClient; close(): Promise<void> } | undefined;
   let tables = 0;
   beforeAll(async () => {
-    started = await startLoopbackStore();
+    const store = await startFastStore();
+    const client = store.newClient();
+    started = {
+      ...store,
+      client,
+      close: async () => {
+        client.destroy();
+        await store.close();
+      },
+    };
   });
   afterAll(async () => started?.close());
-  const store = (): Awaited<ReturnType<typeof startLoopbackStore>> => {
+  const store = () => {
     if (!started) throw new Error('useFileStore: the store starts in beforeAll; read it in a test or a hook');
     return started;
   };
@@ -102,6 +138,7 @@ export function useFileStore(): FileStore {
     get client() {
       return store().client;
     },
+    newClient: () => store().newClient(),
     nextTable: (prefix) => `${prefix}-${tables++}`,
     async loaded(prefix, d0) {
       const name = self.nextTable(prefix);
@@ -150,7 +187,7 @@ export function useTestStores(dataset: () => Dataset): () => TestStore {
     const tableName = file.nextTable('keys');
     await ensureTable(file.client, tableName);
     await writeDataset(file.client, tableName, checked.dataset);
-    const client = createDocumentClient({ endpoint: file.endpoint });
+    const client = file.newClient();
     const calls: string[] = [];
     onDynamoCall(client, (name) => void calls.push(name));
     current = {
