@@ -46,7 +46,7 @@ import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { sweepExpired, withinRetention } from '../support/ttl.js';
 
-const store = useFileStore();
+const store = useFileStore({ inProcess: true });
 const clock = fixedClock(NOW.toISOString());
 const WRITES = /Put|Update|Delete|BatchWrite/;
 

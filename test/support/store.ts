@@ -70,17 +70,17 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
 }
 
 /**
- * A loopback store whose clients (`newClient`) reach it the fastest way the
- * store allows: on dynalite, in-process through the SDK's request-handler seam
- * (test/support/in-process-dynalite.ts: the SDK's whole middleware stack and
- * dynalite's whole handler, no socket; a change-path property or failure
- * sweep makes tens of thousands of calls, most of whose time was the loopback
- * round trip); on DynamoDB Local, over HTTP as always. `endpoint` is the same
- * store over HTTP, for clients made elsewhere.
+ * A loopback store and a way to make clients on it (`newClient`). With
+ * `inProcess`, on dynalite, they call it in-process through the SDK's
+ * request-handler seam (test/support/in-process-dynalite.ts: the SDK's whole
+ * middleware stack and dynalite's whole handler, no socket; a change-stream
+ * property or failure sweep makes tens of thousands of calls, most of whose
+ * time was the loopback round trip); otherwise, and on DynamoDB Local, over
+ * HTTP. `endpoint` is the store over HTTP either way.
  */
-async function startFastStore(): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
-  if (STORE !== 'dynalite') {
-    const store = await startDynamoDbLocal(ROOT);
+async function startFileStore(inProcess: boolean): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
+  if (STORE !== 'dynalite' || !inProcess) {
+    const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
     return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
   }
@@ -98,7 +98,7 @@ export interface FileStore {
   readonly endpoint: string;
   /** The file's own client: the one its reads and fresh loads use. */
   readonly client: DynamoDBDocumentClient;
-  /** Another client on the store, the same way as `client` (in-process on dynalite); the caller destroys it. */
+  /** Another client on the store, the same way as `client` (in-process on dynalite with `inProcess`); the caller destroys it. */
   newClient(): DynamoDBDocumentClient;
   /** A table name not used before in this file: `{prefix}-{n}`. */
   nextTable(prefix: string): string;
@@ -110,12 +110,15 @@ export interface FileStore {
  * Starts a loopback store before the file's tests (beforeAll) and closes it
  * after them (afterAll): the setup every change-path property and schedule
  * file shares. Its members are read in tests and hooks, after the start.
+ * `inProcess`: on dynalite, `client` and `newClient()` call it in-process
+ * (startFileStore), for a file whose clients all come from here; a file that
+ * also reaches the store over HTTP (`endpoint`) stays on HTTP throughout.
  */
-export function useFileStore(): FileStore {
+export function useFileStore(opts: { inProcess?: boolean } = {}): FileStore {
   let started: { endpoint: string; client: DynamoDBDocumentClient; newClient(): DynamoDBDocumentClient; close(): Promise<void> } | undefined;
   let tables = 0;
   beforeAll(async () => {
-    const store = await startFastStore();
+    const store = await startFileStore(opts.inProcess ?? false);
     const client = store.newClient();
     started = {
       ...store,
