@@ -79,7 +79,7 @@ describe('a burst of RSVPs on one event spreads over its guest shards', () => {
 });
 
 describe('an event-wide walk stopped between chunks reaches every guest of every shard', () => {
-  const guests = people('g', 40);
+  const guests = people('g', 16);
   const d0: Dataset = { users: [host, ...guests], events: [party], rsvps: guests.map((u, i) => ({ event_id: party.id, user_id: u.id, status: statuses[i % 3]!, rsvp_date: '2026-11-02T00:00:00.000Z' })) };
 
   it.each([
