@@ -113,7 +113,12 @@ export class VersionWriter {
     const retire = version.type === 'TOMBSTONE' && note.length > 0;
     const gen = Number(version.gen);
     const moved = !version.tally_pending ? Promise.resolve() : batch ? batch.settled() : this.moves.alone(moveOf(version));
-    await all([this.feeds.record(version, retire ? note : feeds, { item: replaced, scopes: feeds }), moved]);
+    // A scope the replaced version still owed (its note: its own membership and entry may never have been written,
+    // e.g. its writer's response was lost and it then found this version) is not known from it: written as this
+    // version shows it (found by the deep exploration: a rename's version replaced an RSVP's unfinished reveal, and
+    // the guest was left out of its guest feed's member list for good).
+    const owed = noteOf(replaced);
+    await all([this.feeds.record(version, retire ? note : feeds, { item: replaced, scopes: feeds.filter((scope) => !owed.includes(scope)) }), moved]);
     if (version.tally_pending) await this.clearTallyNote(version, retire);
     else if (retire) await this.io.updateIf(keyOf(version), 'REMOVE #note SET #ttl = :expires', 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, '#note': FEED_NOTE });
   }
