@@ -175,13 +175,16 @@ export class Deriver {
     });
     const writes = planWrites(unit.own, existing, derived.targets);
     const countWrite = writes.find((w) => String(w.key[SK]).startsWith('COUNT#'));
-    const recount = unit.kind === 'guest' && (countWrite !== undefined || recovering);
+    // An entry found as wanted may be another derivation's whose count never landed (a duplicate delivery of the same
+    // change that died between its entry and its count, while this one settles the source it left pending: found by
+    // the deep exploration), so a guest derivation that finds an entry recounts its bucket whether it wrote it or not.
+    const countKey = keys.guestCount(unit.eventId, unit.userId ?? '');
+    const recount = unit.kind === 'guest' && (countWrite !== undefined || recovering || existing.has(countKey[SK]!));
     if (!writes.length && !recount) return 'finished';
 
     // Wave C.
     const expected = writes.filter((w) => w.kind !== 'reveal' || markedWith(w.have, token));
     const unexpected = writes.filter((w) => w.kind === 'reveal' && !markedWith(w.have, token));
-    const countKey = keys.guestCount(unit.eventId, unit.userId ?? '');
     const [written, marked, counted] = await all([
       each(expected, (w) => this.write(w, gen, recovering)),
       each(unexpected, (w) => this.versions.mark(w.key, token)),
