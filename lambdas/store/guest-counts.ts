@@ -25,8 +25,9 @@
  *   count.
  *
  * A derivation writes an entry only through Deriver.deriveGuest, which
- * recounts the bucket whenever it changed the entry, and whenever it settles
- * a source found pending: a derivation that died between its entry and the
+ * recounts the bucket whenever it changed the entry or found one (a
+ * duplicate of the same change may have written it and died before its
+ * count), and whenever it settles a source found pending: a derivation that died between its entry and the
  * count left that source pending, so the one that finishes it recounts. When
  * callers chose the buckets, one (an event's guest fan-out) derived the
  * creator's unit and recounted only the other guests' buckets; the summary
