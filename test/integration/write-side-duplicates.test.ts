@@ -26,6 +26,7 @@ import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient, createWriteClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
+import { CallQueue } from '../support/call-queue.js';
 import { useFileStore } from '../support/store.js';
 
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
@@ -46,8 +47,15 @@ const sk = (input: Input) => {
 const isIncrementOf = (key: string) => (name: string, input: Input) => /Update/.test(name) && sk(input) === key && /ADD #n/.test(input.UpdateExpression ?? '');
 
 /**
- * Applier P: pauses right after its first call matching `at` lands, until `release`.
- * Applier R: dies right after its first call matching `at` lands (the call is on the table).
+ * Applier P: pauses once its first call matching `at` has landed, with the calls sent together with it (its wave:
+ * the write side sends independent calls at once) landed too, until `release`.
+ * Applier R: dies right after its first call matching `at` lands (the call is on the table); it sends its calls one
+ * at a time, first sent first (CallQueue, as in the explorations), so what else of its wave landed is the calls sent
+ * before the matched one, whatever the I/O timing, and nothing after it leaves.
+ *
+ * P's pause is at the wave, not the call: "right after the call lands" would otherwise depend on I/O timing (the
+ * change's own source write, sent with its SEQ number, could still be on its way when P pauses). Every call P has in
+ * flight once the matched one lands is held after landing; with every answer held it cannot send the next wave.
  */
 function pauseAndCrash(at: (name: string, input: Input) => boolean) {
   let release!: () => void;
@@ -55,25 +63,47 @@ function pauseAndCrash(at: (name: string, input: Input) => boolean) {
   let reached!: () => void;
   const paused = new Promise<void>((r) => (reached = r));
   const p = createDocumentClient({ endpoint: store.endpoint });
-  let pDone = false;
+  let matched = false;
+  let inFlight = 0;
+  let held = 0;
+  const settleIfAllHeld = () => {
+    if (held === inFlight) reached();
+  };
   p.middlewareStack.add(
     (next, context) => async (args) => {
-      const out = await next(args);
-      if (!pDone && at(String(context.commandName), args.input as Input)) {
-        pDone = true;
-        reached();
-        await gate;
+      inFlight++;
+      try {
+        const out = await next(args);
+        if (!matched && at(String(context.commandName), args.input as Input)) matched = true;
+        if (matched) {
+          held++;
+          settleIfAllHeld();
+          await gate;
+        }
+        return out;
+      } finally {
+        inFlight--;
+        if (matched) settleIfAllHeld();
       }
-      return out;
     },
     { step: 'initialize', name: 'pause' },
   );
   const r = createDocumentClient({ endpoint: store.endpoint });
+  const rQueue = new CallQueue();
   r.middlewareStack.add(
     (next, context) => async (args) => {
-      const out = await next(args);
-      if (at(String(context.commandName), args.input as Input)) throw new Error('crash');
-      return out;
+      await rQueue.turn();
+      try {
+        const out = await next(args);
+        if (at(String(context.commandName), args.input as Input)) {
+          const crash = new Error('crash');
+          rQueue.die(crash); // its process is gone: nothing it had not sent lands
+          throw crash;
+        }
+        return out;
+      } finally {
+        rQueue.done();
+      }
     },
     { step: 'initialize', name: 'crash' },
   );
