@@ -16,7 +16,7 @@ import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { GUEST_COUNT_BUCKETS, GUEST_SHARDS, countBucket, guestShard, keys, shardOfBucket } from '../../lambdas/store/table.js';
+import { GUEST_COUNT_BUCKETS, GUEST_SHARDS, countBucket, guestShard, keys } from '../../lambdas/store/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { clock, host, party } from '../support/party.js';
@@ -134,10 +134,25 @@ describe('count buckets', () => {
   });
 
   it('put each bucket in one guest shard, and each user in their bucket\'s shard, stably', () => {
-    // The shard is part of every guest item's key, and a recount reads its bucket's entries from one shard.
+    // The shard is part of every guest item's key, and a recount reads its bucket's entries from one shard: so
+    // every user of a count bucket must have the same guest partition, read off the keys the store writes.
     expect(GUEST_SHARDS).toBe(8);
-    expect(['usr_a', 'usr_b', 'usr_host'].map(guestShard)).toEqual([1, 0, 4]);
-    for (let i = 0; i < 1_000; i++) expect(guestShard(`usr_${i}`)).toBe(shardOfBucket(countBucket(`usr_${i}`)));
+    expect(['usr_a', 'usr_b', 'usr_host'].map(guestShard)).toEqual([1, 0, 4]); // pinned: a change moves every guest item
+    const partitionsOfBucket = new Map<string, Set<string>>();
+    const partitions = new Set<string>();
+    for (let i = 0; i < 2_000; i++) {
+      const user = `usr_${i}`;
+      const guestItems = [keys.rsvpSource, keys.rsvp, keys.profileEntry, keys.guestSeq, keys.guestCount].map((key) => String(key('evt_x', user).pk));
+      expect(new Set(guestItems).size).toBe(1); // a guest's items live together
+      const bucket = /^COUNT#(\d\d)#/.exec(String(keys.guestCount('evt_x', user).sk))?.[1];
+      expect(bucket).toBeDefined();
+      const seen = partitionsOfBucket.get(bucket!) ?? new Set<string>();
+      partitionsOfBucket.set(bucket!, seen.add(guestItems[0]!));
+      partitions.add(guestItems[0]!);
+    }
+    expect(partitionsOfBucket.size).toBe(GUEST_COUNT_BUCKETS); // 2,000 users reach every bucket
+    expect([...partitionsOfBucket.values()].filter((s) => s.size !== 1)).toEqual([]);
+    expect([...partitions].sort()).toEqual(Array.from({ length: GUEST_SHARDS }, (_, s) => `EVENT#evt_x#G${s}`).sort());
   });
 });
 
