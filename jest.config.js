@@ -50,6 +50,7 @@ export const CHANGE_PATH_TESTS = [
   // `TEST_STORE=dynamodb-local SCHEDULES_DEPTH=quick npm test -- test/integration/schedules-pairs --selectProjects dynalite`,
   // the dynalite project's file list with the store switched).
   '<rootDir>/test/integration/schedules-triples.exhaustive.test.ts',
+  '<rootDir>/test/integration/schedules-triples-deletions.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
   '<rootDir>/test/integration/feed-failed-writes.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',

@@ -148,9 +148,9 @@ const moreEventPairs: Scenario[] = [
   { name: 'event deletion vs RSVP', d0, changes: [c.deleteGig, c.bobGoesToGig] },
   { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
 ];
-/** Pairs where a user's change races (schedules-pairs-users.exhaustive.test.ts). */
+/** Pairs where a user's change races. */
 export const userPairs: Scenario[] = deepish(DEPTH) ? [...namedUserPairs, ...moreUserPairs] : namedUserPairs;
-/** Pairs of an event's changes, or an event's and an RSVP's (schedules-pairs-events.exhaustive.test.ts). */
+/** Pairs of an event's changes, or an event's and an RSVP's. */
 export const eventPairs: Scenario[] = deepish(DEPTH) ? [...namedEventPairs, ...moreEventPairs] : namedEventPairs;
 export const triples: Scenario[] = [
   { name: 'hide, RSVP, unhide', d0, changes: [c.hideGig, c.bobGoesToGig, c.unhideGig] },
@@ -158,6 +158,35 @@ export const triples: Scenario[] = [
   { name: 'delete, RSVP, re-create', d0, changes: [c.deleteGig, c.bobGoesToGig, c.recreateGig] },
   { name: 'creator deletion, name reuse, RSVP', d0, changes: [c.deleteAlice, c.carolRenamedToAlice, c.bobGoesToGig] },
 ];
+
+/**
+ * The files that explore the catalog, by the scenarios each takes: shares of
+ * about equal time at depth deep, so that jest's two workers end together
+ * (docs/tests.md: per scenario, about 7 to 22 minutes for a pair, 3 to 5 for
+ * a triple, on this 2-core machine), and at the default depth, where the
+ * pairs' shares are a minute or so each. A scenario named in no file, or in
+ * two, fails every file at import: none may be left out.
+ */
+const FILES = {
+  'pairs (users)': { scenarios: userPairs, names: ['creator deletion vs event move', 'rename vs RSVP', 'guest deletion vs RSVP'] },
+  'pairs (late upsert)': { scenarios: userPairs, names: ['deletion vs late older upsert'] },
+  'pairs (events)': { scenarios: eventPairs, names: ['delete vs newer re-create', 'hide vs RSVP', 'event deletion vs RSVP', 'RSVP removal vs hide'] },
+  'pairs (move)': { scenarios: eventPairs, names: ['move across a year boundary vs hide'] },
+  'triples (moves)': { scenarios: triples, names: ['hide, RSVP, unhide', 'move, creator deletion, RSVP of the new host'] },
+  'triples (deletions)': { scenarios: triples, names: ['delete, RSVP, re-create', 'creator deletion, name reuse, RSVP'] },
+} as const;
+export type CatalogFile = keyof typeof FILES;
+{
+  const taken = Object.values(FILES).flatMap((f) => f.names as readonly string[]);
+  const all = [...namedUserPairs, ...moreUserPairs, ...namedEventPairs, ...moreEventPairs, ...triples].map((s) => s.name);
+  const wrong = [...all.filter((n) => taken.filter((t) => t === n).length !== 1), ...taken.filter((t) => !all.includes(t))];
+  if (wrong.length) throw new Error(`schedule-catalog: each scenario must be in exactly one file; not so for ${wrong.join(', ')}`);
+}
+/** The scenarios of one file, at this depth. */
+export function scenariosOf(file: CatalogFile): Scenario[] {
+  const names: readonly string[] = FILES[file].names;
+  return FILES[file].scenarios.filter((s) => names.includes(s.name));
+}
 
 /** Deliveries that work in chunks (a user's events; an event's RSVPs and guests when it is deleted, hidden or moved): the ones a time limit can stop. */
 const fansOut = (s: Scenario, i: number) => s.changes[i]!.type.startsWith('user.') || s.changes[i]!.type.startsWith('event.');
@@ -374,7 +403,8 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
 }
 
 /** The exploration of `scenarios` as a jest suite: one test per scenario, the count printed at the end. */
-export function exploreSuite(title: string, label: string, scenarios: readonly Scenario[], opts: { feeds?: boolean } = {}): void {
+export function exploreSuite(title: string, label: CatalogFile, opts: { feeds?: boolean } = {}): void {
+  const scenarios = scenariosOf(label);
   let explorer: Explorer;
   let store: { client: DynamoDBDocumentClient; close(): Promise<void> };
   const counts: string[] = [];
@@ -395,7 +425,7 @@ export function exploreSuite(title: string, label: string, scenarios: readonly S
   afterAll(async () => {
     const total = counts.reduce((n, line) => n + Number(line.split(': ')[1]), 0);
     const shapes = [...shapeCounts].map(([shape, n]) => `${shape} ${n}${equivalentCounts.get(shape) ? ` (+${equivalentCounts.get(shape)} equivalent, not run)` : ''}`).join(', ');
-    process.stdout.write(`${label}: schedules explored (${DEPTH}${label === 'triples' && DEPTH === 'default' ? ', the quick shapes and every interleaving point' : ''}): ${total}\n  ${counts.join('\n  ')}\n  by shape: ${shapes}\n`);
+    process.stdout.write(`${label}: schedules explored (${DEPTH}${label.startsWith('triples') && DEPTH === 'default' ? ', the quick shapes and every interleaving point' : ''}): ${total}\n  ${counts.join('\n  ')}\n  by shape: ${shapes}\n`);
     explorer?.close();
     await store?.close();
   });
