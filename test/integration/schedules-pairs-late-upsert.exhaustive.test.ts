@@ -1,12 +1,10 @@
 /**
- * Exhaustive, not sampled (issue 18): every schedule of a user's deletion raced by a late, older upsert of that user of
- * test/support/schedule-catalog.ts, run on the real table and checked by
- * test/support/schedules.ts (privacy at every observation point; at the end,
- * a fresh load of the fold of one order, with nothing owed). The shapes and
- * the depth (SCHEDULES_DEPTH) are in the catalog's comment, and which file
- * takes which scenario in its FILES: the catalog is split into files of
- * about equal time so that jest's two workers share them, at the default
- * depth and at deep. Prints how many schedules ran.
+ * Exhaustive, not sampled (issue 18): every schedule of a user's deletion raced by a late, older upsert of that user.
+ * The scenarios, their shapes, the depth (SCHEDULES_DEPTH) and which file takes
+ * which scenario (FILES: shares of about equal time, so that jest's two workers
+ * end together) are in test/support/schedule-catalog.ts; the checks (privacy at
+ * every observation point; at the end, a fresh load of the fold of one order,
+ * with nothing owed) in test/support/schedules.ts. Prints how many schedules ran.
  */
 import { exploreSuite } from '../support/schedule-catalog.js';
 

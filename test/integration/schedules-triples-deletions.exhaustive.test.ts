@@ -1,16 +1,11 @@
 /**
- * Exhaustive, not sampled (issue 18): every schedule of the shapes in the
- * catalog's comment, for the triples with a deletion and a re-creation or a name reuse
- * (delete, RSVP, re-create; creator deletion, name reuse, RSVP) of test/support/schedule-catalog.ts, run on
- * the real table and checked by test/support/schedules.ts: privacy at every
- * observation point (after each change that completes or dies, and after
- * every write that puts index keys once another change has completed), the
- * changes feeds read there too, and at the end the read model of a fresh
- * load of the fold of one order, with nothing owed. The depth
- * (SCHEDULES_DEPTH) is in the catalog's comment; the triples are split over
- * this file and
- * schedules-triples.exhaustive.test.ts so that jest's two workers share them. Prints how many
- * schedules ran.
+ * Exhaustive, not sampled (issue 18): every schedule of the triples with a deletion (delete, RSVP, re-create; creator deletion, name
+ * reuse, RSVP); the changes feeds are read at every observation point.
+ * The scenarios, their shapes, the depth (SCHEDULES_DEPTH) and which file takes
+ * which scenario (FILES: shares of about equal time, so that jest's two workers
+ * end together) are in test/support/schedule-catalog.ts; the checks (privacy at
+ * every observation point; at the end, a fresh load of the fold of one order,
+ * with nothing owed) in test/support/schedules.ts. Prints how many schedules ran.
  */
 import { exploreSuite } from '../support/schedule-catalog.js';
 

@@ -55,17 +55,17 @@ export const ESTIMATED_SECONDS = {
 };
 
 /**
- * Minutes per exploration file at SCHEDULES_DEPTH=deep (docs/tests.md), measured on this 2-core machine. At deep
+ * Minutes per exploration file at SCHEDULES_DEPTH=deep (docs/tests.md), measured on this 2-core machine at 57896dd. At deep
  * these decide the order whatever Jest remembers (its times are of whichever depth ran last): the two workers end
  * together only if the longest go first.
  */
 export const DEEP_ESTIMATED_MINUTES = {
-  'dynalite test/integration/schedules-pairs-users.exhaustive.test.ts': 29.4,
-  'dynalite test/integration/schedules-pairs-events.exhaustive.test.ts': 27.4,
-  'dynalite test/integration/schedules-pairs-late-upsert.exhaustive.test.ts': 21.8,
-  'dynalite test/integration/schedules-pairs-move.exhaustive.test.ts': 18.6,
-  'dynalite test/integration/schedules-triples.exhaustive.test.ts': 8.3,
-  'dynalite test/integration/schedules-triples-deletions.exhaustive.test.ts': 7.1,
+  'dynalite test/integration/schedules-pairs-users.exhaustive.test.ts': 25.3,
+  'dynalite test/integration/schedules-pairs-late-upsert.exhaustive.test.ts': 25.0,
+  'dynalite test/integration/schedules-pairs-events.exhaustive.test.ts': 22.3,
+  'dynalite test/integration/schedules-pairs-move.exhaustive.test.ts': 21.8,
+  'dynalite test/integration/schedules-triples.exhaustive.test.ts': 8.8,
+  'dynalite test/integration/schedules-triples-deletions.exhaustive.test.ts': 6.5,
 };
 const DEEP = ['deep', 'exhaustive'].includes(process.env.SCHEDULES_DEPTH ?? '');
 
