@@ -38,6 +38,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/changes-feed.property.test.ts',
   '<rootDir>/test/integration/resync-feeds.property.test.ts',
   '<rootDir>/test/integration/ingest.test.ts',
+  '<rootDir>/test/integration/ingest-throttle-window.test.ts',
   '<rootDir>/test/integration/batch-write.test.ts',
   '<rootDir>/test/integration/write-side-schedules.test.ts',
   '<rootDir>/test/integration/write-side-duplicates.test.ts',

@@ -8,7 +8,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Operation } from 'aws-cdk-lib/aws-dynamodb';
@@ -54,8 +54,24 @@ export const ALARM_THRESHOLDS = {
 };
 
 /** The metric the key-creates alarm watches: KeyOperations with operation=created. */
-export function changeLagMetric(namespace: string, period: Duration): Metric {
-  return new Metric({ namespace, metricName: METRICS.changeLag, dimensionsMap: { [DIMENSIONS.result]: 'applied' }, statistic: 'p99', period });
+export function changeLagMetric(namespace: string, period: Duration, result: 'applied' | 'throttled' = 'applied'): Metric {
+  return new Metric({ namespace, metricName: METRICS.changeLag, dimensionsMap: { [DIMENSIONS.result]: result }, statistic: 'p99', period });
+}
+
+/**
+ * What the ChangeLag alarm watches: the larger of the p99 lags of applied
+ * changes and of deliveries refused on a throttle. While a throttle lasts
+ * nothing may apply, so the applied lag alone has no datapoint and the alarm
+ * would stay quiet through the very outage it is for; each throttled
+ * delivery reports how old its change is (lambdas/ingest/handler.ts).
+ */
+export function freshnessLag(namespace: string, period: Duration): MathExpression {
+  return new MathExpression({
+    expression: 'MAX([applied, throttled])',
+    usingMetrics: { applied: changeLagMetric(namespace, period), throttled: changeLagMetric(namespace, period, 'throttled') },
+    label: 'ChangeLag p99 (applied or throttled)',
+    period,
+  });
 }
 
 export function keyCreatesMetric(namespace: string, period: Duration): Metric {
@@ -135,8 +151,8 @@ export class Monitoring extends Construct {
     if (props.ingest && props.metricsNamespace) {
       this.alarms.push(
         new Alarm(this, 'ChangeLag', {
-          alarmDescription: `Applied changes took more than ${ALARM_THRESHOLDS.changeLagP99Seconds} s (p99) from their source to the table: readers see them late (runbook: docs/operations.md).`,
-          metric: changeLagMetric(props.metricsNamespace, Duration.minutes(1)),
+          alarmDescription: `Changes took more than ${ALARM_THRESHOLDS.changeLagP99Seconds} s (p99) from their source to the table, or are that old and still throttled: readers see them late (runbook: docs/operations.md).`,
+          metric: freshnessLag(props.metricsNamespace, Duration.minutes(1)),
           threshold: ALARM_THRESHOLDS.changeLagP99Seconds,
           evaluationPeriods: 5,
           datapointsToAlarm: 3,

@@ -37,3 +37,33 @@ export const WAITING_RECEIVES = (() => {
   while (totalWait(n) < KEPT_RECEIVES * QUEUE_VISIBILITY_SECONDS) n++;
   return n;
 })();
+
+/**
+ * When a change that failed on a throttle (a hot partition past its limit,
+ * the SDK's own retries used up) is delivered again: later each time, so a
+ * throttle that lasts is met by fewer and fewer deliveries instead of a
+ * queue's worth every visibility timeout. Doubling from THROTTLE_FIRST_SECONDS
+ * to THROTTLE_CAP_SECONDS, drawn between half and all of that ("equal
+ * jitter"), so records throttled together do not come back together. The
+ * cap keeps a record that the throttle outlasts coming back often enough to
+ * report its lag (the ChangeLag alarm) and to apply within minutes once the
+ * partition has room; the queue's maxReceiveCount (WAITING_RECEIVES) bounds
+ * the deliveries, THROTTLE_KEPT_SECONDS is how long that is at least.
+ */
+export const THROTTLE_FIRST_SECONDS = 2;
+export const THROTTLE_CAP_SECONDS = 300;
+
+/** Seconds until the record's next delivery after its `receiveCount`-th receive failed on a throttle; `random` in [0, 1). */
+export function throttleVisibility(receiveCount: number, random: () => number = Math.random): number {
+  const n = Math.max(1, Math.floor(receiveCount));
+  const full = n > 16 ? THROTTLE_CAP_SECONDS : Math.min(THROTTLE_CAP_SECONDS, THROTTLE_FIRST_SECONDS * 2 ** (n - 1));
+  const r = Math.min(Math.max(random(), 0), 1);
+  return Math.max(1, Math.ceil(full / 2 + (full / 2) * r));
+}
+
+/** The least time a record that fails on every delivery stays out of the dead-letter queue: each wait at its least. */
+export const THROTTLE_KEPT_SECONDS = (() => {
+  let total = 0;
+  for (let n = 1; n < WAITING_RECEIVES; n++) total += throttleVisibility(n, () => 0);
+  return total;
+})();

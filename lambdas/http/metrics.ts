@@ -43,8 +43,12 @@ export type StatusClass = (typeof STATUS_CLASSES)[number];
 export const AUTHORIZER_OUTCOMES = ['allowed', 'unauthenticated', 'insufficient_scope', 'error'] as const;
 export type AuthorizerOutcome = (typeof AUTHORIZER_OUTCOMES)[number];
 
-/** `incomplete`: a fan-out stopped for time (its redelivery resumes it); `failed`: anything else that threw. */
-export const CHANGE_RESULTS = ['applied', 'stale', 'waiting', 'invalid', 'incomplete', 'failed'] as const;
+/**
+ * `incomplete`: a fan-out stopped for time (its redelivery resumes it);
+ * `throttled`: DynamoDB refused for throughput (it comes back with backoff);
+ * `failed`: anything else that threw.
+ */
+export const CHANGE_RESULTS = ['applied', 'stale', 'waiting', 'invalid', 'incomplete', 'throttled', 'failed'] as const;
 export type ChangeResult = (typeof CHANGE_RESULTS)[number];
 
 /** `replayed`: a retried create answered with the key id it made before; `refused`: every 4xx. */

@@ -18,7 +18,13 @@
  * - waiting for a reference: the record fails and its visibility is set from
  *   its receive count (lambdas/core/retry-backoff.ts: 5 s, doubling to the
  *   queue's 720 s), so it is applied soon after what it waits for arrives;
- * - not a valid record, or any failure: the record fails, SQS delivers it
+ * - a throttle (a hot partition past its limit after the SDK's retries, a
+ *   feed head still full after flushing): the record fails and its own
+ *   visibility is set with backoff (2 s, doubling to 300 s, jittered), so a
+ *   throttle that lasts meets fewer and fewer deliveries; counted as
+ *   `throttled`, with its lag, so the ChangeLag alarm sees a throttle that
+ *   lasts even while nothing applies;
+ * - not a valid record, or any other failure: the record fails, SQS delivers it
  *   again after the visibility timeout. Either way, after maxReceiveCount
  *   (as long in total as ten full timeouts) it moves to the dead-letter queue (an alarm watches it),
  *   never dropped. A change whose source write landed keeps its `pending`
@@ -51,7 +57,8 @@ import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsS
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { waitingVisibility } from '../core/retry-backoff.js';
+import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js';
+import { isThrottle } from '../store/throttling.js';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ApiGatewayPlanKeys } from '../key-admin/usage-plan.js';
 import type { PlanKeys } from '../store/key-store.js';
@@ -76,6 +83,8 @@ export interface IngestDeps {
   continueLater: (body: string) => Promise<void>;
   /** Sets when SQS delivers a received record again (ChangeMessageVisibility); without it, after the queue's visibility timeout. */
   retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
+  /** Draws the jitter of a throttled record's backoff; Math.random unless a test fixes it. */
+  random?: () => number;
   /** Deletes a deleted user's keys' API Gateway plan keys (the function's role may delete only this stack's). */
   planKeys?: PlanKeys;
 }
@@ -92,6 +101,14 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       const occurred = change?.occurred_at !== undefined ? parseDateTime(change.occurred_at) : null;
       if (occurred) values.push({ name: METRICS.changeLag, unit: 'Seconds', value: Math.max(0, ((deps.clock ?? systemClock)().getTime() - occurred.getTime()) / 1000) });
       deps.metrics.publish({ [DIMENSIONS.result]: result }, values);
+    };
+    const setVisibility = async (r: SQSRecord, seconds: number, fields: Record<string, unknown>): Promise<void> => {
+      try {
+        await deps.retryIn?.(r.receiptHandle, seconds);
+      } catch (error) {
+        // The record still fails: SQS delivers it again after the queue's visibility timeout instead.
+        deps.logger.warn('Could not set a failed record\'s visibility', { ...fields, ...errorFields(error) });
+      }
     };
     const record = async (r: SQSRecord): Promise<void> => {
       const parsed = parseChangeLine(r.body);
@@ -112,6 +129,13 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
           await deps.continueLater(r.body);
           deps.logger.info('Change fan-out stopped for time; a continuation was queued', fields);
           return;
+        } else if (isThrottle(error)) {
+          // Backpressure: this record alone comes back later, and later each time the throttle outlasts it.
+          count('throttled', change);
+          const receives = Number(r.attributes.ApproximateReceiveCount);
+          const seconds = throttleVisibility(receives, deps.random);
+          await setVisibility(r, seconds, fields);
+          deps.logger.warn('Change throttled; it is delivered again later', { ...fields, ...errorFields(error), receiveCount: receives, retryInSeconds: seconds });
         } else {
           count('failed', change);
           deps.logger.error('Change failed', { ...fields, ...errorFields(error) });
@@ -122,12 +146,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
       if (outcome.result === 'waiting') {
         const receives = Number(r.attributes.ApproximateReceiveCount);
         const seconds = waitingVisibility(receives);
-        try {
-          await deps.retryIn?.(r.receiptHandle, seconds);
-        } catch (error) {
-          // The record still fails: SQS delivers it again after the queue's visibility timeout instead.
-          deps.logger.warn('Could not shorten a waiting record\'s visibility', { ...fields, ...errorFields(error) });
-        }
+        await setVisibility(r, seconds, fields);
         deps.logger.warn('Change waits for a reference', { ...fields, missing: outcome.missing, receiveCount: r.attributes.ApproximateReceiveCount, retryInSeconds: seconds });
         throw new RecordNotApplied(`waiting for ${outcome.missing}`);
       }

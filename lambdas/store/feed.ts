@@ -68,6 +68,22 @@ export const MAX_CHUNK_ENTRIES = 200;
  * about 4 KB).
  */
 export const BULK_APPEND = 100;
+/**
+ * The most entries the head's tail holds: one flush (a chunk of
+ * MAX_CHUNK_ENTRIES) empties a full tail, and with the contract's longest
+ * ids (68 characters) the head stays under HEAD_MAX_BYTES whatever fails.
+ */
+export const MAX_TAIL_ENTRIES = MAX_CHUNK_ENTRIES;
+/** The contract's longest id (docs/dataset-format.md), which bounds an entry's size. */
+export const MAX_MEMBER_ID_LENGTH = 68;
+/**
+ * The head's largest size in bytes, by construction: its keys and attributes
+ * with the longest scope (an event's guest feed of the longest event id) and
+ * a full tail of the longest ids. Held by test/integration/feed-head-bound.test.ts.
+ */
+export const HEAD_MAX_BYTES = headBytes(`GUESTS#${'e'.repeat(MAX_MEMBER_ID_LENGTH)}`, MAX_TAIL_ENTRIES, MAX_MEMBER_ID_LENGTH);
+/** An append refused for room flushes and tries again this many times in all before its change fails. */
+const MAX_APPEND_ATTEMPTS = 3;
 const POSITION_DIGITS = 12;
 /** `base` is one of DynamoDB's reserved words. */
 const HEAD_NAMES = { '#tail': 'tail', '#base': 'base' };
@@ -81,6 +97,21 @@ export const memberKey = (scope: string, memberId: string): Key => ({ [PK]: feed
 
 /** The bytes DynamoDB counts for a list of strings (3, and per element 1 plus its UTF-8 length). */
 export const listBytes = (members: readonly string[]): number => 3 + members.reduce((n, m) => n + 1 + Buffer.byteLength(m), 0);
+
+/** The bytes of a head of this scope holding `entries` ids of `idLength` ASCII characters (`base` at its widest). */
+export function headBytes(scope: string, entries: number, idLength: number): number {
+  const keyBytes = PK.length + Buffer.byteLength(`${FEED_PARTITION_PREFIX}${scope}`) + SK.length + FEED_HEAD.length;
+  const attributes = 'type'.length + 'FEED_HEAD'.length + 'base'.length + 21 + 'tail'.length;
+  return keyBytes + attributes + 3 + entries * (1 + idLength);
+}
+
+/** A head with no room for an append after flushing: its change fails and is delivered again. */
+export class FeedHeadFullError extends Error {
+  override name = 'FeedHeadFullError';
+  constructor(readonly scope: string) {
+    super(`The feed head of ${scope} stayed full after flushing`);
+  }
+}
 
 /** Shown on a read route: in the event index (both event items and RSVP items). */
 export const isShown = (item: Item | undefined): boolean => !!item && item.type !== 'TOMBSTONE' && item[INDEXES.event.partitionKey] !== undefined;
@@ -133,6 +164,7 @@ export class FeedWriter {
     private readonly clock: Clock,
     private readonly flushBytes = TAIL_FLUSH_BYTES,
     private readonly maxChunkEntries = MAX_CHUNK_ENTRIES,
+    private readonly maxTailEntries = MAX_TAIL_ENTRIES,
   ) {}
 
   /**
@@ -183,21 +215,47 @@ export class FeedWriter {
    * Appends "may have changed" for these members, in order, at the scope's
    * next positions: one UpdateItem of the head. A lost response's retry
    * appends them again (an entry more only says "look again"). Answers how
-   * many chunks it wrote (0 or 1), for the loader's count of items written.
+   * many chunks it wrote, for the loader's count of items written.
+   *
+   * The head is bounded by construction: an append lands only while the tail
+   * has room for it (MAX_TAIL_ENTRIES), so no run of failed flushes (a
+   * partition throttled for minutes while appends go on) can grow the head
+   * towards DynamoDB's 400 KB item limit, where no append, and so no flush,
+   * would ever land again. An append refused for room flushes the tail as
+   * stored first, then appends: the first append after such a run recovers
+   * the scope.
    */
   async append(scope: string, members: readonly string[]): Promise<number> {
     if (!members.length) return 0;
-    const head = await this.io.update(
-      headKey(scope),
-      'SET #type = :type, #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
-      { ':type': 'FEED_HEAD', ':empty': [], ':members': [...members], ':one': 1 },
-      HEAD_NAMES,
-    );
-    const tail = head.tail as string[];
-    const before = listBytes(tail.slice(0, tail.length - members.length));
-    if (Math.floor(before / this.flushBytes) >= Math.floor(listBytes(tail) / this.flushBytes)) return 0;
-    await this.flush(scope, Number(head.base), tail);
-    return 1;
+    if (members.length > this.maxTailEntries) throw new RangeError(`an append of ${members.length} members is over the tail's ${this.maxTailEntries}`);
+    let chunks = 0;
+    for (let attempt = 1; ; attempt++) {
+      const head = await this.io.updateIf(
+        headKey(scope),
+        'SET #type = :type, #tail = list_append(if_not_exists(#tail, :empty), :members), #base = if_not_exists(#base, :one)',
+        'attribute_not_exists(#tail) OR size(#tail) <= :room',
+        { ':type': 'FEED_HEAD', ':empty': [], ':members': [...members], ':one': 1, ':room': this.maxTailEntries - members.length },
+        { ...HEAD_NAMES, '#type': 'type' },
+      );
+      if (head) {
+        const tail = head.tail as string[];
+        const before = listBytes(tail.slice(0, tail.length - members.length));
+        if (Math.floor(before / this.flushBytes) >= Math.floor(listBytes(tail) / this.flushBytes)) return chunks;
+        await this.flush(scope, Number(head.base), tail);
+        return chunks + 1;
+      }
+      // No room: the flushes of the appends before failed (or are still on their way). Flush what is stored, then
+      // append again. Concurrent appenders may fill the room again in between; past a few rounds the change fails
+      // and its redelivery (with its backoff) tries again, as for any other failed write.
+      if (attempt === MAX_APPEND_ATTEMPTS) throw new FeedHeadFullError(scope);
+      const stored = await this.io.get(headKey(scope));
+      const tail = (stored?.tail ?? []) as string[];
+      // A flush that landed since leaves room: append again, without a chunk shorter than a flush's.
+      if (tail.length > this.maxTailEntries - members.length) {
+        await this.flush(scope, Number(stored!.base), tail);
+        chunks++;
+      }
+    }
   }
 
   /** Copies the tail as read into a chunk, then removes those entries from the head (only if no flush did since). */

@@ -142,18 +142,19 @@ describe('alarms', () => {
     expect(byId('AuthorizerErrors')).toHaveLength(1);
     expect(byId('IngestDeadLetters')).toHaveLength(1);
     expect(byId('IngestLag')).toHaveLength(1);
-    // Freshness: applied changes' p99 from their source over a minute (the ingest's own metric, its one bounded dimension).
+    // Freshness: the p99 from their source over a minute of applied changes, or of deliveries refused on a throttle
+    // (while a throttle lasts nothing applies; the ingest's own metric, its one bounded dimension).
     const [[, lag]] = alarms.filter(([id]) => /ChangeLag/.test(id)) as [[string, (typeof alarms)[number][1]]];
-    expect(lag.Properties).toMatchObject({
-      Namespace: 'PublicEvents/staging',
-      MetricName: METRICS.changeLag,
-      Dimensions: [{ Name: 'result', Value: 'applied' }],
-      ExtendedStatistic: 'p99',
-      Period: 60,
-      Threshold: ALARM_THRESHOLDS.changeLagP99Seconds,
-      EvaluationPeriods: 5,
-      DatapointsToAlarm: 3,
-    });
+    expect(lag.Properties).toMatchObject({ Threshold: ALARM_THRESHOLDS.changeLagP99Seconds, EvaluationPeriods: 5, DatapointsToAlarm: 3 });
+    const lagMetrics = lag.Properties.Metrics as Array<{ Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown }; Stat: string; Period: number } }>;
+    expect(lagMetrics.find((m) => m.Expression)).toMatchObject({ Expression: 'MAX([applied, throttled])' });
+    for (const result of ['applied', 'throttled']) {
+      expect(lagMetrics.find((m) => m.Id === result)?.MetricStat).toEqual({
+        Metric: { Namespace: 'PublicEvents/staging', MetricName: METRICS.changeLag, Dimensions: [{ Name: 'result', Value: result }] },
+        Stat: 'p99',
+        Period: 60,
+      });
+    }
     const [[, throttles]] = byId('TableThrottles') as [[string, (typeof alarms)[number][1]]];
     const expression = throttles.Properties.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
     const operations = expression.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));

@@ -131,7 +131,7 @@ describe('ingest Lambda (SQS, partial batch responses)', () => {
     // A visibility that cannot be changed: the record still fails (SQS delivers it after the queue's timeout), with a warning.
     refuse = true;
     expect((await ingest(received(4), context())).batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
-    expect(logger.entries.some((l) => l.level === 'WARN' && String(l.message).includes('Could not shorten'))).toBe(true);
+    expect(logger.entries.some((l) => l.level === 'WARN' && String(l.message).includes('Could not set'))).toBe(true);
     // The event arrives; the record's next delivery applies.
     expect((await ingest(sqsEvent([JSON.stringify({ type: 'event.upserted', version: 1, event: event(1) })]), context())).batchItemFailures).toEqual([]);
     expect((await ingest(received(5), context())).batchItemFailures).toEqual([]);

@@ -1,0 +1,16 @@
+/**
+ * A write or read that DynamoDB refused for throughput (a hot partition or
+ * item past its limit, on-demand's instant capacity exceeded) after the
+ * SDK's retries, or a feed head still full after flushing (feed.ts): the
+ * change is sound and will apply once the partition has room, so its record
+ * comes back later with backoff (lambdas/core/retry-backoff.ts), not at
+ * once and not after the queue's full visibility timeout. Matched by name
+ * too, since errors that crossed a module or SDK copy boundary fail
+ * `instanceof`.
+ */
+const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'FeedHeadFullError']);
+
+export function isThrottle(error: unknown): boolean {
+  const e = error as { name?: string; $retryable?: { throttling?: boolean } } | null;
+  return !!e && (THROTTLE_NAMES.has(String(e.name)) || e.$retryable?.throttling === true);
+}
