@@ -25,6 +25,12 @@
  * test/integration/feed-failed-writes.test.ts --selectProjects dynamodb-local`
  * runs them all there.
  *
+ * A fault that lasts too: each partition the change writes, in turn, is
+ * throttled (every call to it fails as a throttle the SDK's retries did not
+ * outlast) for three deliveries with TTL between them, while a follower
+ * reads on; then the window ends and the next delivery applies. The same
+ * rule holds after, and no feed head grew past HEAD_MAX_BYTES (feed.ts).
+ *
  * It also settles what the review suspected of a tombstone's feed note
  * expiring while its source is still pending (with the 14 days such a
  * tombstone had): here TTL deletes everything past its expiry before the
@@ -39,12 +45,15 @@ import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { feedMemberOf, memberKey, scopesShowing } from '../../lambdas/store/feed.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { callKind, faultPoints, faultPointsLine } from '../support/fault-points.js';
+import { FAULT_POINTS, callKind, faultPoints, faultPointsLine } from '../support/fault-points.js';
 import { FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
 import { NOW, dataset, event, user } from '../support/feed-review.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { sweepExpired, withinRetention } from '../support/ttl.js';
+import { ThrottleWindow, partitionOf, toPartition } from '../support/throttle-window.js';
+import { HEAD_MAX_BYTES } from '../../lambdas/store/feed.js';
+import { itemSize } from '../../scripts/write-billing.js';
 
 const store = useFileStore({ inProcess: true });
 const clock = fixedClock(NOW.toISOString());
@@ -65,15 +74,18 @@ const scenarios: [string, Change][] = [
 ];
 const later: Change = { type: 'event.upserted', version: 2, event: event('evt_b', bob.id, 'B v2') };
 
-/** A client on the store whose write number `failAt` throws without reaching it; counts the writes it sends, and their kinds. */
+/** A client on the store whose write number `failAt` throws without reaching it; counts the writes it sends, their kinds and partitions. */
 function failingClient(failAt: number) {
   const client = store.newClient();
-  const seen = { writes: 0, kinds: [] as string[] };
+  const seen = { writes: 0, kinds: [] as string[], partitions: new Set<string>() };
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = String(context.commandName);
       if (!WRITES.test(command)) return next(args);
-      seen.kinds.push(callKind(command, (args as { input: Record<string, unknown> }).input));
+      const input = (args as { input: Record<string, unknown> }).input;
+      seen.kinds.push(callKind(command, input));
+      const partition = partitionOf(input);
+      if (partition) seen.partitions.add(partition);
       if (++seen.writes === failAt) throw Object.assign(new Error('Rate exceeded (simulated)'), { name: 'ThrottlingException' });
       return next(args);
     },
@@ -130,6 +142,44 @@ describe('a write that fails without landing, TTL, then the redelivery: the feed
       await sweepExpired(store.client, table, withinRetention(NOW));
       await expectFeedsMatch(table, follower, `${where}, then a later change`);
       expect({ where, later: follower.replicas.get('catalogue')?.get('evt_b')?.title, restarts: follower.restarts }).toEqual({ where, later: 'B v2', restarts: 0 });
+    }
+  }, 300_000);
+
+  it.each(scenarios)('%s, with each partition it writes throttled for three deliveries (a fault that lasts), TTL between them, then the window ends', async (name, change) => {
+    const probe = failingClient(0);
+    await new ChangeApplier(probe.client, await store.loaded('probe', d0), { clock, fanOutConcurrency: 1 }).apply(change);
+    probe.client.destroy();
+    // The second store's share (FAULT_POINTS=first-of-each-kind): the first partition of each kind (FEED, EVENT, USER…).
+    const written = [...probe.seen.partitions].sort();
+    const partitions = FAULT_POINTS === 'every' ? written : written.filter((p, i) => written.findIndex((q) => q.split('#')[0] === p.split('#')[0]) === i);
+    process.stdout.write(`${name}: ${partitions.length} partitions written, each throttled in turn\n`);
+    for (const partition of partitions) {
+      const where = `${name}, ${partition} throttled`;
+      const table = await store.loaded('throttled', d0);
+      const follower = consumerOf(table);
+      await follower.drain();
+      const window = new ThrottleWindow(toPartition(partition));
+      window.open();
+      const client = window.attach(store.newClient());
+      // Delivered while the window lasts, again and again (SQS's redeliveries), time passing between them.
+      // A delivery may also get through: what is left of the change may not need the partition (its writes there landed).
+      for (let delivery = 0; delivery < 3; delivery++) {
+        await new ChangeApplier(client, table, { clock, fanOutConcurrency: 1 }).apply(change).catch((error: unknown) => expect(ThrottleWindow.isThrottle(error)).toBe(true));
+        await sweepExpired(store.client, table, withinRetention(NOW));
+        await follower.drain();
+      }
+      expect(window.failed).toBeGreaterThan(0);
+      window.close();
+      // The first delivery after the window applies.
+      await new ChangeApplier(client, table, { clock }).apply(change);
+      client.destroy();
+      await sweepExpired(store.client, table, withinRetention(NOW));
+      await expectFeedsMatch(table, follower, where);
+      await new ChangeApplier(store.client, table, { clock }).apply(later);
+      await expectFeedsMatch(table, follower, `${where}, then a later change`);
+      expect({ where, later: follower.replicas.get('catalogue')?.get('evt_b')?.title, restarts: follower.restarts }).toEqual({ where, later: 'B v2', restarts: 0 });
+      // Nothing grew past its bound: every feed head within HEAD_MAX_BYTES.
+      for (const item of await scanAll(store.client, table)) if (item.type === 'FEED_HEAD') expect(itemSize(item)).toBeLessThanOrEqual(HEAD_MAX_BYTES);
     }
   }, 300_000);
 });
