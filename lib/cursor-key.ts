@@ -1,13 +1,15 @@
 /**
  * The changes feeds' cursor key: a random secret the stack creates in Secrets
- * Manager, which the feed functions read once per container to sign and check
+ * Manager, which the feed functions read (lambdas/http/cursor-keys.ts: at the
+ * first request, then every five minutes while they answer) to sign and check
  * cursors (HMAC-SHA256, lambdas/core/feed-cursor.ts). Nobody else may read it:
  * only the functions whose route declares `cursorKey` get its ARN and
  * `secretsmanager:GetSecretValue` on it (RouteFunction.bindCursorKey).
  *
  * Rotation is a new value (`aws secretsmanager put-secret-value`, docs/deploy.md):
  * Secrets Manager moves the old one to AWSPREVIOUS, which the functions keep
- * accepting, so cursors signed before the rotation stay valid for their 30 days.
+ * accepting, so cursors signed before the rotation stay valid for their 30 days
+ * (rotations at least 31 days apart, docs/deploy.md).
  */
 import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';

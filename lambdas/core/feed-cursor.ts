@@ -3,11 +3,14 @@
  * scoped, and keyed so that nobody can forge or edit one
  * (docs/design.md, "Feed cursors").
  *
- * `f2.{payload}.{mac}`: payload is base64url of JSON
+ * `f3.{keyId}.{payload}.{mac}`: payload is base64url of JSON
  * `[scope, mode, position, after, asOf]`, mac the first 22 characters
- * (128 bits) of base64url(HMAC-SHA256(key, "f2." + payload)) under the
- * stack's cursor key (a secret only the feed functions read). A cursor is
- * accepted under the current key or the previous one, so a rotation never
+ * (128 bits) of base64url(HMAC-SHA256(key, "f3." + keyId + "." + payload))
+ * under the stack's cursor key (a secret only the feed functions read), and
+ * keyId names that key (keyIdOf) so that a function checks the one key the
+ * cursor claims and knows at once when it is one it has not read yet (a
+ * rotation since its last read of the secret). A cursor is accepted under
+ * the current key, the previous one and a pending one, so a rotation never
  * answers 400 to a cursor still within its lifetime.
  *
  * - mode `m` (members): a start from no cursor in progress. `position` is
@@ -24,7 +27,17 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const CURSOR_VERSION = 'f2';
+export const CURSOR_VERSION = 'f3';
+/**
+ * The format before key ids (`f2.{payload}.{mac}`, the MAC over "f2." +
+ * payload). Still read, for the transition: one within its lifetime opens
+ * if any accepted key signed it. Nothing gives one any more, so 30 days
+ * after the deploy that brought key ids every one left is past its
+ * lifetime, and answers 410 before its MAC is looked at; reading them costs
+ * nothing then, and dropping them would turn that 410 into a 400, which
+ * tells a consumer nothing it can act on.
+ */
+const LEGACY_VERSION = 'f2';
 /** The 400's message for a cursor this API did not give, or gave for another feed. */
 export const CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.';
 /** Changes are kept at least this long; a consumer further behind answers 410. */
@@ -34,6 +47,15 @@ export const CURSOR_CLOCK_SKEW_SECONDS = 300;
 /** Longest cursor accepted: a scope and a member id of at most 77 and 68 characters. */
 export const CURSOR_MAX_LENGTH = 400;
 const MAC_LENGTH = 22;
+/** 48 bits: enough that the three keys a function holds never share an id by chance (and if they did, both are tried). */
+const KEY_ID_LENGTH = 8;
+/**
+ * What a key id is an HMAC of. A cursor's signed text starts with its
+ * version and a dot, so it is never this label: the id, which every cursor
+ * shows, is never the start of a cursor's MAC, and tells nothing about the
+ * key.
+ */
+const KEY_ID_LABEL = 'feed cursor key id';
 
 /** The feeds' scopes, as cursors name them (the store keeps each scope's entries under its name). */
 export const feedScopes = {
@@ -59,18 +81,29 @@ export interface FeedCursor {
 export interface SealedCursor {
   readonly signed: string;
   readonly mac: string;
+  /** The id of the key that signed it; absent in the format before key ids (LEGACY_VERSION). */
+  readonly keyId?: string;
   readonly cursor: FeedCursor;
+}
+
+export interface CursorKeys {
+  /** The key new cursors are signed with. */
+  signing: Uint8Array;
+  /** Every key a cursor may be signed with (the signing one among them). */
+  accepted: readonly Uint8Array[];
 }
 
 /**
  * The cursor keys: the one new cursors are signed with and those still
  * accepted (the previous key for one cursor lifetime after a rotation).
  * `refresh` reads them again (at most as often as the implementation allows)
- * and answers whether anything changed: a function that started before a
- * rotation meets cursors signed with the new key.
+ * and answers whether anything changed: a function meets a cursor of a key
+ * newer than its last read. Once a keyring has keys, a failed read leaves
+ * them in use rather than failing either call: they are still good, and a
+ * cursor check must not turn an outage into a 500.
  */
 export interface CursorKeyring {
-  keys(): Promise<{ signing: Uint8Array; accepted: readonly Uint8Array[] }>;
+  keys(): Promise<CursorKeys>;
   refresh(): Promise<boolean>;
 }
 
@@ -83,20 +116,31 @@ export function staticKeyring(signing: Uint8Array, ...previous: Uint8Array[]): C
 const MODES: Record<string, CursorMode> = { m: 'members', e: 'entries' };
 const macOf = (key: Uint8Array, signed: string): string => createHmac('sha256', key).update(signed).digest('base64url').slice(0, MAC_LENGTH);
 
+/** The short public name of a key that cursors carry (never the key: an HMAC under it, KEY_ID_LABEL). */
+export const keyIdOf = (key: Uint8Array): string => macOf(key, KEY_ID_LABEL).slice(0, KEY_ID_LENGTH);
+
 export function encodeCursor(c: FeedCursor, key: Uint8Array): string {
   const payload = Buffer.from(JSON.stringify([c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf])).toString('base64url');
-  const signed = `${CURSOR_VERSION}.${payload}`;
+  const signed = `${CURSOR_VERSION}.${keyIdOf(key)}.${payload}`;
   return `${signed}.${macOf(key, signed)}`;
 }
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const KEY_ID = new RegExp(`^[A-Za-z0-9_-]{${KEY_ID_LENGTH}}$`);
+const MAC = new RegExp(`^[A-Za-z0-9_-]{${MAC_LENGTH}}$`);
 
 /** The cursor's structure, or null when it is not one this API could have given (its MAC is checked by openCursor). */
 export function parseCursor(text: string): SealedCursor | null {
   if (text.length > CURSOR_MAX_LENGTH) return null;
   const parts = text.split('.');
-  if (parts.length !== 3 || parts[0] !== CURSOR_VERSION || !/^[A-Za-z0-9_-]+$/.test(parts[1]!) || !/^[A-Za-z0-9_-]{22}$/.test(parts[2]!)) return null;
+  const keyed = parts[0] === CURSOR_VERSION && parts.length === 4 && KEY_ID.test(parts[1]!);
+  if (!keyed && !(parts[0] === LEGACY_VERSION && parts.length === 3)) return null;
+  const payload = parts.at(-2)!;
+  const mac = parts.at(-1)!;
+  if (!BASE64URL.test(payload) || !MAC.test(mac)) return null;
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
     return null;
   }
@@ -105,23 +149,35 @@ export function parseCursor(text: string): SealedCursor | null {
   const count = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
   if (typeof scope !== 'string' || typeof mode !== 'string' || !MODES[mode] || !count(position) || typeof after !== 'string' || !count(asOf)) return null;
   if (MODES[mode] === 'entries' && after !== '') return null;
-  return { signed: `${parts[0]}.${parts[1]}`, mac: parts[2]!, cursor: { scope, mode: MODES[mode]!, position, after, asOf } };
-}
-
-/** Whether the cursor was signed with one of these keys (constant-time comparison). */
-export function signedWith(sealed: SealedCursor, keys: readonly Uint8Array[]): boolean {
-  const given = Buffer.from(sealed.mac);
-  return keys.some((key) => timingSafeEqual(Buffer.from(macOf(key, sealed.signed)), given));
+  const cursor: FeedCursor = { scope, mode: MODES[mode]!, position, after, asOf };
+  const signed = parts.slice(0, -1).join('.');
+  return keyed ? { signed, mac, keyId: parts[1]!, cursor } : { signed, mac, cursor };
 }
 
 /**
- * The cursor, if one of the accepted keys signed it; after a miss the keys
- * are read again once (a rotation since this function started), then null.
+ * Whether these keys say the cursor is genuine (`signed`), forged (`forged`:
+ * the key it names is here and its MAC is not that key's), or cannot tell
+ * (`unknown`: it names a key not here, or, without a key id, none of them
+ * signed it: a key newer than these may have). Constant-time comparison.
+ */
+function verdict(sealed: SealedCursor, accepted: readonly Uint8Array[]): 'signed' | 'forged' | 'unknown' {
+  const candidates = sealed.keyId === undefined ? accepted : accepted.filter((key) => keyIdOf(key) === sealed.keyId);
+  const given = Buffer.from(sealed.mac);
+  if (candidates.some((key) => timingSafeEqual(Buffer.from(macOf(key, sealed.signed)), given))) return 'signed';
+  return sealed.keyId !== undefined && candidates.length ? 'forged' : 'unknown';
+}
+
+/**
+ * The cursor, if one of the accepted keys signed it, else null. Only a
+ * cursor these keys cannot judge makes the keyring read them again (which
+ * it does at most every few seconds): a forged cursor naming a key held
+ * here costs no read.
  */
 export async function openCursor(sealed: SealedCursor, keyring: CursorKeyring): Promise<FeedCursor | null> {
-  if (signedWith(sealed, (await keyring.keys()).accepted)) return sealed.cursor;
+  const first = verdict(sealed, (await keyring.keys()).accepted);
+  if (first !== 'unknown') return first === 'signed' ? sealed.cursor : null;
   if (!(await keyring.refresh())) return null;
-  return signedWith(sealed, (await keyring.keys()).accepted) ? sealed.cursor : null;
+  return verdict(sealed, (await keyring.keys()).accepted) === 'signed' ? sealed.cursor : null;
 }
 
 export async function sealCursor(c: FeedCursor, keyring: CursorKeyring): Promise<string> {

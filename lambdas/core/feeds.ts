@@ -61,17 +61,26 @@ export interface FeedContext {
 const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 /**
- * The cursor, if this API signed it (else 400), for a scope of this kind (else
- * 400) and not older than the lifetime (else 410). An `asOf` in the future
- * is no cursor this API gave: 400.
+ * The cursor, if it claims a scope this route serves (else 400), not older
+ * than the lifetime (else 410) and signed by this API (else 400). An `asOf`
+ * in the future is no cursor this API gave: 400.
+ *
+ * The age comes before the MAC: a consumer back after more than 30 days
+ * holds a cursor whose key may have been retired since (two rotations), and
+ * only a 410 tells it to start again. Answering 410 to an unchecked cursor
+ * gives nothing away: it says only "start again", and the age it judges is
+ * the one the caller wrote. The scope the cursor claims comes before the age,
+ * so that a cursor of another feed is the caller's mistake (400) whatever its
+ * age; a 400 either way, it needs no MAC either. (A host's feed can tell the
+ * user only after a read: an old cursor of another host is a 410 there.)
  */
-async function openFor(sealed: SealedCursor | undefined, scopePrefix: string, ctx: FeedContext): Promise<FeedCursor | undefined> {
+async function openFor(sealed: SealedCursor | undefined, belongs: (scope: string) => boolean, ctx: FeedContext): Promise<FeedCursor | undefined> {
   if (!sealed) return undefined;
-  const cursor = await openCursor(sealed, ctx.keyring);
-  if (!cursor || !cursor.scope.startsWith(scopePrefix)) throw badCursor();
   const now = seconds(ctx.now);
-  if (cursor.asOf > now + CURSOR_CLOCK_SKEW_SECONDS) throw badCursor();
-  if (now - cursor.asOf > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
+  if (!belongs(sealed.cursor.scope) || sealed.cursor.asOf > now + CURSOR_CLOCK_SKEW_SECONDS) throw badCursor();
+  if (now - sealed.cursor.asOf > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
+  const cursor = await openCursor(sealed, ctx.keyring);
+  if (!cursor) throw badCursor();
   return cursor;
 }
 
@@ -168,8 +177,7 @@ function page<C>(ctx: FeedContext, scope: string, cursor: FeedCursor | undefined
 
 export async function catalogueChanges(ctx: FeedContext, req: FeedRequest, siteUrl: string): Promise<FeedPage<EventChange>> {
   const scope = feedScopes.catalogue();
-  const cursor = await openFor(req.cursor, scope, ctx);
-  if (cursor && cursor.scope !== scope) throw badCursor();
+  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
   return page<EventChange>(ctx, scope, cursor, req.limit, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null));
 }
 
@@ -181,7 +189,7 @@ export async function catalogueChanges(ctx: FeedContext, req: FeedRequest, siteU
  * and the start reads only its position then: at most two round trips.
  */
 export async function hostChanges(ctx: FeedContext, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, siteUrl: string): Promise<FeedPage<EventChange>> {
-  const cursor = await openFor(req.cursor, feedScopes.host(''), ctx);
+  const cursor = await openFor(req.cursor, (s) => s.startsWith(feedScopes.host('')), ctx);
   const cursorUser = cursor?.scope.slice(feedScopes.host('').length);
   const read = (userId: string, c: FeedCursor | undefined) =>
     page<EventChange>(ctx, feedScopes.host(userId), c, req.limit, (id, state) =>
@@ -196,8 +204,7 @@ export async function hostChanges(ctx: FeedContext, req: FeedRequest & { usernam
 /** An event's guests: 404 as the guest list while the event is not public. */
 export async function guestChanges(ctx: FeedContext, reader: EventReader, req: FeedRequest & { eventId: string }): Promise<FeedPage<GuestChange>> {
   const scope = feedScopes.guests(req.eventId);
-  const cursor = await openFor(req.cursor, scope, ctx);
-  if (cursor && cursor.scope !== scope) throw badCursor();
+  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
   const [, answer] = await Promise.all([
     requirePublicEvent(reader, req.eventId),
     page<GuestChange>(ctx, scope, cursor, req.limit, (id, state) => (state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null)),

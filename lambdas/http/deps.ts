@@ -10,7 +10,7 @@ import type { ApiKeyReader, EventReader, FeedReader } from '../core/ports.js';
 import { noKeyring, secretsManagerKeyring } from './cursor-keys.js';
 import { createDocumentClient } from '../store/client.js';
 import { DynamoRepository } from '../store/repository.js';
-import { silentLogger, type Logger } from './logger.js';
+import { errorFields, silentLogger, type Logger } from './logger.js';
 import { noMetrics, type MetricsSink } from './metrics.js';
 
 export interface Deps {
@@ -38,14 +38,18 @@ export interface HandlerModule<H = HttpHandler | AuthorizerHandler> {
 export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config'>> = {}): Deps {
   let repository: DynamoRepository | undefined;
   const repo = () => (repository ??= new DynamoRepository(createDocumentClient({ endpoint: config.dynamoEndpoint }), config.tableName));
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? silentLogger;
+  // A failed read is otherwise silent while the keys read before still serve (cursor-keys.ts).
+  const secretKeyring = (arn: string) => secretsManagerKeyring(arn, undefined, clock, (error) => logger.warn('Cursor key secret not read', errorFields(error)));
   return {
     config,
     reader: overrides.reader ?? repo(),
     keys: overrides.keys ?? repo(),
     feeds: overrides.feeds ?? repo(),
-    cursorKeys: overrides.cursorKeys ?? (config.cursorSecretArn ? secretsManagerKeyring(config.cursorSecretArn) : noKeyring),
-    clock: overrides.clock ?? systemClock,
-    logger: overrides.logger ?? silentLogger,
+    cursorKeys: overrides.cursorKeys ?? (config.cursorSecretArn ? secretKeyring(config.cursorSecretArn) : noKeyring),
+    clock,
+    logger,
     metrics: overrides.metrics ?? noMetrics,
   };
 }

@@ -7,8 +7,8 @@
  * routes. Every answer is also checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CURSOR_LIFETIME_SECONDS, encodeCursor, parseCursor } from '../../lambdas/core/feed-cursor.js';
-import { signed } from '../support/feed-keys.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor, keyIdOf, parseCursor } from '../../lambdas/core/feed-cursor.js';
+import { legacyCursor, signed, TEST_CURSOR_KEY } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -96,6 +96,18 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
     const expired = await call<Failure>(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS - 1)}`);
     expect({ status: expired.status, message: expired.body.message }).toEqual({ status: 410, message: 'Cursor expired: start again without a cursor.' });
     expect((await call(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS + 60)}`)).status).toBe(200);
+    // Whatever key signed it (one retired since: two rotations while the consumer was away), and in the format before key ids.
+    const old = { scope: 'EVENTS', mode: 'entries' as const, position: 0, after: '', asOf: nowSeconds - CURSOR_LIFETIME_SECONDS - 1 };
+    for (const cursor of [encodeCursor(old, Buffer.from('a retired key')), legacyCursor(old, Buffer.from('a retired key')), legacyCursor(old, TEST_CURSOR_KEY)]) {
+      expect((await call<Failure>(`/changes/events?cursor=${encodeURIComponent(cursor)}`)).status).toBe(410);
+    }
+  });
+
+  it('a cursor given before cursors named their key still works within its 30 days, under the key that signed it only', async () => {
+    const cursor = { scope: 'EVENTS', mode: 'entries' as const, position: 0, after: '', asOf: nowSeconds - 60 };
+    expect((await call(`/changes/events?cursor=${encodeURIComponent(legacyCursor(cursor, TEST_CURSOR_KEY))}`)).status).toBe(200);
+    const forged = await call<Failure>(`/changes/events?cursor=${encodeURIComponent(legacyCursor(cursor, Buffer.from('not the server key')))}`);
+    expect({ status: forged.status, fields: forged.body.errors?.map((e) => e.field) }).toEqual({ status: 400, fields: ['cursor'] });
   });
 
   it('unknown users and non-public events answer as their read routes; the guest feed needs guests:read', async () => {
@@ -107,14 +119,19 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
     expect((await call<Failure>('/changes/events/evt_jazz01/guests', { 'x-events-api-key': KEYS.eventsOnly })).status).toBe(403);
   });
 
-  it('the cursor is opaque, versioned, names its scope and is signed with the key', () => {
+  it('the cursor is opaque, versioned, names its scope and its key, and is signed with the key', () => {
     const cursor = { scope: 'HOST#usr_1', mode: 'entries' as const, position: 7, after: '', asOf: nowSeconds };
     const c = signed(cursor);
-    expect(c.startsWith('f2.')).toBe(true);
+    expect(c.startsWith(`f3.${keyIdOf(TEST_CURSOR_KEY)}.`)).toBe(true);
     expect(parseCursor(c)?.cursor).toEqual(cursor);
-    expect(parseCursor(c.replace('f2.', 'f1.'))).toBeNull();
-    // Another key gives another signature of the same payload.
-    expect(encodeCursor(cursor, Buffer.from('another key')).split('.')[2]).not.toBe(c.split('.')[2]);
+    expect(parseCursor(c.replace('f3.', 'f1.'))).toBeNull();
+    // The format before key ids is still read (consumers hold such cursors); the one before that is not.
+    expect(parseCursor(legacyCursor(cursor, TEST_CURSOR_KEY))?.cursor).toEqual(cursor);
+    // Another key gives another key id and another signature of the same payload.
+    const other = encodeCursor(cursor, Buffer.from('another key')).split('.');
+    expect(other[2]).toBe(c.split('.')[2]);
+    expect([other[1], other[3]]).not.toContain(c.split('.')[1]);
+    expect(other[3]).not.toBe(c.split('.')[3]);
   });
 
   it('a cursor signed with another key, or from the future, is a 400 naming cursor, before any read', async () => {

@@ -4,9 +4,10 @@
  * rotation answers no 400 to the cursors consumers hold (the previous key is
  * accepted for a cursor's lifetime, a pending one as soon as it is staged,
  * and a function that started before the rotation reads the keys again when
- * it meets a cursor of the new one), a cursor of a key two rotations old is
- * refused, and cursors nobody signed cost at most one read of the secret
- * per ten seconds.
+ * it meets a cursor naming the new one), a cursor of a key two rotations old
+ * is refused, and cursors nobody signed cost at most one read of the secret
+ * per ten seconds. The keys' reading on a schedule, failed reads and two
+ * rotations under a consumer: test/integration/cursor-key-rotation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';

@@ -7,7 +7,7 @@
 import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { catalogueChanges, guestChanges, hostChanges, type FeedPage } from '../../lambdas/core/feeds.js';
+import { catalogueChanges, guestChanges, hostChanges, type FeedContext, type FeedPage } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from './feed-keys.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
@@ -24,6 +24,8 @@ export type Content = Record<string, unknown>;
 export type FeedChange = { id: string; change: 'upserted' | 'removed'; event?: Content; guest?: Content };
 /** The scopes to follow now: users by id (with their name now) and event ids. */
 export type ScopeList = () => Promise<{ users: Map<string, string>; events: string[] }>;
+/** The feed's function a page is read through: each feed is its own Lambda function, with its own containers and keys. */
+export type FeedFunction = 'catalogue' | 'host' | 'guests';
 
 export class FeedConsumer {
   readonly replicas = new Map<string, Map<string, Content>>();
@@ -33,22 +35,25 @@ export class FeedConsumer {
   /** Starts again after a 410 (an expired chunk behind the cursor). */
   restarts = 0;
   private readonly restarting = new Set<string>();
+  /** Every 400 and 404 answered, which the consumer leaves for later: a test where none is legitimate checks this is empty. */
+  readonly refused: { scope: string; status: number; message: string }[] = [];
 
   constructor(
     private readonly repo: DynamoRepository,
     private readonly scopes: ScopeList,
+    /** The context of a read (its keys and time); by default the tests' key, at FEED_NOW. */
+    private readonly contextOf: (feed: FeedFunction) => FeedContext = () => feedContext(repo, FEED_NOW),
   ) {}
 
   /** One page of every feed (a feed whose route answers 404 or 400 now is left for later). */
   async poll(): Promise<boolean> {
     const { users, events } = await this.scopes();
     let more = false;
-    const ctx = feedContext(this.repo, FEED_NOW);
-    more = (await this.read('catalogue', (cursor) => catalogueChanges(ctx, { cursor, limit: 3 }, FEED_SITE))) || more;
+    more = (await this.read('catalogue', (cursor) => catalogueChanges(this.contextOf('catalogue'), { cursor, limit: 3 }, FEED_SITE))) || more;
     for (const [userId, username] of users) {
-      more = (await this.read(`host:${userId}`, (cursor) => hostChanges(ctx, { cursor, limit: 3, username, variant: 'typed' }, FEED_SITE))) || more;
+      more = (await this.read(`host:${userId}`, (cursor) => hostChanges(this.contextOf('host'), { cursor, limit: 3, username, variant: 'typed' }, FEED_SITE))) || more;
     }
-    for (const eventId of events) more = (await this.read(`guests:${eventId}`, (cursor) => guestChanges(ctx, this.repo, { cursor, limit: 3, eventId }))) || more;
+    for (const eventId of events) more = (await this.read(`guests:${eventId}`, (cursor) => guestChanges(this.contextOf('guests'), this.repo, { cursor, limit: 3, eventId }))) || more;
     return more;
   }
 
@@ -71,7 +76,10 @@ export class FeedConsumer {
         return true;
       }
       // The read route's own answer for a user renamed away or an event not public now: try again later.
-      if ([400, 404].includes(status)) return false;
+      if ([400, 404].includes(status)) {
+        this.refused.push({ scope, status, message: (error as Error).message });
+        return false;
+      }
       throw error;
     }
     // A start again: the replica is rebuilt from the members it lists (then the entries after them).

@@ -4,6 +4,7 @@
  * them with it, so a test can make the cursor a consumer would hold (an old
  * one, one of another scope) the way the API signs it.
  */
+import { createHmac } from 'node:crypto';
 import { encodeCursor, parseCursor, staticKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
 import type { FeedContext } from '../../lambdas/core/feeds.js';
 import type { FeedReader } from '../../lambdas/core/ports.js';
@@ -13,6 +14,16 @@ export const testKeyring = staticKeyring(TEST_CURSOR_KEY);
 
 /** A cursor as the API signs it under the tests' key. */
 export const signed = (c: FeedCursor): string => encodeCursor(c, TEST_CURSOR_KEY);
+
+/**
+ * A cursor as the API gave them before cursors named their key
+ * (`f2.{payload}.{mac}`), which consumers may still hold: written out here,
+ * since the API no longer makes them.
+ */
+export function legacyCursor(c: FeedCursor, key: Uint8Array): string {
+  const signed = `f2.${Buffer.from(JSON.stringify([c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf])).toString('base64url')}`;
+  return `${signed}.${createHmac('sha256', key).update(signed).digest('base64url').slice(0, 22)}`;
+}
 
 /** What a cursor says (its signature is the API's to check). */
 export function cursorOf(text: string): FeedCursor {
