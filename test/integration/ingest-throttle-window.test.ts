@@ -17,7 +17,6 @@
  *   follower of every feed, reading through the window, equals the read routes.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Context, SQSEvent } from 'aws-lambda';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fold } from '../../lambdas/core/fold.js';
@@ -32,6 +31,7 @@ import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 import { ThrottleWindow, toPartition } from '../support/throttle-window.js';
+import { playQueue } from '../../scripts/throttle-burst.js';
 
 let store: TestStore;
 beforeAll(async () => {
@@ -40,8 +40,6 @@ beforeAll(async () => {
 afterAll(async () => store?.close());
 
 const START = Date.parse('2026-11-21T12:00:00.000Z');
-const QUEUE_TIMEOUT_SECONDS = 720;
-const context = { awsRequestId: 'req', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 
 const host = { id: 'usr_host', username: 'host' };
 const guests = Array.from({ length: 12 }, (_, i) => ({ id: `usr_g${String(i).padStart(2, '0')}`, username: `g${i}` }));
@@ -56,18 +54,6 @@ const party = {
   created_at: '2026-11-01T00:00:00.000Z',
 };
 const other = { ...party, id: 'evt_other', title: 'Other' };
-
-interface Message {
-  id: string;
-  body: string;
-  receives: number;
-  visibleAt: number;
-  /** The seconds the handler hid it for at each failed receive (undefined: it set none). */
-  hidden: (number | undefined)[];
-  appliedAt?: number;
-  /** Receives once the window had ended. */
-  receivesAfter: number;
-}
 
 describe('a partition throttled for minutes while SQS redelivers', () => {
   it.each([
@@ -94,48 +80,23 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
       ...guests.map((g, i): Change => ({ type: 'rsvp.upserted', version: 1, occurred_at: new Date(START + i * 1000).toISOString(), rsvp: { event_id: party.id, user_id: g.id, status: 'yes', rsvp_date: '2026-11-21T12:00:00.000Z' } })),
       { type: 'event.upserted', version: 2, occurred_at: new Date(START).toISOString(), event: { ...other, title: 'Other, renamed' } },
     ];
-    const queue: Message[] = changes.map((c, i) => ({ id: `m${i}`, body: JSON.stringify(c), receives: 0, visibleAt: START + i * 1000, hidden: [], receivesAfter: 0 }));
     const windowEnds = START + 10 * 60_000;
     window.open();
-    let throttledDeliveries = 0;
-    while (queue.some((m) => m.appliedAt === undefined)) {
-      const due = queue.filter((m) => m.appliedAt === undefined).sort((a, b) => a.visibleAt - b.visibleAt);
-      now = Math.max(now, due[0]!.visibleAt);
-      if (now >= windowEnds) window.close();
-      // A poll takes up to 10 visible records, in one batch.
-      const batch = due.filter((m) => m.visibleAt <= now).slice(0, 10);
-      for (const m of batch) {
-        m.receives++;
-        if (now >= windowEnds) m.receivesAfter++;
-      }
-      const event: SQSEvent = {
-        Records: batch.map((m) => ({
-          messageId: m.id,
-          receiptHandle: `${m.id}/${m.receives}`,
-          body: m.body,
-          attributes: { ApproximateReceiveCount: String(m.receives), SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:ingest',
-          awsRegion: 'eu-west-1',
-        })),
-      };
-      const failed = new Set((await ingest(event, context)).batchItemFailures.map((f) => f.itemIdentifier));
-      for (const m of batch) {
-        if (!failed.has(m.id)) {
-          m.appliedAt = now;
-          continue;
-        }
-        const seconds = visibility.get(`${m.id}/${m.receives}`);
-        m.hidden.push(seconds);
-        m.visibleAt = now + (seconds ?? QUEUE_TIMEOUT_SECONDS) * 1000;
-        expect(m.receives).toBeLessThan(WAITING_RECEIVES);
-      }
-      throttledDeliveries += failed.size;
+    const run = await playQueue({
+      bodies: changes.map((c) => JSON.stringify(c)),
+      start: START,
+      spacingMs: 1000,
+      windowEnds,
+      ingest,
+      visibility,
+      setNow: (t) => void (now = t),
+      tick: (t) => t >= windowEnds && window.close(),
       // A follower reads on through the window (its reads are not throttled: the window is on the write path's client).
-      await follower.drain();
-    }
+      afterPoll: () => follower.drain(),
+      maxReceives: WAITING_RECEIVES - 1,
+    });
+    const queue = run.messages;
+    const throttledDeliveries = run.failedDuring + run.failedAfter;
     client.destroy();
 
     // Every failure was a throttle, each record set its own, growing visibility, and nothing failed for another reason.
