@@ -56,6 +56,8 @@ import { hostFigures } from './bench-hosts.js';
 import { feedFigures } from './bench-feeds.js';
 import { roundTripFigures } from './bench-round-trips.js';
 import { burstFigures } from './bench-burst.js';
+import { headFigures } from './bench-head.js';
+import { throttledBurstFigures } from './throttle-burst.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -353,6 +355,15 @@ const changes = await changeFigures(demo.dataset);
 const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 const feeds = await feedFigures();
 const burst = await burstFigures();
+const head = await headFigures();
+const throttled = await (async () => {
+  const store = await startDynalite();
+  try {
+    return await throttledBurstFigures(store.endpoint);
+  } finally {
+    await store.close();
+  }
+})();
 const trips = await (async () => {
   const store = await startDynalite();
   const admin = createDocumentClient({ endpoint: store.endpoint });
@@ -391,6 +402,10 @@ process.stdout.write(
     '',
     ...burst,
     '',
+    'A throttle that lasts (scripts/throttle-burst.ts): a burst while one partition is throttled for a window, then after it.',
+    '',
+    ...throttled,
+    '',
     `Paginated lists by host size: a host with N public events, one every 12 hours (half past, half upcoming), asked for the same page of 10; handler time is the median of ${HOST_ITERATIONS}.`,
     '',
     ...hosts,
@@ -398,6 +413,10 @@ process.stdout.write(
     'Changes feeds (scripts/bench-feeds.ts): appends by 1 to 16 appenders at once to one scope; a page of 100 (small events and events at the contract maxima); a start from no cursor behind removed members; a host feed and a guest feed from no cursor and with a cursor.',
     '',
     ...feeds,
+    '',
+    'The feed head (scripts/bench-head.ts): appenders appending back to back to one scope, 64 appends each, by id length; billed from the images the writes return, without reads between them.',
+    '',
+    ...head,
     '',
     'Cost per million requests (scripts/cost-model.ts), from the figures above.',
     '',

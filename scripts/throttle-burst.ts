@@ -98,3 +98,79 @@ export async function playQueue(opts: {
   }
   return run;
 }
+
+/**
+ * `npm run bench`'s throttled burst: RSVPS new RSVPs on one event, the
+ * event's guest feed partition throttled for the first WINDOW_MINUTES of the
+ * injected clock, the ingest handler with its backoff: per phase (during the
+ * window, after it) the deliveries, the throttled ones, the billed write
+ * units, and the changes' lag.
+ */
+export async function throttledBurstFigures(endpoint: string): Promise<string[]> {
+  const { createWriteClient } = await import('../lambdas/store/client.js');
+  const { buildIngest } = await import('../lambdas/ingest/handler.js');
+  const { ensureTable } = await import('../local/dynalite.js');
+  const { writeDataset } = await import('../local/loader.js');
+  const { meter } = await import('./bench-changes.js');
+  const { ThrottleWindow, toPartition } = await import('../test/support/throttle-window.js');
+  const { WAITING_RECEIVES } = await import('../lambdas/core/retry-backoff.js');
+  const RSVPS = Number(process.env.BENCH_THROTTLE_RSVPS ?? 60);
+  const WINDOW_MINUTES = 5;
+  const start = Date.parse('2026-11-21T12:00:00.000Z');
+  const host = { id: 'usr_host', username: 'host' };
+  const guests = Array.from({ length: RSVPS }, (_, i) => ({ id: `usr_g${i}`, username: `g${i}` }));
+  const party = { id: 'evt_party', creator_id: host.id, title: 'Party', start_date: '2027-01-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' };
+  const table = 'throttled-burst';
+  const client = createWriteClient({ endpoint });
+  await ensureTable(client, table);
+  await writeDataset(client, table, { users: [host, ...guests], events: [party], rsvps: [] });
+  const window = new ThrottleWindow(toPartition(`FEED#GUESTS#${party.id}`));
+  window.attach(client);
+  const metered = meter(client, endpoint);
+  let now = start;
+  const windowEnds = start + WINDOW_MINUTES * 60_000;
+  const visibility = new Map<string, number>();
+  const lags: { at: number; lag: number; throttled: boolean }[] = [];
+  const metrics = {
+    publish: (dimensions: Readonly<Record<string, string>>, values: readonly { name: string; value: number }[]) => {
+      for (const v of values) if (v.name === 'ChangeLag') lags.push({ at: now, lag: v.value, throttled: dimensions.result === 'throttled' });
+    },
+  };
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const ingest = buildIngest({ client, tableName: table, logger: quiet, metrics, clock: () => new Date(now), continueLater: async () => undefined, retryIn: async (h, s) => void visibility.set(h, s), random: () => 0.5 });
+  // Billed writes by phase: the meter's count when the window ends.
+  let wcuDuring = 0;
+  window.open();
+  const bodies = guests.map((g, i) => JSON.stringify({ type: 'rsvp.upserted', version: 1, occurred_at: new Date(start + i * 500).toISOString(), rsvp: { event_id: party.id, user_id: g.id, status: 'yes', rsvp_date: '2026-11-21T12:00:00.000Z' } }));
+  const run = await playQueue({
+    bodies,
+    start,
+    spacingMs: 500,
+    windowEnds,
+    ingest,
+    visibility,
+    setNow: (t) => void (now = t),
+    tick: (t) => {
+      if (t >= windowEnds && window.opened) {
+        window.close();
+        wcuDuring = metered.m.wcu;
+      }
+    },
+    maxReceives: WAITING_RECEIVES - 1,
+  });
+  metered.close();
+  client.destroy();
+  const deliveries = (during: boolean) => run.messages.reduce((n, m) => n + (during ? m.receives - m.receivesAfter : m.receivesAfter), 0);
+  const maxLag = (during: boolean) => Math.max(0, ...lags.filter((l) => (l.at < windowEnds) === during).map((l) => l.lag));
+  const throttledRecords = run.messages.filter((m) => m.hidden.length > 0).length;
+  return [
+    `${RSVPS} new RSVPs on one event, one every 0.5 s; the event's guest feed partition (\`FEED#GUESTS#${party.id}\`) throttled for the first ${WINDOW_MINUTES} minutes of the clock (every call to it failing as a throttle the SDK's retries did not outlast); the ingest handler with its backoff (jitter at its middle), SQS played on an injected clock (scripts/throttle-burst.ts):`,
+    '',
+    '| Phase | Deliveries | Throttled deliveries | Billed write units | Largest lag (s) |',
+    '|---|---|---|---|---|',
+    `| during the window (${WINDOW_MINUTES} min) | ${deliveries(true)} | ${run.failedDuring} | ${wcuDuring.toFixed(0)} | ${maxLag(true).toFixed(0)} |`,
+    `| after it, until the last record applied (${((run.drainedAt - windowEnds) / 1000).toFixed(0)} s) | ${deliveries(false)} | ${run.failedAfter} | ${(metered.m.wcu - wcuDuring).toFixed(0)} | ${maxLag(false).toFixed(0)} |`,
+    '',
+    `${throttledRecords} of ${RSVPS} records met the window; at most ${Math.max(...run.messages.map((m) => m.receives))} receives a record (the queue's maxReceiveCount is ${WAITING_RECEIVES}); each applied at its first delivery after the window: ${run.messages.every((m) => m.receivesAfter <= 1) ? 'yes' : 'no'}.`,
+  ];
+}
