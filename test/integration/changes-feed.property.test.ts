@@ -3,7 +3,8 @@
  * generator) on the real table: a consumer follows every feed (the catalogue,
  * each user's events, each event's guests) while the changes are applied, its
  * reads landing between the appliers' DynamoDB calls, with appliers that die
- * after any call and the redelivery. Every change the consumer sees is either
+ * after any call, writes that fail, a partition throttled for a whole
+ * delivery, and the redelivery. Every change the consumer sees is either
  * an upsert with content from the moment of the answer or a bare `removed`;
  * no id that was never public appears; no private field ever does. Once the
  * write side is quiet and each feed is read to `has_more: false`, each replica
@@ -63,7 +64,7 @@ async function applyObserved(table: string, change: Change, every: number, fault
 describe('changes feeds: a replica kept by the feeds equals the read routes (fast-check, PRODUCT P16)', () => {
   it('read while changes apply, with crashes and redeliveries: content only as shown, removed bare, never-public ids never, replica = read model', async () => {
     await fc.assert(
-      fc.asyncProperty(historyArb({ maxSteps: 8 }), fc.array(fc.nat(60), { minLength: 8, maxLength: 8 }), fc.integer({ min: 3, max: 12 }), async (h, crashAt, every) => {
+      fc.asyncProperty(historyArb({ maxSteps: 8 }), fc.array(fc.nat(60), { minLength: 8, maxLength: 8 }), fc.integer({ min: 3, max: 12 }), fc.constantFrom('FEED#', 'EVENT#', 'USER#'), async (h, crashAt, every, throttled) => {
         const table = await loadedTable(h);
         const repo = new DynamoRepository(store.client, table);
         const consumer = new FeedConsumer(repo, scopesOfHistory(table, h));
@@ -74,11 +75,13 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         for (const [i, change] of h.delivered.entries()) {
           applyChange(state, change);
           trackPublic(state, ever);
-          // A third of the changes die after a random call, a third fail a random write without landing; then, time
-          // having passed, TTL deletes what it may, and the change is redelivered. Every change is read during its application.
+          // A third of the changes die after a random call, a third fail a random write without landing, a third meet a
+          // throttle window (every call to a kind of partition failing for the whole delivery: a fault that lasts); then,
+          // time having passed, TTL deletes what it may, the window has ended, and the change is redelivered. Every change
+          // is read during its application.
           const at = crashAt[i % crashAt.length]! + 1;
-          await applyObserved(table, change, every, i % 3 === 1 ? { crashAfter: at } : i % 3 === 2 ? { failAt: at } : {}, consumer);
-          if (i % 3 !== 0) await sweepExpired(store.client, table, withinRetention(NOW));
+          await applyObserved(table, change, every, i % 3 === 1 ? { crashAfter: at } : i % 3 === 2 ? { failAt: at } : { throttled }, consumer);
+          await sweepExpired(store.client, table, withinRetention(NOW));
           await applyObserved(table, change, every, {}, consumer);
         }
         for (const id of consumer.seen.events) expect({ id, everPublic: ever.events.has(id) }).toEqual({ id, everPublic: true });

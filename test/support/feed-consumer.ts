@@ -6,6 +6,7 @@
  */
 import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { partitionOf } from './throttle-window.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedContext, type FeedPage } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
@@ -147,8 +148,13 @@ export async function expectReplicasMatch(client: DynamoDBDocumentClient, table:
   return expected;
 }
 
-/** How a run of work goes wrong, if it does: it dies right after call n (the call landed), or its n-th write fails without landing. */
-export type Fault = { crashAfter?: number; failAt?: number };
+/**
+ * How a run of work goes wrong, if it does: it dies right after call n (the
+ * call landed), or its n-th write fails without landing, or every call to
+ * the partitions `throttled` names fails without landing for the whole run
+ * (a fault that lasts: a throttled partition, test/support/throttle-window.ts).
+ */
+export type Fault = { crashAfter?: number; failAt?: number; throttled?: string };
 
 /**
  * Runs `work` with a client on `endpoint` that lets the consumer read the
@@ -164,6 +170,9 @@ export async function withObservedClient(endpoint: string, every: number, fault:
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (/Put|Update|Delete|BatchWrite/.test(String(context.commandName)) && ++writes === fault.failAt) throw Object.assign(new Error('failed without landing'), { name: 'ThrottlingException' });
+      if (fault.throttled !== undefined && partitionOf((args as { input: Record<string, unknown> }).input)?.startsWith(fault.throttled)) {
+        throw Object.assign(new Error('throttled (a window)'), { name: 'ThrottlingException' });
+      }
       const out = await next(args);
       calls++;
       if (calls % every === 0) await consumer.poll();
