@@ -129,8 +129,12 @@ export class KeyStore {
         ...(next.day !== undefined ? { day: next.day, created: next.created ?? 0 } : {}),
         ...(next.closedVersion !== undefined ? { closed_version: next.closedVersion } : {}),
       };
-      const condition = !read.exists ? 'attribute_not_exists(#pk)' : read.rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev';
-      if (await this.putIf({ ...keys.keyCounter(userId), ...item }, condition, read.rev === undefined ? {} : { ':rev': read.rev }, { '#rev': 'rev' })) return result;
+      const revision = !read.exists ? 'attribute_not_exists(#pk)' : read.rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev';
+      // The stored day only moves forward, whatever a step decided: the rules say so (key-rules.ts, `reserve`), and the
+      // write refuses a day older than the stored one (or dropping it) even if a step or an older writer forgot.
+      const forward = next.day === undefined ? 'attribute_not_exists(#day)' : '(attribute_not_exists(#day) OR #day <= :day)';
+      const values = { ...(read.rev === undefined ? {} : { ':rev': read.rev }), ...(next.day === undefined ? {} : { ':day': next.day }) };
+      if (await this.putIf({ ...keys.keyCounter(userId), ...item }, `(${revision}) AND ${forward}`, values, { '#rev': 'rev', '#day': 'day' })) return result;
     }
     throw new SlotsContended(userId);
   }
