@@ -63,6 +63,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-deleted-user.test.ts',
   '<rootDir>/test/integration/keys-resync.test.ts',
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
+  '<rootDir>/test/integration/keys-audit-revokes.test.ts',
 ];
 
 /**
