@@ -63,6 +63,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-audit-lines.test.ts',
   '<rootDir>/test/integration/keys-deleted-user.test.ts',
   '<rootDir>/test/integration/keys-resync.test.ts',
+  '<rootDir>/test/integration/keys-daily-bound.test.ts',
+  '<rootDir>/test/integration/keys-audit-revokes.test.ts',
 ];
 
 /**

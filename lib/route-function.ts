@@ -42,6 +42,19 @@ export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 /** Some CommonJS dependencies call require(); give the ESM bundle one. */
 export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);";
 
+/**
+ * The base table's partitions the Public and Embed routes read: events (and
+ * their guest shards, `EVENT#{id}#G{n}`), users, the lists' tallies, the
+ * changes feeds (lambdas/store/table.ts `keys`, lambdas/store/tally.ts,
+ * lambdas/store/feed.ts). Key management's
+ * (`USERKEYS#`, `APIKEY#`, `KEYREQ#`, `KEYID#`) and the local quota's
+ * (`QUOTA#`) are not: only the authorizer and the key manager read those.
+ */
+export const READ_ROUTE_PARTITIONS = ['EVENT#*', 'USER#*', 'TALLY#*', 'FEED#*'] as const;
+
+/** The ingest's partitions: event data, and the keys a user's deletion closes (their records and slots, the authorizer's items). */
+export const INGEST_PARTITIONS = [...READ_ROUTE_PARTITIONS, 'USERKEYS#*', 'APIKEY#*'] as const;
+
 export interface RouteFunctionProps {
   /** File name in lambdas/handlers/ without .ts, or a path from the project root (`lambdas/ingest/handler`). */
   readonly handlerFile: string;
@@ -103,8 +116,11 @@ export class RouteFunction extends Construct {
 
   /**
    * GET handlers: the read actions the route table declares for the handler
-   * (`tableReads`, lambdas/routes.ts), on the table and its indexes by name,
-   * nothing else. A call outside them is denied in AWS and in the rehearsal.
+   * (`tableReads`, lambdas/routes.ts), nothing else: on the base table only
+   * of event data's partitions (READ_ROUTE_PARTITIONS, dynamodb:LeadingKeys),
+   * so no read route can read a key record; Query on the indexes by name
+   * (no key management item has an index key: the indexes hold none). A
+   * call outside them is denied in AWS and in the rehearsal.
    */
   bindTableReads(table: ITableV2, actions: readonly TableRead[]): void {
     if (actions.length === 0) throw new Error(`${this.node.id}: bindTableReads with no action; leave the table unbound instead`);
@@ -112,9 +128,13 @@ export class RouteFunction extends Construct {
     this.role.addToPolicy(
       new PolicyStatement({
         actions: [...actions],
-        resources: [table.tableArn, ...Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`)],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...READ_ROUTE_PARTITIONS] } },
       }),
     );
+    if (actions.includes('dynamodb:Query')) {
+      this.role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: Object.values(INDEXES).map((i) => `${table.tableArn}/index/${i.name}`) }));
+    }
   }
 
   /**
@@ -122,7 +142,10 @@ export class RouteFunction extends Construct {
    * reads and writes on the base table (no index; no DeleteItem of event
    * data: removals are tombstones written with Put), and DeleteItem of the
    * changes feeds' items only (a member leaving a scope's list,
-   * lambdas/store/feed.ts): keys whose partition starts with FEED#.
+   * lambdas/store/feed.ts): keys whose partition starts with FEED#. Of key
+   * management's partitions only the user's keys and the authorizer's items
+   * (INGEST_PARTITIONS): a user's deletion closes every key of theirs
+   * (lambdas/store/user-keys.ts); create requests and the rest stay out.
    */
   bindTableWrites(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
@@ -130,6 +153,7 @@ export class RouteFunction extends Construct {
       new PolicyStatement({
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...INGEST_PARTITIONS] } },
       }),
     );
     this.role.addToPolicy(

@@ -9,9 +9,15 @@
  *   the slot is taken and never given back, so revoking and creating buys no
  *   more than (MAX_ACTIVE_KEYS + MAX_CREATES_PER_DAY) keys' quotas a day
  *   (DAILY_REQUESTS_PER_USER);
+ * - the day counted only moves forward: a create whose clock read the day
+ *   before (it started before 00:00 UTC) and that takes its slot after the
+ *   new day's first create counts against the new day, so no create resets
+ *   a day's count (each function reads its own clock, and a slow call or a
+ *   contended slot write can land after a later one);
  * - a deleted user's slots are closed at the deletion's version: a create
  *   that read the user before it is refused, one that read the user
- *   re-created since is not.
+ *   re-created since is not; the day's count survives the closing, so a
+ *   user deleted and re-created the same day gets no fresh day of creates.
  *
  * Each transition is idempotent by key id, so a write retried after a lost
  * response, or a step repeated after a crash, changes nothing the second time.
@@ -34,7 +40,7 @@ export const MAX_NAME_LENGTH = 100;
 export interface Slots {
   /** Key id → when its slot was taken (ISO): every key active or being made. */
   holders: Record<string, string>;
-  /** The UTC day `created` counts. */
+  /** The UTC day `created` counts: it never moves back (`reserve`). */
   day?: string;
   created?: number;
   /** The version of the user's deletion: creates that read an older user are refused. */
@@ -58,7 +64,10 @@ export function reserve(s: Slots, keyId: string, at: Date, userVersion: number, 
   if (keyId in s.holders) return { already: true };
   if (s.closedVersion !== undefined && userVersion <= s.closedVersion) return { refused: 'USER_GONE' };
   if (Object.keys(s.holders).length >= limits.maxActive) return { refused: 'LIMIT_REACHED' };
-  const day = utcDay(at);
+  // Never a day older than the stored one: a create that read its clock before 00:00 UTC and lands after the new day's
+  // first create counts against the new day (moving the day back would start the new day's count again from zero).
+  const ownDay = utcDay(at);
+  const day = s.day !== undefined && s.day > ownDay ? s.day : ownDay;
   const created = s.day === day ? (s.created ?? 0) : 0;
   if (created >= limits.maxCreatesPerDay) return { refused: 'CREATE_LIMIT' };
   return { slots: { ...s, holders: { ...s.holders, [keyId]: at.toISOString() }, day, created: created + 1 } };
@@ -71,10 +80,14 @@ export function release(s: Slots, keyId: string): Slots | null {
   return { ...s, holders };
 }
 
-/** Closes the slots at a deletion's version (the day's creates forgotten with the user); null when already closed at it or later. */
+/**
+ * Closes the slots at a deletion's version; null when already closed at it
+ * or later. The day and its count stay: the same user id brought back the
+ * same day (by a newer upsert or a resync) goes on from that count.
+ */
 export function close(s: Slots, version: number): Slots | null {
   if (s.closedVersion !== undefined && s.closedVersion >= version) return null;
-  return { holders: s.holders, closedVersion: version };
+  return { ...s, closedVersion: version };
 }
 
 /** Slots for keys seeded from a dataset (a load or a resync): no limit, no daily count; null when all are held. */

@@ -61,7 +61,7 @@ import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js'
 import { isThrottle } from '../store/throttling.js';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ApiGatewayPlanKeys } from '../key-admin/usage-plan.js';
-import type { PlanKeys } from '../store/key-store.js';
+import type { PlanKeys, RevokeAudit } from '../store/key-store.js';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -91,8 +91,13 @@ export interface IngestDeps {
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
+  // A user's deletion revokes their keys: each on the record, as the key-management function's revokes are (key-store.ts).
+  const revokeAudit: RevokeAudit = (revoked) => {
+    deps.metrics.publish({ [DIMENSIONS.operation]: 'revoked' }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
+    deps.logger.info('Key revoked', { userId: revoked.userId, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
+  };
   return async (event, context) => {
-    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, planKeys: deps.planKeys };
+    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, planKeys: deps.planKeys, revokeAudit };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
       if (outcome) {

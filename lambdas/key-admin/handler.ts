@@ -7,10 +7,16 @@
  * to 4xx envelopes naming the field, and audits.
  *
  * Audit: every create, replayed create, revoke and refusal is one log line
- * with the caller (the IAM identity API Gateway verified), the user and the
- * key id, never the key or its hash, and one count in the KeyOperations
- * metric by operation (an alarm watches bursts of creates).
+ * with the caller (the IAM identity API Gateway verified), the user (its id
+ * as stored, and the username as sent) and the key id, never the key or its
+ * hash, and one count in the KeyOperations metric by operation (an alarm
+ * watches bursts of creates). A revoke's line is the key store's audit
+ * (lambdas/store/key-store.ts): written once for every revoke that took
+ * effect, whatever this request then answers (a 500 after the revoke, a 503,
+ * a crash, then a retry answering 409), and for the keys a create's takeover
+ * or a reclaimed slot revokes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
@@ -107,9 +113,20 @@ const auditKeyId = auditable(KEY_ID_PATTERN);
 
 export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
-  return async (event) => {
-    const route = keyAdminRouteFor(event.resource, event.httpMethod);
+  // The request a revoke's audit line belongs to: the key store writes it deep inside the manager, requests may overlap.
+  const current = new AsyncLocalStorage<{ caller: string; username?: string }>();
+  manager.store.audit = (revoked) => {
+    count('revoked');
+    const request = current.getStore();
+    logger.info('Key revoked', { caller: request?.caller ?? 'unknown', userId: revoked.userId, username: request?.username, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
+  };
+  return (event) => {
     const caller = callerOf(event);
+    return current.run({ caller, username: auditUsername(event.pathParameters?.username) }, () => handle(event, caller));
+  };
+
+  async function handle(event: APIGatewayProxyEvent, caller: string): Promise<APIGatewayProxyResult> {
+    const route = keyAdminRouteFor(event.resource, event.httpMethod);
     // Whom the request is about, for every audit line, refusals included (as sent, until parsed).
     const about: { username?: string; keyId?: string } = { username: auditUsername(event.pathParameters?.username), keyId: auditKeyId(event.pathParameters?.keyId) };
     try {
@@ -122,11 +139,11 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
           about.keyId = result.info.keyId;
           if (result.created) {
             count('created');
-            logger.info('Key created', { caller, username: body.username, keyId: result.info.keyId, scopes: result.info.scopes });
+            logger.info('Key created', { caller, userId: result.userId, username: body.username, keyId: result.info.keyId, scopes: result.info.scopes });
             return jsonResponse(201, { success: true, message: 'Key created. This is the only time the key is shown: store it now.', data: { key: result.key, ...result.info, replayed: false } });
           }
           count('replayed');
-          logger.info('Key create replayed', { caller, username: body.username, keyId: result.info.keyId });
+          logger.info('Key create replayed', { caller, userId: result.userId, username: body.username, keyId: result.info.keyId });
           return jsonResponse(200, {
             success: true,
             message: 'This idempotencyKey already created this key; the key itself is shown only once and is not repeated.',
@@ -142,9 +159,8 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
         case 'revoke': {
           const username = parse(usernameParam, event.pathParameters?.username, 'username');
           const keyId = parse(keyIdParam, event.pathParameters?.keyId, 'keyId');
+          // Its audit line and count are written by the store as the revoke takes effect (above).
           const info = await manager.revoke(username, keyId);
-          count('revoked');
-          logger.info('Key revoked', { caller, username, keyId, revokedAt: info.revokedAt });
           return jsonResponse(200, { success: true, message: 'Key revoked: requests with it are refused from now on.', data: info });
         }
         case 'revokeWithoutUser':
@@ -164,7 +180,7 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
       logger.warn('Key management request refused', { caller, operation: route?.op, code: refusal.code, field: refusal.field, ...about });
       return jsonResponse(refusal.statusCode, { ...errorBody(refusal.message, [{ field: refusal.field, message: refusal.message }]), code: refusal.code });
     }
-  };
+  }
 }
 
 const envSchema = z.object({ TABLE_NAME: z.string().min(1), USAGE_PLAN_ID: z.string().min(1) });

@@ -32,13 +32,13 @@ import { SCOPES, type Scope } from '../core/dataset.js';
 import { USERNAME_PATTERN } from '../core/ids.js';
 import { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, STALE_CREATE_MS, checkKeyName, type SlotLimits, type SlotRefusal } from '../core/key-rules.js';
 import type { KeyRecordItem, KeyRequestItem, LiveApiKeyItem, UserItem } from '../store/items.js';
-import { KeyStore, SlotsContended, type PlanKeys } from '../store/key-store.js';
+import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/key-store.js';
 import { KEY_RECORD_PREFIX } from '../store/table.js';
 import { findUserByName } from '../store/user-lookup.js';
 import { randomBase62, timeBase62 } from './random.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
-export type { PlanKeys } from '../store/key-store.js';
+export type { PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/key-store.js';
 
 /** How long a create's idempotency key is remembered (the web product's retries fall well inside it). */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
@@ -90,7 +90,10 @@ export class KeyManagementError extends Error {
 }
 
 /** What a create with an idempotency key answers: the key the first time, only its id on a retry. */
-export type CreateOnceResult = { created: true; key: string; info: KeyInfo } | { created: false; info: KeyInfo };
+export type CreateOnceResult = ({ created: true; key: string; info: KeyInfo } | { created: false; info: KeyInfo }) & {
+  /** The user the key belongs to, as stored (for the audit line: the username as typed is no subject). */
+  userId: string;
+};
 
 /** What may be shown about a key: never the key, never its hash. */
 export interface KeyInfo {
@@ -111,6 +114,8 @@ export interface KeyPage {
 export interface KeyManagerOptions {
   /** The AWS side; absent for a local store. */
   planKeys?: PlanKeys;
+  /** The audit line of every revoke that took effect (key-store.ts); the key-management function sets its own (handler.ts). */
+  audit?: RevokeAudit;
   clock?: Clock;
   maxActive?: number;
   maxCreatesPerDay?: number;
@@ -131,7 +136,7 @@ export class KeyManager {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? randomBase62;
     this.limits = { maxActive: opts.maxActive ?? MAX_ACTIVE_KEYS, maxCreatesPerDay: opts.maxCreatesPerDay ?? MAX_CREATES_PER_DAY };
-    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits: this.limits });
+    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits: this.limits, audit: opts.audit });
   }
 
   private async user(username: string): Promise<UserItem> {
@@ -200,12 +205,12 @@ export class KeyManager {
         // Our own write, retried after a lost answer: it is ours to carry on.
         if (stored.key_id !== request.key_id) {
           const info = await this.seenBefore(input.idempotencyKey, stored, request, input.username, round === 0);
-          if (info) return { created: false, info };
+          if (info) return { created: false, info, userId: user.user_id };
           continue;
         }
       }
       const made = await this.make(user, name, scopes, request.key_id, input.idempotencyKey);
-      return { created: true, ...made };
+      return { created: true, ...made, userId: user.user_id };
     }
     throw new KeyManagementError('IN_PROGRESS', 'A create with this idempotencyKey is still in progress; retry it in a moment');
   }
@@ -226,9 +231,9 @@ export class KeyManager {
       const age = this.clock().getTime() - Date.parse(stored.requested_at);
       if (age < STALE_CREATE_MS || !mayTakeOver) throw new KeyManagementError('IN_PROGRESS', 'A create with this idempotencyKey is still in progress; retry it in a moment');
       // Its create died: keep its key if it became usable; if someone revoked it, say so; else retire it and make the key afresh.
-      const retired = await this.store.retire(stored.user_id, stored.key_id, { unlessUsable: true });
+      const retired = await this.store.retire(stored.user_id, stored.key_id, { unlessUsable: true, by: 'create taken over' });
       if (retired.outcome === 'retired' && retired.flipped) {
-        await this.store.erase(stored.user_id, stored.key_id);
+        await this.store.erase(stored.user_id, stored.key_id, 'create taken over');
         await this.store.forgetRequest(idempotencyKey, stored.key_id);
         return null;
       }
@@ -285,7 +290,7 @@ export class KeyManager {
       // The authorizer's item last: the key is usable only once everything else exists.
       if (!(await this.store.putApiKey(keyHash, item))) throw new RetiredFirst();
     } catch (error) {
-      const retired = await this.store.retire(userId, keyId, { unlessUsable: true }).catch(() => undefined);
+      const retired = await this.store.retire(userId, keyId, { unlessUsable: true, by: 'create failed' }).catch(() => undefined);
       if (!retired) {
         // Someone revoked it first, and finishes their own clean-up (their retry, the deletion's redelivery). The request
         // says so if it can (else a retry takes it over, finds the key revoked, and answers so).
@@ -301,7 +306,7 @@ export class KeyManager {
         if (unrecordedPlanKey) await this.store.planKeys!.remove(unrecordedPlanKey).catch(() => undefined);
         if (retired.flipped && !(error instanceof RetiredFirst)) {
           // Never usable and never shown to anyone: nothing of it is kept but its id (it is not listed).
-          await this.store.erase(userId, keyId).catch(() => undefined);
+          await this.store.erase(userId, keyId, 'create failed').catch(() => undefined);
           if (idempotencyKey) await this.store.forgetRequest(idempotencyKey, keyId);
           throw error;
         }
@@ -380,7 +385,7 @@ export class KeyManager {
     if (!record || record.erased) throw new KeyManagementError('UNKNOWN_KEY', `User "${username}" has no key "${keyId}"`, keyId);
     let retired;
     try {
-      retired = await this.store.retire(user.user_id, keyId, { unlessUsable: false });
+      retired = await this.store.retire(user.user_id, keyId, { unlessUsable: false, by: 'revoke' });
     } catch (error) {
       if (error instanceof SlotsContended) throw new KeyManagementError('BUSY', 'Too many key changes for this user at once; retry in a moment', keyId);
       throw error;

@@ -41,7 +41,7 @@ import { Deriver } from './derivation.js';
 import { sameContent } from './item-content.js';
 import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from './table.js';
-import type { PlanKeys } from './key-store.js';
+import type { PlanKeys, RevokeAudit } from './key-store.js';
 import { TableIO, keyString, type Item, type Key } from './table-io.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
 import { userKeysCloser } from './user-keys.js';
@@ -78,6 +78,8 @@ export interface ApplierOptions extends SettleOptions {
   token?: () => string;
   /** API Gateway, to delete a deleted user's plan keys (AWS; none exist locally). */
   planKeys?: PlanKeys;
+  /** The audit line of each key a user's deletion revokes (user-keys.ts). */
+  revokeAudit?: RevokeAudit;
 }
 
 /** What a change writes, and what it needs before it may write it. */

@@ -237,6 +237,10 @@ export interface KeyRecordItem {
   revoked_at?: string;
   /** Which retire revoked it: a retire retried after a lost answer recognises its own write. */
   revoke_id?: string;
+  /** Who revoked it (key-store.ts RetiredBy), for its audit line. */
+  revoked_by?: string;
+  /** Its revoke's audit line is claimed (the claimant's id): written once, whoever finishes the revoke (key-store.ts). */
+  audited?: string;
   /** The value of its plan key, chosen before the plan key is made (AWS only). */
   usage_identifier?: string;
   /** The API Gateway API key's id, recorded before it joins the usage plan (AWS only). */

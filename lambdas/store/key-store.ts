@@ -20,6 +20,12 @@
  *   (the create succeeded after all), never half-revoked.
  * - The plan key's id is recorded before it is attached, so every retire
  *   after that deletes it, and an attach after that fails.
+ * - Every revoke that took effect (the record flipped) gets one audit line
+ *   (`audit`), whatever its caller then answers: right after the flip, and
+ *   if that one died or failed first, by whoever meets the record revoked
+ *   and not yet audited (the revoke's retry, a redelivered deletion, the
+ *   erase). One writer only: the line is claimed on the record first
+ *   (`audited`, conditional), then written.
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
@@ -66,10 +72,26 @@ export interface Retired {
   record: KeyRecordItem;
 }
 
+/** Who retired a key: what its audit line says. */
+export type RetiredBy = 'revoke' | 'user deleted' | 'create taken over' | 'stale create reclaimed' | 'create failed';
+
+/** A revoke that took effect, as its audit line names it. */
+export interface RevokedKey {
+  userId: string;
+  keyId: string;
+  revokedAt: string | null;
+  by: RetiredBy;
+}
+
+/** Writes a revoke's audit line and counts it; called once per revoked key (a create's own failed clean-up is no revoke). */
+export type RevokeAudit = (revoked: RevokedKey) => void;
+
 export interface KeyStoreOptions {
   clock: Clock;
   planKeys?: PlanKeys;
   limits?: SlotLimits;
+  /** Without one, revokes are left unclaimed, for a run that has one to write (the next retire or erase of the key). */
+  audit?: RevokeAudit;
 }
 
 const MAX_SLOT_WRITES = 64;
@@ -82,6 +104,8 @@ export class KeyStore {
   readonly clock: Clock;
   readonly limits: SlotLimits;
   readonly planKeys: PlanKeys | undefined;
+  /** Settable: the key-management function installs its audit once its logger exists (handler.ts). */
+  audit: RevokeAudit | undefined;
 
   constructor(
     readonly client: DynamoDBDocumentClient,
@@ -91,6 +115,7 @@ export class KeyStore {
     this.clock = opts.clock;
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.planKeys = opts.planKeys;
+    this.audit = opts.audit;
   }
 
   // ---- the slot record -------------------------------------------------------------------------------------------
@@ -129,8 +154,12 @@ export class KeyStore {
         ...(next.day !== undefined ? { day: next.day, created: next.created ?? 0 } : {}),
         ...(next.closedVersion !== undefined ? { closed_version: next.closedVersion } : {}),
       };
-      const condition = !read.exists ? 'attribute_not_exists(#pk)' : read.rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev';
-      if (await this.putIf({ ...keys.keyCounter(userId), ...item }, condition, read.rev === undefined ? {} : { ':rev': read.rev }, { '#rev': 'rev' })) return result;
+      const revision = !read.exists ? 'attribute_not_exists(#pk)' : read.rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev';
+      // The stored day only moves forward, whatever a step decided: the rules say so (key-rules.ts, `reserve`), and the
+      // write refuses a day older than the stored one (or dropping it) even if a step or an older writer forgot.
+      const forward = next.day === undefined ? 'attribute_not_exists(#day)' : '(attribute_not_exists(#day) OR #day <= :day)';
+      const values = { ...(read.rev === undefined ? {} : { ':rev': read.rev }), ...(next.day === undefined ? {} : { ':day': next.day }) };
+      if (await this.putIf({ ...keys.keyCounter(userId), ...item }, `(${revision}) AND ${forward}`, values, { '#rev': 'rev', '#day': 'day' })) return result;
     }
     throw new SlotsContended(userId);
   }
@@ -175,10 +204,10 @@ export class KeyStore {
     for (const keyId of staleHolders(slots, this.clock())) {
       const record = await this.record(userId, keyId);
       if (record && !record.revoked && record.confirmed) continue;
-      const retired = await this.retire(userId, keyId, { unlessUsable: true });
+      const retired = await this.retire(userId, keyId, { unlessUsable: true, by: 'stale create reclaimed' });
       if (retired.outcome === 'usable') await this.confirm(userId, keyId);
       // A create that died before its key was usable: never shown to anyone, so nothing of it is kept but its id.
-      else if (retired.flipped) await this.erase(userId, keyId);
+      else if (retired.flipped) await this.erase(userId, keyId, 'stale create reclaimed');
     }
   }
 
@@ -274,13 +303,13 @@ export class KeyStore {
    * authorizer's item is written only where none exists, so a key that did
    * become usable is left alone (`outcome: 'usable'`).
    */
-  async retire(userId: string, keyId: string, opts: { unlessUsable: boolean }): Promise<Retired> {
+  async retire(userId: string, keyId: string, opts: { unlessUsable: boolean; by: RetiredBy }): Promise<Retired> {
     const at = this.clock().toISOString();
     const revokeId = randomUUID();
     let record = await this.record(userId, keyId);
     let flipped = false;
     if (!record) {
-      const tombstone: KeyRecordItem = { type: 'KEY_RECORD', key_id: keyId, revoked: true, revoked_at: at, revoke_id: revokeId };
+      const tombstone: KeyRecordItem = { type: 'KEY_RECORD', key_id: keyId, revoked: true, revoked_at: at, revoke_id: revokeId, revoked_by: opts.by };
       if (await this.putIf({ ...keys.keyRecord(userId, keyId), ...tombstone }, 'attribute_not_exists(#pk)')) {
         record = tombstone;
         flipped = true;
@@ -310,25 +339,27 @@ export class KeyStore {
       }
     }
     if (!record.revoked) {
-      const out = await this.flipRecord(userId, keyId, at, revokeId);
+      const out = await this.flipRecord(userId, keyId, at, revokeId, opts.by);
       flipped = out.flipped;
       record = out.record;
     }
+    // Before anything else can fail (the slot, the plan key): the revoke took effect, so it is on the record now.
+    record = await this.auditRevoke(userId, record);
     await this.releaseSlot(userId, keyId);
     record = await this.removePlanKey(userId, record);
     return { outcome: 'retired', flipped, record };
   }
 
-  private async flipRecord(userId: string, keyId: string, at: string, revokeId: string): Promise<{ flipped: boolean; record: KeyRecordItem }> {
+  private async flipRecord(userId: string, keyId: string, at: string, revokeId: string, by: RetiredBy): Promise<{ flipped: boolean; record: KeyRecordItem }> {
     try {
       const out = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.keyRecord(userId, keyId),
-          UpdateExpression: 'SET revoked = :true, revoked_at = :at, revoke_id = :id',
+          UpdateExpression: 'SET revoked = :true, revoked_at = :at, revoke_id = :id, revoked_by = :by',
           ConditionExpression: 'attribute_exists(#pk) AND revoked = :false',
           ExpressionAttributeNames: { '#pk': PK },
-          ExpressionAttributeValues: { ':true': true, ':false': false, ':at': at, ':id': revokeId },
+          ExpressionAttributeValues: { ':true': true, ':false': false, ':at': at, ':id': revokeId, ':by': by },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -339,6 +370,27 @@ export class KeyStore {
       const record = (await this.record(userId, keyId))!;
       return { flipped: record.revoke_id === revokeId, record };
     }
+  }
+
+  /**
+   * Writes the audit line of a revoked key once: claims it on the record
+   * (`audited`, only where none is), then writes it. Nothing to write for a
+   * tombstone (no key was ever made under it), a create's own failed
+   * clean-up (never usable, never shown), an erased record, or without an
+   * audit (a later run with one writes it). Answers the record as now.
+   */
+  private async auditRevoke(userId: string, record: KeyRecordItem): Promise<KeyRecordItem> {
+    if (!this.audit || !record.revoked || record.audited || record.erased || !record.key_hash || record.revoked_by === 'create failed') return record;
+    const claim = randomUUID();
+    const key = keys.keyRecord(userId, record.key_id);
+    if (!(await this.updateIf(key, 'SET audited = :claim', 'attribute_exists(#pk) AND revoked = :true AND attribute_not_exists(audited)', { ':claim': claim, ':true': true }))) {
+      // Claimed already: by someone else, or by this very call (a retry of its update after a lost answer).
+      const stored = await this.record(userId, record.key_id);
+      if (stored?.audited !== claim) return stored ?? record;
+    }
+    // Records revoked before revoked_by was written were revoked by a revoke or a deletion; the caller's reason is the best known.
+    this.audit({ userId, keyId: record.key_id, revokedAt: record.revoked_at ?? null, by: (record.revoked_by as RetiredBy | undefined) ?? 'revoke' });
+    return { ...record, audited: claim };
   }
 
   /** Deletes the plan key a retired record still names, then forgets it. */
@@ -358,14 +410,16 @@ export class KeyStore {
    * times (the authorizer's item stays, revoked, so no create can put it
    * back). A record that names a plan key is retired again first.
    */
-  async erase(userId: string, keyId: string): Promise<void> {
+  async erase(userId: string, keyId: string, by: RetiredBy): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const record = await this.record(userId, keyId);
       if (!record || record.erased) return;
       if (record.plan_key_id || !record.revoked) {
-        await this.retire(userId, keyId, { unlessUsable: false });
+        await this.retire(userId, keyId, { unlessUsable: false, by });
         continue;
       }
+      // A revoke that died between its flip and its line: the line is written before the record forgets the key.
+      await this.auditRevoke(userId, record);
       if (record.key_hash) await this.client.send(new PutCommand({ TableName: this.tableName, Item: { ...keys.apiKey(record.key_hash), type: 'API_KEY', key_id: keyId, revoked: true } }));
       // Only if no create recorded a plan key since (it deletes that one itself, with the record's help).
       const erased: KeyRecordItem = { type: 'KEY_RECORD', key_id: keyId, revoked: true, erased: true };

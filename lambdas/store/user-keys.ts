@@ -14,17 +14,21 @@
  */
 import { systemClock, type Clock } from '../core/clock.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { KeyStore, type PlanKeys } from './key-store.js';
+import { KeyStore, type PlanKeys, type RevokeAudit } from './key-store.js';
 
 export async function closeUserKeys(store: KeyStore, userId: string, version: number): Promise<void> {
   const holding = await store.closeSlots(userId, version);
   const ids = new Set([...holding, ...(await store.records(userId)).map((r) => r.key_id)]);
-  for (const keyId of ids) await store.retire(userId, keyId, { unlessUsable: false });
-  for (const keyId of ids) await store.erase(userId, keyId);
+  for (const keyId of ids) await store.retire(userId, keyId, { unlessUsable: false, by: 'user deleted' });
+  for (const keyId of ids) await store.erase(userId, keyId, 'user deleted');
 }
 
-/** What the change path runs for a user's deletion: closeUserKeys on the applier's table. */
-export function userKeysCloser(client: DynamoDBDocumentClient, tableName: string, opts: { clock?: Clock; planKeys?: PlanKeys } = {}): (userId: string, version: number) => Promise<void> {
-  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys });
+/** What the change path runs for a user's deletion: closeUserKeys on the applier's table (`revokeAudit`: each key's audit line). */
+export function userKeysCloser(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit } = {},
+): (userId: string, version: number) => Promise<void> {
+  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit });
   return (userId, version) => closeUserKeys(store, userId, version);
 }

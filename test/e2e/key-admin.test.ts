@@ -144,7 +144,7 @@ describe('a key through its life, used on the Public API', () => {
 
   it('audits creates and revokes with the caller, user and key id, never the key', () => {
     const text = logLines.join('\n');
-    expect(text).toMatch(new RegExp(`Key created caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn.replace(/[/:]/g, '.')} username=frank keyId=${created.keyId}`));
+    expect(text).toMatch(new RegExp(`Key created caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn.replace(/[/:]/g, '.')} userId=usr_frank username=frank keyId=${created.keyId}`));
     expect(text).toContain(`Key revoked caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn}`);
     expect(text).toContain('Key create replayed');
     expect(text).not.toContain(created.key);

@@ -10,6 +10,7 @@ import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambd
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
 import { resources, synthApp } from './support.js';
+import { INGEST_PARTITIONS, READ_ROUTE_PARTITIONS } from '../../lib/route-function.js';
 import { INGEST } from '../../lib/ingest.js';
 import { QUEUE_VISIBILITY_SECONDS } from '../../lambdas/core/retry-backoff.js';
 
@@ -138,6 +139,8 @@ describe('IAM: read-only, and only what each function needs', () => {
     const tableActions = ingestStatements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
     expect(tableActions.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(JSON.stringify(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:PutItem')).map((s) => s.Resource))).not.toContain('/index/');
+    // Event data, and of key management's items only those a user's deletion closes (never a create request).
+    for (const s of ingestStatements.filter((x) => [x.Action].flat().includes('dynamodb:PutItem'))) expect(s.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...INGEST_PARTITIONS] } });
     // A delete only of the changes feeds' items (a member leaving a scope's list), never of event data.
     expect(ingestStatements.filter((s) => [s.Action].flat().includes('dynamodb:DeleteItem'))).toEqual([
       expect.objectContaining({ Action: 'dynamodb:DeleteItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['FEED#*'] } } }),
@@ -150,15 +153,21 @@ describe('IAM: read-only, and only what each function needs', () => {
     for (const route of table) {
       const own = policies.filter(([pid]) => pid.startsWith(`${route.id}Role`));
       const actions = own.flatMap(([, p]) => (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => [s.Action].flat()));
-      expect([route.id, actions.filter((a) => a.startsWith('dynamodb:')).sort()]).toEqual([route.id, [...route.tableReads].sort()]);
+      expect([route.id, [...new Set(actions.filter((a) => a.startsWith('dynamodb:')))].sort()]).toEqual([route.id, [...route.tableReads].sort()]);
       for (const a of route.tableReads) expect(TABLE_READS).toContain(a);
     }
   });
 
-  it('scopes table reads to the table and its three indexes by name', () => {
+  it("scopes table reads to event data's partitions of the base table (dynamodb:LeadingKeys) and Query on its indexes by name", () => {
     const reads = otherStatements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')) && !s.id.startsWith('Authorizer'));
-    expect(reads).toHaveLength(table.filter((r) => r.tableReads.length > 0).length);
-    for (const s of reads) {
+    const onIndexes = reads.filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+    const onTable = reads.filter((s) => !JSON.stringify(s.Resource).includes('/index/'));
+    const reading = table.filter((r) => r.tableReads.length > 0);
+    expect(onTable).toHaveLength(reading.length);
+    for (const s of onTable) expect(s.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...READ_ROUTE_PARTITIONS] } });
+    expect(onIndexes).toHaveLength(reading.filter((r) => (r.tableReads as readonly string[]).includes('dynamodb:Query')).length);
+    for (const s of onIndexes) {
+      expect(s.Action).toBe('dynamodb:Query');
       const joined = JSON.stringify(s.Resource);
       for (const index of Object.values(INDEXES)) expect(joined).toContain(`/index/${index.name}`);
       expect(joined).not.toContain('/index/*');

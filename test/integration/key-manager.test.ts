@@ -215,7 +215,7 @@ describe('createOnce: an idempotency key', () => {
     const first = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'frank', name: 'CI', scopes: ['guests:read', 'events:read'] });
     expect(first).toMatchObject({ created: true, key: expect.stringMatching(/^pk_/) });
     const again = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'Frank', name: ' CI ', scopes: ['events:read', 'guests:read'] });
-    expect(again).toEqual({ created: false, info: first.info });
+    expect(again).toEqual({ created: false, info: first.info, userId: 'usr_frank' });
     const refusal = await at(T0).createOnce({ idempotencyKey: 'req-00000001', username: 'frank', name: 'CI', scopes: ['events:read'] }).catch((e: KeyManagementError) => e);
     expect(refusal).toMatchObject({ code: 'IDEMPOTENCY_MISMATCH', field: 'idempotencyKey', message: expect.stringContaining('different scopes') });
     expect(await manager().listAll('frank')).toHaveLength(1);

@@ -2,7 +2,8 @@
  * Key operations against each other, explored exhaustively
  * (test/support/key-schedules.ts): create, revoke and a user's deletion, in
  * pairs and triples, on the local store (no plan keys) and with API
- * Gateway's plan keys (AWS), each call of each operation crashing, failing
+ * Gateway's plan keys (AWS), and two creates whose clocks straddle 00:00 UTC
+ * (each actor reads its own clock), each call of each operation crashing, failing
  * without landing, or landing and losing its answer, the operation retried
  * until it gets a definitive answer. The rules are checked after every write
  * and at the end (the file comment there).
@@ -58,7 +59,10 @@ const users = [
 const empty: Dataset = { users, events: [], rsvps: [] };
 const withKey: Dataset = { users, events: [], rsvps: [], api_keys: [{ key: SEEDED, user_id: 'usr_frank', name: 'seeded' }] };
 
-const create = (name: string, opts: { maxActive?: number; idempotencyKey?: string } = {}) => createActor(name, 'frank', 'usr_frank', opts);
+const create = (name: string, opts: Parameters<typeof createActor>[3] = {}) => createActor(name, 'frank', 'usr_frank', opts);
+/** A create whose function read its clock just before 00:00 UTC, and one that read it just after (one create a day, so a reset shows). */
+const beforeMidnight = (name: string) => create(name, { clockAt: '2026-11-21T23:59:59.900Z', maxCreatesPerDay: 1 });
+const afterMidnight = (name: string) => create(name, { clockAt: '2026-11-22T00:00:00.100Z', maxCreatesPerDay: 1 });
 const revokeOf = (name: string, keyId: () => string) => revokeActor(name, 'frank', 'usr_frank', keyId);
 const deletion = deleteActor('d', 'usr_frank', 1000);
 
@@ -70,6 +74,7 @@ const pairs: Scenario[] = [
   { name: "revoke ‖ the user's deletion (local)", aws: false, dataset: withKey, actors: [revokeOf('r', () => seededId), deletion] },
   { name: 'revoke ‖ revoke of one key (local)', aws: false, dataset: withKey, actors: [revokeOf('r1', () => seededId), revokeOf('r2', () => seededId)] },
   { name: 'create ‖ create for the last slot (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 })] },
+  { name: 'create that read its clock before 00:00 UTC ‖ create that read it after (local)', aws: false, dataset: empty, actors: [beforeMidnight('c1'), afterMidnight('c2')] },
   { name: 'create ‖ its retry, one idempotency key (AWS)', aws: true, dataset: empty, actors: [create('c1', { idempotencyKey: 'idem-shared-0001' }), create('c2', { idempotencyKey: 'idem-shared-0001' })] },
 ];
 

@@ -26,11 +26,18 @@
  * web product (or SQS) would, until it gets a definitive answer; one told
  * IN_PROGRESS waits until the others are done and a minute has passed.
  *
+ * Each actor reads its own clock (`clockAt`: where it starts; all of them
+ * move on together when time passes), as concurrent functions do: a create
+ * whose clock reads 23:59:59.9 can take its slot after a create whose clock
+ * reads 00:00:00.1 has taken its own.
+ *
  * The rules (issue 37), checked after every write that lands and at the end:
  * a key whose revoke (or user's deletion) answered never authenticates
  * again; no more than the limit of a user's keys authenticate, each holding
  * a slot; every key that authenticates has its plan key in the plan (AWS);
- * at the end the slots are exactly the usable keys, the plan keys in the
+ * a user's counted day never moves back and its count never goes down within
+ * the day (a deletion keeps it too: issue 45); at the end the slots are
+ * exactly the usable keys, the plan keys in the
  * plan are exactly theirs, every key a create answered with still works
  * unless revoked, and no create request is left pending.
  */
@@ -88,6 +95,8 @@ export interface ActorSpec {
   /** The user whose keys it touches (for the rules); `deletes`: its definitive answer closes them all. */
   userId: string;
   deletes?: boolean;
+  /** Where this actor's clock starts (ISO; default T0): its own reading of the time, moving on with everyone's. */
+  clockAt?: string;
   /** The key a revoke is about: its definitive `revoked`/`already` answer means it must never authenticate again. */
   revokes?: () => string;
   attempt(ctx: AttemptContext): Promise<Answer>;
@@ -105,8 +114,14 @@ export interface Scenario {
 
 // ---- the actors --------------------------------------------------------------------------------------------------
 
-const managerOf = (ctx: AttemptContext, s: { maxActive?: number }) =>
-  new KeyManager(ctx.client, ctx.tableName, { clock: ctx.clock, random: ctx.random, ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}), ...(s.maxActive ? { maxActive: s.maxActive } : {}) });
+const managerOf = (ctx: AttemptContext, s: { maxActive?: number; maxCreatesPerDay?: number }) =>
+  new KeyManager(ctx.client, ctx.tableName, {
+    clock: ctx.clock,
+    random: ctx.random,
+    ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}),
+    ...(s.maxActive ? { maxActive: s.maxActive } : {}),
+    ...(s.maxCreatesPerDay ? { maxCreatesPerDay: s.maxCreatesPerDay } : {}),
+  });
 
 const RETRYABLE = new Set(['IN_PROGRESS', 'BUSY']);
 
@@ -120,10 +135,11 @@ async function answerOf(work: () => Promise<Answer>): Promise<Answer> {
 }
 
 /** A create with an idempotency key (its own, or `idempotencyKey`: two actors with one are a request and its retry racing). */
-export function createActor(name: string, username: string, userId: string, opts: { maxActive?: number; idempotencyKey?: string } = {}): ActorSpec {
+export function createActor(name: string, username: string, userId: string, opts: { maxActive?: number; maxCreatesPerDay?: number; idempotencyKey?: string; clockAt?: string } = {}): ActorSpec {
   return {
     name,
     userId,
+    ...(opts.clockAt ? { clockAt: opts.clockAt } : {}),
     attempt: (ctx) =>
       answerOf(async () => {
         const r = await managerOf(ctx, opts).createOnce({ idempotencyKey: opts.idempotencyKey ?? `idem-${name}-0001`, username, name: opts.idempotencyKey ? 'same request' : `key of ${name}` });
@@ -312,7 +328,13 @@ export class KeyExplorer {
     const observer = this.observer;
     const apiKeys = new ApiKeyStore([PLAN_ID]);
     let now = T0;
-    const clock = () => new Date(now);
+    /** Each actor's clock: its start, plus the time that passed for everyone. */
+    const clockOf = (spec: ActorSpec) => {
+      const start = spec.clockAt ? Date.parse(spec.clockAt) : T0;
+      return () => new Date(start + (now - T0));
+    };
+    /** Each user's counter as last observed in this run (the day never moves back). */
+    const counted = new Map<string, { day: string; created: number }>();
     const actors: ActorState[] = s.actors.map((spec) => ({ spec, calls: 0, running: true, attemptDead: false, answers: [], keys: [], faultsHit: [] }));
     const steps: Step[] = [];
     const violations: string[] = [];
@@ -392,12 +414,12 @@ export class KeyExplorer {
           a.faultsHit.push('lost');
           // It lands; the answer is lost; the SDK sends the same request again, and the caller sees that answer.
           await send().catch(() => undefined);
-          if (lands) await this.observe(s, actors, await snapshot(), violations, `after ${a.spec.name}'s call ${a.calls} (landed, answer lost)`);
+          if (lands) await this.observe(s, actors, await snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (landed, answer lost)`);
           answer = await send();
         } else {
           answer = await send();
         }
-        if (lands) await this.observe(s, actors, await snapshot(), violations, `after ${a.spec.name}'s call ${a.calls} (${command})`);
+        if (lands) await this.observe(s, actors, await snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (${command})`);
         if (fault?.kind === 'crash') {
           a.faultsHit.push('crash');
           a.attemptDead = true;
@@ -428,7 +450,7 @@ export class KeyExplorer {
       const ctx: AttemptContext = {
         client,
         ...(s.aws ? { planKeys: new ApiGatewayPlanKeys(apiGateway, PLAN_ID) } : {}),
-        clock,
+        clock: clockOf(a.spec),
         random: recordingRandom,
         tableName,
       };
@@ -470,7 +492,7 @@ export class KeyExplorer {
   }
 
   /** The rules that hold at every moment. */
-  private async observe(s: Scenario, actors: ActorState[], snap: Snapshot, violations: string[], when: string): Promise<void> {
+  private async observe(s: Scenario, actors: ActorState[], snap: Snapshot, counted: Map<string, { day: string; created: number }>, violations: string[], when: string): Promise<void> {
     const users = new Set(s.actors.map((a) => a.userId));
     for (const a of actors) {
       const final = a.answers.at(-1);
@@ -487,6 +509,11 @@ export class KeyExplorer {
       const counter = snap.items.get(`USERKEYS#${userId}|COUNTER`) as KeyCounterItem | undefined;
       const holders = new Set(Object.keys(counter?.holders ?? {}));
       const limit = s.maxActive ?? 10;
+      // The daily bound: the day counted only moves forward, and its count only up (a deletion keeps both).
+      const seen = counted.get(userId);
+      if (seen && (counter?.day === undefined || counter.day < seen.day)) violations.push(`${when}: ${userId}'s counted day moved back from ${seen.day} to ${counter?.day ?? 'none'}`);
+      else if (seen && counter!.day === seen.day && (counter!.created ?? 0) < seen.created) violations.push(`${when}: ${userId}'s creates of ${seen.day} went down from ${seen.created} to ${counter!.created ?? 0}`);
+      if (counter?.day !== undefined && (!seen || counter.day >= seen.day)) counted.set(userId, { day: counter.day, created: counter.created ?? 0 });
       if (usableIds.length > limit) violations.push(`${when}: ${usableIds.length} keys of ${userId} authenticate (limit ${limit})`);
       for (const id of usableIds) if (!holders.has(id)) violations.push(`${when}: key ${id} of ${userId} authenticates without holding a slot`);
       if (s.aws) {

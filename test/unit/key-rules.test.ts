@@ -1,9 +1,10 @@
 /**
  * The key rules as pure functions (lambdas/core/key-rules.ts), against any
  * sequence of slot changes (fast-check): the limit and the daily creates are
- * never exceeded by creates, every change is idempotent by key id (what a
- * retried write relies on), a closed user's earlier reads are refused and a
- * newer one's are not; and key names with control or bidirectional
+ * never exceeded by creates, whatever order their clocks read (the day
+ * counted only moves forward, and a user's deletion keeps the day's count),
+ * every change is idempotent by key id (what a retried write relies on), a
+ * closed user's earlier reads are refused and a newer one's are not; and key names with control or bidirectional
  * formatting characters are refused, naming the character.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -27,21 +28,27 @@ describe('slots', () => {
       fc.property(fc.array(change, { maxLength: 60 }), (changes) => {
         let s: Slots = { holders: {} };
         const createdOn = new Map<string, number>();
+        /** The latest day any create read: the day a create counts against (hours go back and forth, as clocks of concurrent functions do). */
+        let latestDay = '';
         for (const c of changes) {
+          const before = s;
           if (c.kind === 'reserve') {
             const at = new Date(T0 + c.hours * 3_600_000);
+            const counted = utcDay(at) > latestDay ? utcDay(at) : latestDay;
             const r = reserve(s, keyId(c.key), at, c.userVersion);
             if ('slots' in r) {
               expect(Object.keys(s.holders).length).toBeLessThan(MAX_ACTIVE_KEYS);
               expect(s.closedVersion === undefined || c.userVersion > s.closedVersion).toBe(true);
-              createdOn.set(utcDay(at), (createdOn.get(utcDay(at)) ?? 0) + 1);
+              expect(r.slots.day).toBe(counted);
+              latestDay = counted;
+              createdOn.set(counted, (createdOn.get(counted) ?? 0) + 1);
               // Idempotent: the same reservation again changes nothing.
               expect(reserve(r.slots, keyId(c.key), at, c.userVersion)).toEqual({ already: true });
               s = r.slots;
             } else if ('refused' in r && r.refused === 'USER_GONE') {
               expect(c.userVersion).toBeLessThanOrEqual(s.closedVersion!);
             } else if ('refused' in r && r.refused === 'CREATE_LIMIT') {
-              expect(createdOn.get(utcDay(at))).toBe(MAX_CREATES_PER_DAY);
+              expect(createdOn.get(counted)).toBe(MAX_CREATES_PER_DAY);
             } else if ('refused' in r) {
               expect(Object.keys(s.holders).length).toBeGreaterThanOrEqual(MAX_ACTIVE_KEYS);
             } else {
@@ -58,6 +65,8 @@ describe('slots', () => {
             const next = close(s, c.version);
             if (next) {
               expect(close(next, c.version)).toBeNull();
+              // The day's count outlives the deletion: the same user id re-created that day goes on from it.
+              expect({ day: next.day, created: next.created }).toEqual({ day: s.day, created: s.created });
               s = next;
             }
           } else {
@@ -68,6 +77,11 @@ describe('slots', () => {
             }
           }
           for (const n of createdOn.values()) expect(n).toBeLessThanOrEqual(MAX_CREATES_PER_DAY);
+          // The stored day never moves back, and a day's count never goes down.
+          if (before.day !== undefined) {
+            expect(s.day !== undefined && s.day >= before.day).toBe(true);
+            if (s.day === before.day) expect(s.created!).toBeGreaterThanOrEqual(before.created!);
+          }
         }
       }),
       { numRuns: 500 },
