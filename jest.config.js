@@ -65,6 +65,7 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-resync.test.ts',
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
   '<rootDir>/test/integration/keys-audit-revokes.test.ts',
+  '<rootDir>/test/integration/keys-addressed-by-user-id.test.ts',
 ];
 
 /**

@@ -52,7 +52,8 @@ export interface KeyPage {
 export interface CreateKeyInput {
   /** One per intended key (a UUID): a retry with it never makes a second key. */
   idempotencyKey: string;
-  username: string;
+  /** The web product's user id (usr_…): a key belongs to a user id, never to a username (usernames change and are reused). */
+  userId: string;
   name: string;
   /** Default: both scopes. */
   scopes?: KeyScope[];
@@ -107,11 +108,11 @@ export class KeyAdminClient {
   }
 
   /** Every key of the user, revoked ones included, oldest first (page after page); never a key or its hash. */
-  async list(username: string): Promise<KeyInfo[]> {
+  async list(userId: string): Promise<KeyInfo[]> {
     const keys: KeyInfo[] = [];
     let cursor: string | null = null;
     do {
-      const page: KeyPage = await this.listPage(username, { cursor });
+      const page: KeyPage = await this.listPage(userId, { cursor });
       keys.push(...page.keys);
       cursor = page.cursor;
     } while (cursor);
@@ -119,11 +120,11 @@ export class KeyAdminClient {
   }
 
   /** One page of the user's keys (at most `limit`, 100 by default). */
-  async listPage(username: string, page: { cursor?: string | null; limit?: number } = {}): Promise<KeyPage> {
+  async listPage(userId: string, page: { cursor?: string | null; limit?: number } = {}): Promise<KeyPage> {
     const query = new URLSearchParams();
     if (page.limit !== undefined) query.set('limit', String(page.limit));
     if (page.cursor) query.set('cursor', page.cursor);
-    const { data, envelope } = await this.request<KeyInfo[]>('GET', `/users/${encodeURIComponent(username)}/keys${query.size ? `?${query}` : ''}`);
+    const { data, envelope } = await this.request<KeyInfo[]>('GET', `/users/${encodeURIComponent(userId)}/keys${query.size ? `?${query}` : ''}`);
     return { keys: data, cursor: (envelope as { cursor?: string | null }).cursor ?? null };
   }
 
@@ -132,8 +133,8 @@ export class KeyAdminClient {
    * was in flight. A key already revoked throws KeyAdminError 409
    * ALREADY_REVOKED; a key that is not this user's, 404 UNKNOWN_KEY.
    */
-  revoke(username: string, keyId: string): Promise<RevokedKey> {
-    return this.send('DELETE', `/users/${encodeURIComponent(username)}/keys/${encodeURIComponent(keyId)}`);
+  revoke(userId: string, keyId: string): Promise<RevokedKey> {
+    return this.send('DELETE', `/users/${encodeURIComponent(userId)}/keys/${encodeURIComponent(keyId)}`);
   }
 
   private async send<T>(method: string, path: string, body?: unknown): Promise<T> {

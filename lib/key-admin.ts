@@ -18,8 +18,9 @@
  *
  * The function's role may do exactly what key management does:
  * - DynamoDB on the base table, only on items whose partition key is a key
- *   item's (USERKEYS#, APIKEY#, KEYREQ#; dynamodb:LeadingKeys), and Query on
- *   the one index that finds a user by username;
+ *   item's (USERKEYS#, APIKEY#, KEYREQ#; dynamodb:LeadingKeys), and GetItem
+ *   on a user's partition (USER#: is the user id a live user; keys belong to
+ *   user ids, so no index is read);
  * - API Gateway (ARN formats and condition keys: the Service Authorization
  *   Reference, docs.aws.amazon.com/service-authorization/latest/reference/list_amazonapigatewaymanagement.html):
  *   create API keys only tagged with this stack's usage plan (aws:RequestTag,
@@ -40,7 +41,6 @@ import { AnyPrincipal, ArnPrincipal, Effect, PolicyDocument, PolicyStatement } f
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../lambdas/key-admin/routes.js';
-import { INDEXES } from '../lambdas/store/table.js';
 import { USAGE_PLAN_TAG } from '../lambdas/key-admin/usage-plan.js';
 import { RouteFunction } from './route-function.js';
 
@@ -197,7 +197,12 @@ export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: s
       resources: [table.tableArn],
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...KEY_ADMIN.leadingKeys] } },
     }),
-    new PolicyStatement({ sid: 'UserByUsername', actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/${INDEXES.event.name}`] }),
+    new PolicyStatement({
+      sid: 'LiveUserById',
+      actions: ['dynamodb:GetItem'],
+      resources: [table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] } },
+    }),
     new PolicyStatement({ sid: 'CreateTaggedApiKeys', actions: ['apigateway:POST'], resources: [apigateway('/apikeys')], conditions: onlyThisPlansTag }),
     // The tagging half of CreateApiKey (file comment): on the key being created only, never on an existing resource.
     new PolicyStatement({ sid: 'TagOnlyKeysBeingCreated', actions: ['apigateway:PUT'], resources: [tagOnCreateResource(stack)], conditions: onlyThisPlansTag }),

@@ -232,7 +232,7 @@ async function runtimeFigures() {
   }
 
   // The Public API's authorizer, with a real key in the table: its GetItem, timed against its replay like a route.
-  const { key } = await new KeyManager(client, LOCAL_TABLE, { clock: fixedClock(NOW) }).create({ username: 'alice', name: 'bench' });
+  const { key } = await new KeyManager(client, LOCAL_TABLE, { clock: fixedClock(NOW) }).create({ userId: 'usr_alice', name: 'bench' });
   const authorize = ((await import('../lambdas/handlers/authorizer.js')) as HandlerModule<AuthorizerHandler>).build(deps);
   const authEvent = {
     type: 'REQUEST',

@@ -7,8 +7,8 @@
  * to 4xx envelopes naming the field, and audits.
  *
  * Audit: every create, replayed create, revoke and refusal is one log line
- * with the caller (the IAM identity API Gateway verified), the user (its id
- * as stored, and the username as sent) and the key id, never the key or its
+ * with the caller (the IAM identity API Gateway verified), the user id and
+ * the key id, never the key or its
  * hash, and one count in the KeyOperations metric by operation (an alarm
  * watches bursts of creates). A revoke's line is the key store's audit
  * (lambdas/store/key-store.ts): written once for every revoke that took
@@ -26,13 +26,13 @@ import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager
 import { ApiGatewayPlanKeys } from './usage-plan.js';
 import { createDocumentClient } from '../store/client.js';
 import { MESSAGES } from '../core/errors.js';
-import { USERNAME_PATTERN } from '../core/ids.js';
+import { USER_ID_PATTERN } from '../core/ids.js';
 import { errorBody, jsonResponse } from '../http/envelope.js';
 import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type KeyOperation, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import { KEY_ADMIN_BASE_PATH, keyAdminRouteFor } from './routes.js';
-import { KEY_ID_PATTERN, createKeyBody, keyIdParam, listQuery, usernameParam } from './schemas.js';
+import { KEY_ID_PATTERN, createKeyBody, keyIdParam, listQuery, userIdParam } from './schemas.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
@@ -55,10 +55,15 @@ const STATUS: Record<KeyErrorCode, number> = {
   BAD_NAME: 400,
   BAD_SCOPE: 400,
   BAD_CURSOR: 400,
+  // Only a tool resolving a username meets it (the CLI); the API names users by id.
+  AMBIGUOUS_USER: 409,
 };
 
 /** The answer to the first release's `DELETE /keys/{keyId}`, which named no user. */
-export const REVOKE_MOVED_MESSAGE = `Revoke with DELETE ${KEY_ADMIN_BASE_PATH}/users/{username}/keys/{keyId}: a revoke names the key's owner`;
+export const REVOKE_MOVED_MESSAGE = `Revoke with DELETE ${KEY_ADMIN_BASE_PATH}/users/{userId}/keys/{keyId}: a revoke names the key's owner by user id`;
+
+/** The answer to a create that names its user by username (the API before keys belonged to user ids). */
+export const USERNAME_REFUSED_MESSAGE = 'Name the user by userId (the user id, usr_…), not by username: usernames change and are reused, a key belongs to a user id';
 
 class Refusal extends Error {
   constructor(
@@ -99,7 +104,7 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, field?: string): T {
   throw field ? new Refusal(400, field, refusal.message, refusal.code) : refusal;
 }
 
-/** What an audit line may carry of what the caller sent: a username or key id of the right form, else only that it was not one. */
+/** What an audit line may carry of what the caller sent: a user id or key id of the right form, else only that it was not one. */
 const auditable = (pattern: RegExp) => (value: unknown): string | undefined =>
   value === undefined || value === null || value === ''
     ? undefined
@@ -108,42 +113,44 @@ const auditable = (pattern: RegExp) => (value: unknown): string | undefined =>
       : '(malformed)';
 /** A key sent in the wrong field (keys begin with pk_) is never written to the log. */
 const LOOKS_LIKE_A_KEY = /^pk_.{17,}$/;
-const auditUsername = auditable(USERNAME_PATTERN);
+const auditUserId = auditable(USER_ID_PATTERN);
 const auditKeyId = auditable(KEY_ID_PATTERN);
 
 export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
   // The request a revoke's audit line belongs to: the key store writes it deep inside the manager, requests may overlap.
-  const current = new AsyncLocalStorage<{ caller: string; username?: string }>();
+  const current = new AsyncLocalStorage<{ caller: string }>();
   manager.store.audit = (revoked) => {
     count('revoked');
     const request = current.getStore();
-    logger.info('Key revoked', { caller: request?.caller ?? 'unknown', userId: revoked.userId, username: request?.username, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
+    logger.info('Key revoked', { caller: request?.caller ?? 'unknown', userId: revoked.userId, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
   };
   return (event) => {
     const caller = callerOf(event);
-    return current.run({ caller, username: auditUsername(event.pathParameters?.username) }, () => handle(event, caller));
+    return current.run({ caller }, () => handle(event, caller));
   };
 
   async function handle(event: APIGatewayProxyEvent, caller: string): Promise<APIGatewayProxyResult> {
     const route = keyAdminRouteFor(event.resource, event.httpMethod);
     // Whom the request is about, for every audit line, refusals included (as sent, until parsed).
-    const about: { username?: string; keyId?: string } = { username: auditUsername(event.pathParameters?.username), keyId: auditKeyId(event.pathParameters?.keyId) };
+    const about: { userId?: string; keyId?: string } = { userId: auditUserId(event.pathParameters?.userId), keyId: auditKeyId(event.pathParameters?.keyId) };
     try {
       switch (route?.op) {
         case 'create': {
           const raw = parseJson(event.body, event.isBase64Encoded);
-          about.username = auditUsername((raw as { username?: unknown } | null)?.username);
+          const sent = raw as { userId?: unknown; username?: unknown } | null;
+          about.userId = auditUserId(sent?.userId);
+          if (sent && typeof sent === 'object' && 'username' in sent && !('userId' in sent)) throw new Refusal(400, 'username', USERNAME_REFUSED_MESSAGE, 'BAD_INPUT');
           const body = parse(createKeyBody, raw);
           const result = await manager.createOnce(body);
           about.keyId = result.info.keyId;
           if (result.created) {
             count('created');
-            logger.info('Key created', { caller, userId: result.userId, username: body.username, keyId: result.info.keyId, scopes: result.info.scopes });
+            logger.info('Key created', { caller, userId: result.userId, keyId: result.info.keyId, scopes: result.info.scopes });
             return jsonResponse(201, { success: true, message: 'Key created. This is the only time the key is shown: store it now.', data: { key: result.key, ...result.info, replayed: false } });
           }
           count('replayed');
-          logger.info('Key create replayed', { caller, userId: result.userId, username: body.username, keyId: result.info.keyId });
+          logger.info('Key create replayed', { caller, userId: result.userId, keyId: result.info.keyId });
           return jsonResponse(200, {
             success: true,
             message: 'This idempotencyKey already created this key; the key itself is shown only once and is not repeated.',
@@ -151,16 +158,16 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
           });
         }
         case 'list': {
-          const username = parse(usernameParam, event.pathParameters?.username, 'username');
+          const userId = parse(userIdParam, event.pathParameters?.userId, 'userId');
           const query = parse(listQuery, event.queryStringParameters ?? {});
-          const page = await manager.list(username, query);
+          const page = await manager.list(userId, query);
           return jsonResponse(200, { success: true, message: `${page.keys.length} key(s)`, data: page.keys, cursor: page.cursor });
         }
         case 'revoke': {
-          const username = parse(usernameParam, event.pathParameters?.username, 'username');
+          const userId = parse(userIdParam, event.pathParameters?.userId, 'userId');
           const keyId = parse(keyIdParam, event.pathParameters?.keyId, 'keyId');
           // Its audit line and count are written by the store as the revoke takes effect (above).
-          const info = await manager.revoke(username, keyId);
+          const info = await manager.revoke(userId, keyId);
           return jsonResponse(200, { success: true, message: 'Key revoked: requests with it are refused from now on.', data: info });
         }
         case 'revokeWithoutUser':

@@ -15,7 +15,13 @@
  *   authorizer's item). A revoke that answered writes the authorizer's item
  *   as revoked whether or not the create got that far, so a create still in
  *   flight fails instead of bringing the key back.
- * - `createOnce` adds an idempotency key: a request item, written first with
+ * - A key belongs to a user id, never to a username (usernames change and
+ *   are reused: two users can briefly share one while renames settle). Every
+ *   operation names the user by id and reads and writes by it; a create for
+ *   an id that is not a live user is refused (UNKNOWN_USER). A tool that
+ *   takes a username resolves it first (`resolveUsername`).
+ * - `createOnce` adds an idempotency key, the user's own (the same one sent
+ *   for two users is two requests): a request item, written first with
  *   a condition, records what was asked (the name only as a hash) and the key
  *   id chosen; a retry with the same parameters gets that key id back (never
  *   the key again), a retry with other parameters is refused, a create that
@@ -29,12 +35,12 @@ import { createHash } from 'node:crypto';
 import { hashApiKey } from '../core/api-key.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { SCOPES, type Scope } from '../core/dataset.js';
-import { USERNAME_PATTERN } from '../core/ids.js';
+import { USERNAME_PATTERN, USER_ID_PATTERN } from '../core/ids.js';
 import { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, STALE_CREATE_MS, checkKeyName, type SlotLimits, type SlotRefusal } from '../core/key-rules.js';
 import type { KeyRecordItem, KeyRequestItem, LiveApiKeyItem, UserItem } from '../store/items.js';
 import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/key-store.js';
 import { KEY_RECORD_PREFIX } from '../store/table.js';
-import { findUserByName } from '../store/user-lookup.js';
+import { findUserById, findUsersByName } from '../store/user-lookup.js';
 import { randomBase62, timeBase62 } from './random.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
@@ -57,13 +63,14 @@ export type KeyErrorCode =
   | 'BAD_CURSOR'
   | 'IDEMPOTENCY_MISMATCH'
   | 'IN_PROGRESS'
-  | 'BUSY';
+  | 'BUSY'
+  | 'AMBIGUOUS_USER';
 
 /** The request field each refusal is about, for messages that name it. */
 export const ERROR_FIELDS: Record<KeyErrorCode, string> = {
-  UNKNOWN_USER: 'username',
-  LIMIT_REACHED: 'username',
-  CREATE_LIMIT: 'username',
+  UNKNOWN_USER: 'userId',
+  LIMIT_REACHED: 'userId',
+  CREATE_LIMIT: 'userId',
   UNKNOWN_KEY: 'keyId',
   ALREADY_REVOKED: 'keyId',
   REVOKED_WHILE_CREATING: 'keyId',
@@ -72,7 +79,8 @@ export const ERROR_FIELDS: Record<KeyErrorCode, string> = {
   BAD_CURSOR: 'cursor',
   IDEMPOTENCY_MISMATCH: 'idempotencyKey',
   IN_PROGRESS: 'idempotencyKey',
-  BUSY: 'username',
+  BUSY: 'userId',
+  AMBIGUOUS_USER: 'username',
 };
 
 export class KeyManagementError extends Error {
@@ -91,7 +99,7 @@ export class KeyManagementError extends Error {
 
 /** What a create with an idempotency key answers: the key the first time, only its id on a retry. */
 export type CreateOnceResult = ({ created: true; key: string; info: KeyInfo } | { created: false; info: KeyInfo }) & {
-  /** The user the key belongs to, as stored (for the audit line: the username as typed is no subject). */
+  /** The user the key belongs to (for the audit line). */
   userId: string;
 };
 
@@ -139,11 +147,25 @@ export class KeyManager {
     this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits: this.limits, audit: opts.audit });
   }
 
-  private async user(username: string): Promise<UserItem> {
-    if (!USERNAME_PATTERN.test(username)) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
-    const user = await findUserByName(this.store.client, this.store.tableName, username);
-    if (!user) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}"`);
+  /** The live user with this id; refused (UNKNOWN_USER) for any other id, a deleted user's included. */
+  private async user(userId: string): Promise<UserItem> {
+    const user = USER_ID_PATTERN.test(userId) ? await findUserById(this.store.client, this.store.tableName, userId) : null;
+    if (!user) throw new KeyManagementError('UNKNOWN_USER', `Unknown user id "${userId}": no live user has it`);
     return user;
+  }
+
+  /**
+   * The one live user holding a username, for a tool that accepts one (the
+   * operator CLI): refused as unknown when none does, and as ambiguous when
+   * two do (while renames settle), rather than picking one.
+   */
+  async resolveUsername(username: string): Promise<string> {
+    const users = USERNAME_PATTERN.test(username) ? await findUsersByName(this.store.client, this.store.tableName, username) : [];
+    if (users.length === 0) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}": no live user has this username`);
+    if (users.length > 1) {
+      throw new KeyManagementError('AMBIGUOUS_USER', `Username "${username}" is ambiguous: ${users.map((u) => u.user_id).join(' and ')} both hold it (a rename is in flight); name the user by id (--user-id)`);
+    }
+    return users[0]!.user_id;
   }
 
   private static checkName(raw: string): string {
@@ -166,10 +188,10 @@ export class KeyManager {
   }
 
   /** Creates a key. The returned `key` is the only time its value exists outside the caller. */
-  async create(input: { username: string; name: string; scopes?: readonly string[] }): Promise<{ key: string; info: KeyInfo }> {
+  async create(input: { userId: string; name: string; scopes?: readonly string[] }): Promise<{ key: string; info: KeyInfo }> {
     const name = KeyManager.checkName(input.name);
     const scopes = KeyManager.checkScopes(input.scopes);
-    const user = await this.user(input.username);
+    const user = await this.user(input.userId);
     return this.make(user, name, scopes, this.newKeyId(this.clock()));
   }
 
@@ -180,10 +202,10 @@ export class KeyManager {
    * first is still running, or with other parameters, is refused. A retry
    * after the first died takes it over (file comment).
    */
-  async createOnce(input: { idempotencyKey: string; username: string; name: string; scopes?: readonly string[] }): Promise<CreateOnceResult> {
+  async createOnce(input: { idempotencyKey: string; userId: string; name: string; scopes?: readonly string[] }): Promise<CreateOnceResult> {
     const name = KeyManager.checkName(input.name);
     const scopes = [...KeyManager.checkScopes(input.scopes)].sort();
-    const user = await this.user(input.username);
+    const user = await this.user(input.userId);
     const nameHash = createHash('sha256').update(name, 'utf8').digest('hex');
     // At most: a request found deleted under us, a takeover, then our own.
     for (let round = 0; round < 3; round++) {
@@ -199,12 +221,12 @@ export class KeyManager {
         expires_at: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_WINDOW_SECONDS,
       };
       if (!(await this.store.putRequest(input.idempotencyKey, request, now))) {
-        const stored = await this.store.request(input.idempotencyKey);
+        const stored = await this.store.request(user.user_id, input.idempotencyKey);
         // Deleted since (its create made no key): try again.
         if (!stored) continue;
         // Our own write, retried after a lost answer: it is ours to carry on.
         if (stored.key_id !== request.key_id) {
-          const info = await this.seenBefore(input.idempotencyKey, stored, request, input.username, round === 0);
+          const info = await this.seenBefore(input.idempotencyKey, stored, request, round === 0);
           if (info) return { created: false, info, userId: user.user_id };
           continue;
         }
@@ -221,11 +243,11 @@ export class KeyManager {
    * progress, or taken over when its create has presumably died (null: the
    * caller writes its own request then).
    */
-  private async seenBefore(idempotencyKey: string, stored: KeyRequestItem, asked: KeyRequestItem, username: string, mayTakeOver: boolean): Promise<KeyInfo | null> {
-    // `name`: requests written before names were hashed.
+  private async seenBefore(idempotencyKey: string, stored: KeyRequestItem, asked: KeyRequestItem, mayTakeOver: boolean): Promise<KeyInfo | null> {
+    // `name`: requests written before names were hashed. The request is the user's own (its item's key holds the user
+    // id), so what differs is never the user: nothing here tells of another user's request.
     const storedNameHash = stored.name_hash ?? createHash('sha256').update((stored as { name?: string }).name ?? '', 'utf8').digest('hex');
-    const differs =
-      stored.user_id !== asked.user_id ? `username (it was made for another user than "${username}")` : storedNameHash !== asked.name_hash ? 'name' : stored.scopes.join(',') !== asked.scopes.join(',') ? 'scopes' : null;
+    const differs = storedNameHash !== asked.name_hash ? 'name' : stored.scopes.join(',') !== asked.scopes.join(',') ? 'scopes' : null;
     if (differs) throw new KeyManagementError('IDEMPOTENCY_MISMATCH', `This idempotencyKey was used for a create with a different ${differs}; use a new idempotencyKey for a new key`);
     if (stored.state === 'pending') {
       const age = this.clock().getTime() - Date.parse(stored.requested_at);
@@ -234,11 +256,11 @@ export class KeyManager {
       const retired = await this.store.retire(stored.user_id, stored.key_id, { unlessUsable: true, by: 'create taken over' });
       if (retired.outcome === 'retired' && retired.flipped) {
         await this.store.erase(stored.user_id, stored.key_id, 'create taken over');
-        await this.store.forgetRequest(idempotencyKey, stored.key_id);
+        await this.store.forgetRequest(stored.user_id, idempotencyKey, stored.key_id);
         return null;
       }
       if (retired.outcome === 'usable') await this.store.confirm(stored.user_id, stored.key_id);
-      await this.store.markRequestDone(idempotencyKey, stored.key_id);
+      await this.store.markRequestDone(stored.user_id, idempotencyKey, stored.key_id);
     }
     const record = await this.store.record(stored.user_id, stored.key_id);
     if (!record || record.erased) throw new KeyManagementError('UNKNOWN_KEY', `The key this idempotencyKey made (${stored.key_id}) no longer exists`, stored.key_id);
@@ -255,7 +277,7 @@ export class KeyManager {
     const at = this.clock();
     const refused = await this.takeSlot(user, keyId, at);
     if (refused) {
-      if (idempotencyKey) await this.store.forgetRequest(idempotencyKey, keyId);
+      if (idempotencyKey) await this.store.forgetRequest(userId, idempotencyKey, keyId);
       throw refused;
     }
     const key = `pk_${this.random(40)}`;
@@ -295,7 +317,7 @@ export class KeyManager {
         // Someone revoked it first, and finishes their own clean-up (their retry, the deletion's redelivery). The request
         // says so if it can (else a retry takes it over, finds the key revoked, and answers so).
         if (error instanceof RetiredFirst) {
-          if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId).catch(() => undefined);
+          if (idempotencyKey) await this.store.markRequestDone(userId, idempotencyKey, keyId).catch(() => undefined);
           throw this.revokedWhileCreating(keyId);
         }
         // The clean-up failed too: the request stays pending, and a retry takes it over once it is stale.
@@ -307,17 +329,17 @@ export class KeyManager {
         if (retired.flipped && !(error instanceof RetiredFirst)) {
           // Never usable and never shown to anyone: nothing of it is kept but its id (it is not listed).
           await this.store.erase(userId, keyId, 'create failed').catch(() => undefined);
-          if (idempotencyKey) await this.store.forgetRequest(idempotencyKey, keyId);
+          if (idempotencyKey) await this.store.forgetRequest(userId, idempotencyKey, keyId);
           throw error;
         }
         // Someone revoked it first (a revoke of the listed key, the user's deletion, a takeover).
-        if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId);
+        if (idempotencyKey) await this.store.markRequestDone(userId, idempotencyKey, keyId);
         throw this.revokedWhileCreating(keyId);
       }
       // Usable after all (the authorizer's item landed although its answer was lost): the create succeeded.
     }
     await this.store.confirm(userId, keyId);
-    if (idempotencyKey) await this.store.markRequestDone(idempotencyKey, keyId);
+    if (idempotencyKey) await this.store.markRequestDone(userId, idempotencyKey, keyId);
     return { key, info: { keyId, name, scopes, createdAt, revoked: false, revokedAt: null } };
   }
 
@@ -353,20 +375,20 @@ export class KeyManager {
   }
 
   /** One page of the user's keys, revoked ones included, oldest first. */
-  async list(username: string, page: { cursor?: string | null; limit?: number } = {}): Promise<KeyPage> {
+  async list(userId: string, page: { cursor?: string | null; limit?: number } = {}): Promise<KeyPage> {
     const limit = Math.min(Math.max(1, Math.floor(page.limit ?? MAX_LIST_PAGE)), MAX_LIST_PAGE);
     const after = page.cursor ? decodeCursor(page.cursor) : undefined;
-    const user = await this.user(username);
+    const user = await this.user(userId);
     const { records, last } = await this.store.recordPage(user.user_id, { limit, after });
     return { keys: records.map(infoOf), cursor: last ? encodeCursor(last) : null };
   }
 
   /** Every key of the user, page after page. */
-  async listAll(username: string): Promise<KeyInfo[]> {
+  async listAll(userId: string): Promise<KeyInfo[]> {
     const out: KeyInfo[] = [];
     let cursor: string | null = null;
     do {
-      const page: KeyPage = await this.list(username, { cursor });
+      const page: KeyPage = await this.list(userId, { cursor });
       out.push(...page.keys);
       cursor = page.cursor;
     } while (cursor);
@@ -379,10 +401,10 @@ export class KeyManager {
    * key already revoked is refused (ALREADY_REVOKED), after finishing
    * whatever an interrupted revoke of it left undone.
    */
-  async revoke(username: string, keyId: string): Promise<KeyInfo> {
-    const user = await this.user(username);
+  async revoke(userId: string, keyId: string): Promise<KeyInfo> {
+    const user = await this.user(userId);
     const record = await this.store.record(user.user_id, keyId);
-    if (!record || record.erased) throw new KeyManagementError('UNKNOWN_KEY', `User "${username}" has no key "${keyId}"`, keyId);
+    if (!record || record.erased) throw new KeyManagementError('UNKNOWN_KEY', `User "${userId}" has no key "${keyId}"`, keyId);
     let retired;
     try {
       retired = await this.store.retire(user.user_id, keyId, { unlessUsable: false, by: 'revoke' });

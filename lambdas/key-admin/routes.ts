@@ -8,8 +8,9 @@ export const KEY_ADMIN_BASE_PATH = '/admin/v1';
 
 export const KEY_ADMIN_ROUTES = [
   { op: 'create', method: 'POST', path: '/keys' },
-  { op: 'list', method: 'GET', path: '/users/{username}/keys' },
-  { op: 'revoke', method: 'DELETE', path: '/users/{username}/keys/{keyId}' },
+  // A key belongs to a user id (PRODUCT P3): the path names the web product's user id, never a username.
+  { op: 'list', method: 'GET', path: '/users/{userId}/keys' },
+  { op: 'revoke', method: 'DELETE', path: '/users/{userId}/keys/{keyId}' },
   // The first release's revoke named no user: it answers 410 with the path to use (docs/managing-keys.md).
   { op: 'revokeWithoutUser', method: 'DELETE', path: '/keys/{keyId}' },
 ] as const;

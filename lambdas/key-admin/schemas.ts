@@ -8,22 +8,23 @@
 import * as z from 'zod';
 import { SCOPES } from '../core/dataset.js';
 import { checkKeyName } from '../core/key-rules.js';
-import { USERNAME_MAX_LENGTH } from '../core/ids.js';
+import { USER_ID_PATTERN } from '../core/ids.js';
 import { MAX_LIST_PAGE } from './key-manager.js';
 
 /** Idempotency keys: what a UUID, a ULID or any opaque token of the web product looks like. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
 
-const username = z
-  .string({ error: 'username is required' })
-  .min(1, { error: 'username is required' })
-  .max(USERNAME_MAX_LENGTH, { error: `username is at most ${USERNAME_MAX_LENGTH} characters` });
+/**
+ * The user a key belongs to: the web product's user id, never a username
+ * (usernames change and are reused; two users can briefly share one).
+ */
+const userId = z.string({ error: 'userId is required (the user id, usr_…)' }).regex(USER_ID_PATTERN, { error: 'userId must be a user id (usr_…), not a username' });
 
 export const createKeyBody = z.strictObject({
   idempotencyKey: z.string({ error: 'idempotencyKey is required' }).regex(IDEMPOTENCY_KEY_PATTERN, {
     error: 'idempotencyKey must be 8-128 characters of letters, digits, ".", "_", ":" or "-" (a UUID works)',
   }),
-  username,
+  userId,
   name: z.string({ error: 'name is required' }).check((ctx) => {
     const checked = checkKeyName(ctx.value);
     if (!checked.ok) ctx.issues.push({ code: 'custom', message: checked.message, input: ctx.value });
@@ -38,9 +39,9 @@ export type CreateKeyBody = z.input<typeof createKeyBody>;
 
 export const KEY_ID_PATTERN = /^key_[0-9A-Za-z]{1,64}$/;
 export const keyIdParam = z.string().regex(KEY_ID_PATTERN, { error: 'keyId must look like key_…' });
-export const usernameParam = username;
+export const userIdParam = userId;
 
-/** `GET /users/{username}/keys?limit=&cursor=`: one page of the user's keys. */
+/** `GET /users/{userId}/keys?limit=&cursor=`: one page of the user's keys. */
 export const listQuery = z.strictObject({
   limit: z.coerce
     .number({ error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })

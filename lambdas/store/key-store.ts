@@ -40,24 +40,26 @@ export class KeyStore extends KeyRecords {
 
   // ---- create requests (idempotency keys) ------------------------------------------------------------------------
 
-  /** Writes a create request unless a live one has this idempotency key; false when one does. */
+  // Each is the user's own (keys.keyRequest): the user id is part of the item's key, so no answer is about another user's.
+
+  /** Writes a create request unless a live one of the user's has this idempotency key; false when one does. */
   putRequest(idempotencyKey: string, request: KeyRequestItem, now: Date): Promise<boolean> {
     // An expired request is gone for good even if DynamoDB's TTL has not deleted it yet.
-    return this.putIf({ ...keys.keyRequest(idempotencyKey), ...request }, 'attribute_not_exists(#pk) OR #ttl < :now', { ':now': Math.floor(now.getTime() / 1000) }, { '#ttl': TTL_ATTRIBUTE });
+    return this.putIf({ ...keys.keyRequest(request.user_id, idempotencyKey), ...request }, 'attribute_not_exists(#pk) OR #ttl < :now', { ':now': Math.floor(now.getTime() / 1000) }, { '#ttl': TTL_ATTRIBUTE });
   }
 
-  request(idempotencyKey: string): Promise<KeyRequestItem | undefined> {
-    return this.get(keys.keyRequest(idempotencyKey)) as Promise<KeyRequestItem | undefined>;
+  request(userId: string, idempotencyKey: string): Promise<KeyRequestItem | undefined> {
+    return this.get(keys.keyRequest(userId, idempotencyKey)) as Promise<KeyRequestItem | undefined>;
   }
 
-  markRequestDone(idempotencyKey: string, keyId: string): Promise<boolean> {
-    return this.updateIf(keys.keyRequest(idempotencyKey), 'SET #state = :done', 'key_id = :keyId', { ':done': 'done', ':keyId': keyId }, { '#state': 'state' });
+  markRequestDone(userId: string, idempotencyKey: string, keyId: string): Promise<boolean> {
+    return this.updateIf(keys.keyRequest(userId, idempotencyKey), 'SET #state = :done', 'key_id = :keyId', { ':done': 'done', ':keyId': keyId }, { '#state': 'state' });
   }
 
   /** Forgets a request that made no key, so a retry starts afresh; only if it is still that key's. */
-  async forgetRequest(idempotencyKey: string, keyId: string): Promise<void> {
+  async forgetRequest(userId: string, idempotencyKey: string, keyId: string): Promise<void> {
     try {
-      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.keyRequest(idempotencyKey), ConditionExpression: 'key_id = :keyId', ExpressionAttributeValues: { ':keyId': keyId } }));
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.keyRequest(userId, idempotencyKey), ConditionExpression: 'key_id = :keyId', ExpressionAttributeValues: { ':keyId': keyId } }));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }

@@ -98,8 +98,11 @@ export const keys = {
   keyRecord: (userId: string, keyId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: `KEY#${keyId}` }),
   /** key id → owner, so `revoke KEY_ID` needs no scan. */
   keyPointer: (keyId: string) => ({ [PK]: `KEYID#${keyId}`, [SK]: 'KEY' }),
-  /** One create request of the key-management API, by its idempotency key: a retry finds the key it made. */
-  keyRequest: (idempotencyKey: string) => ({ [PK]: `KEYREQ#${idempotencyKey}`, [SK]: 'REQUEST' }),
+  /**
+   * One create request of the key-management API, by its user and idempotency key: a retry finds the key it made. Per
+   * user, so one user's idempotency key never meets (nor reveals) another's; neither part holds a `#`.
+   */
+  keyRequest: (userId: string, idempotencyKey: string) => ({ [PK]: `KEYREQ#${userId}#${idempotencyKey}`, [SK]: 'REQUEST' }),
   /** The local server's daily request count of a key (API Gateway's usage plan in AWS). */
   quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };

@@ -1,14 +1,20 @@
 /**
- * A live user by username (case-insensitive): event-index, gsi1pk =
- * USERNAME#{lower}. One Query. Used by the API's "no such user" check and by
- * the key manager. Two users may briefly share a username while their
- * renames arrive out of order; the lowest user id answers then.
+ * Live users, by username or by id. A username (case-insensitive) is found
+ * on event-index, gsi1pk = USERNAME#{lower}, one Query: the API's "no such
+ * user" check. Usernames change and are reused: two users may briefly share
+ * one while their renames arrive out of order, so what must name exactly one
+ * user (keys: PRODUCT P3) goes by id (one GetItem), and a tool that accepts a
+ * username (the operator CLI) asks for every live user holding it.
  */
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { UserItem } from './items.js';
-import { INDEXES, indexKeys } from './table.js';
+import { INDEXES, indexKeys, keys } from './table.js';
 
-export async function findUserByName(client: DynamoDBDocumentClient, tableName: string, username: string): Promise<UserItem | null> {
+/** A user the source has and has not deleted (a tombstone keeps its id and version, not the user). */
+const isLive = (u: UserItem | undefined): u is UserItem => u !== undefined && !u.deleted && u.user !== undefined;
+
+/** Every live user holding the username, lowest user id first (more than one only while renames settle). */
+export async function findUsersByName(client: DynamoDBDocumentClient, tableName: string, username: string): Promise<UserItem[]> {
   const { name, partitionKey, sortKey } = INDEXES.event;
   const k = indexKeys.userByName(username);
   const out = await client.send(
@@ -20,6 +26,17 @@ export async function findUserByName(client: DynamoDBDocumentClient, tableName: 
       ExpressionAttributeValues: { ':pk': k[partitionKey], ':sk': k[sortKey] },
     }),
   );
-  const users = ((out.Items ?? []) as UserItem[]).filter((u) => !u.deleted && u.user).sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
-  return users[0] ?? null;
+  return ((out.Items ?? []) as UserItem[]).filter(isLive).sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
+}
+
+/** A live user by username; while two share it, the lowest user id (enough for "does this user exist"). */
+export async function findUserByName(client: DynamoDBDocumentClient, tableName: string, username: string): Promise<UserItem | null> {
+  return (await findUsersByName(client, tableName, username))[0] ?? null;
+}
+
+/** The live user with this id, read consistently (a key is made only for a user the store has now). */
+export async function findUserById(client: DynamoDBDocumentClient, tableName: string, userId: string): Promise<UserItem | null> {
+  const out = await client.send(new GetCommand({ TableName: tableName, Key: keys.user(userId), ConsistentRead: true }));
+  const user = out.Item as UserItem | undefined;
+  return isLive(user) ? user : null;
 }

@@ -1,7 +1,12 @@
 /**
- * `npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read]`
- * `npm run keys -- list --user USERNAME`
- * `npm run keys -- revoke --user USERNAME KEY_ID`
+ * `npm run keys -- create (--user USERNAME | --user-id USER_ID) --name NAME [--scopes events:read,guests:read]`
+ * `npm run keys -- list (--user USERNAME | --user-id USER_ID)`
+ * `npm run keys -- revoke (--user USERNAME | --user-id USER_ID) KEY_ID`
+ *
+ * A key belongs to a user id (PRODUCT P3). `--user` takes a username and
+ * resolves it to the one live user holding it, or refuses: "unknown" when
+ * none does, "ambiguous" when two do (while renames settle); `--user-id`
+ * names the user directly.
  *
  * Each takes `--endpoint URL` (a local server's store, as `npm start` prints
  * it; the table defaults to the local one) or the AWS settings `--table NAME`
@@ -20,9 +25,9 @@ import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 
 const USAGE = `Usage:
-  npm run keys -- create --user USERNAME --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
-  npm run keys -- list --user USERNAME (--endpoint URL | --table NAME)
-  npm run keys -- revoke --user USERNAME KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
+  npm run keys -- create (--user USERNAME | --user-id USER_ID) --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
+  npm run keys -- list (--user USERNAME | --user-id USER_ID) (--endpoint URL | --table NAME)
+  npm run keys -- revoke (--user USERNAME | --user-id USER_ID) KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
 
 const COLUMNS = { keyId: 24, state: 32, scopes: 24, created: 24 } as const;
 
@@ -40,6 +45,7 @@ async function main(): Promise<void> {
     parsed = parseArgs({
       options: {
         user: { type: 'string' },
+        'user-id': { type: 'string' },
         name: { type: 'string' },
         scopes: { type: 'string' },
         endpoint: { type: 'string' },
@@ -64,25 +70,34 @@ async function main(): Promise<void> {
   const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
     planKeys: aws && values['usage-plan-id'] ? new ApiGatewayPlanKeys(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
   });
+  // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
+  const named = values.user !== undefined || values['user-id'] !== undefined;
+  if (values.user !== undefined && values['user-id'] !== undefined) fail(`keys: give --user or --user-id, not both\n${USAGE}`, 2);
+  /** The user id the command is about: as given, or the one live user holding the username. */
+  const userId = async (): Promise<string> => values['user-id'] ?? (await manager.resolveUsername(values.user!));
+  /** How the output names the user: the username as given with the id it resolved to, or the id. */
+  const who = (id: string) => (values.user !== undefined ? `${values.user} (${id})` : id);
   try {
     switch (command) {
       case 'create': {
-        // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
-        if (values.user === undefined || values.name === undefined) fail(`keys: create needs --user and --name\n${USAGE}`, 2);
-        const { key, info } = await manager.create({ username: values.user, name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()) });
-        process.stdout.write(`Created ${info.keyId} for ${values.user} (${info.scopes.join(', ')}).\nKey (shown once, store it now):\n${key}\n`);
+        if (!named || values.name === undefined) fail(`keys: create needs --user (or --user-id) and --name\n${USAGE}`, 2);
+        const id = await userId();
+        const { key, info } = await manager.create({ userId: id, name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()) });
+        process.stdout.write(`Created ${info.keyId} for ${who(id)} (${info.scopes.join(', ')}).\nKey (shown once, store it now):\n${key}\n`);
         break;
       }
       case 'list': {
-        if (values.user === undefined) fail(`keys: list needs --user\n${USAGE}`, 2);
-        const list = await manager.listAll(values.user);
-        process.stdout.write(list.length ? `${HEADER}\n${list.map(describe).join('\n')}\n` : `No keys for ${values.user}.\n`);
+        if (!named) fail(`keys: list needs --user (or --user-id)\n${USAGE}`, 2);
+        const id = await userId();
+        const list = await manager.listAll(id);
+        process.stdout.write(list.length ? `${HEADER}\n${list.map(describe).join('\n')}\n` : `No keys for ${who(id)}.\n`);
         break;
       }
       case 'revoke': {
-        if (values.user === undefined || !arg) fail(`keys: revoke needs --user and a KEY_ID\n${USAGE}`, 2);
-        const info = await manager.revoke(values.user, arg);
-        process.stdout.write(`Revoked ${info.keyId} of ${values.user} at ${info.revokedAt}; requests with it are refused from now on.\n`);
+        if (!named || !arg) fail(`keys: revoke needs --user (or --user-id) and a KEY_ID\n${USAGE}`, 2);
+        const id = await userId();
+        const info = await manager.revoke(id, arg);
+        process.stdout.write(`Revoked ${info.keyId} of ${who(id)} at ${info.revokedAt}; requests with it are refused from now on.\n`);
         break;
       }
       default:

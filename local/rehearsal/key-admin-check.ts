@@ -31,19 +31,19 @@ async function publicStatus(rehearsal: Rehearsal, key: string): Promise<number> 
   return res.status;
 }
 
-export async function keyAdminRoundTrip(rehearsal: Rehearsal, username = 'frank'): Promise<CheckLine[]> {
+export async function keyAdminRoundTrip(rehearsal: Rehearsal, userId = 'usr_frank'): Promise<CheckLine[]> {
   const api = rehearsal.apis.find((a) => a.id.startsWith('KeyAdminApi'));
   if (!api) return [];
   const base = `${api.url}${KEY_ADMIN_BASE_PATH}`;
   const lines: CheckLine[] = [];
   const check = (ok: boolean, line: string) => lines.push({ ok, line });
 
-  const unsigned = await fetch(`${base}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: randomUUID(), username, name: 'unsigned' }) });
+  const unsigned = await fetch(`${base}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: randomUUID(), userId, name: 'unsigned' }) });
   await unsigned.arrayBuffer();
   check(unsigned.status === 403, `${unsigned.status} key admin: unsigned create refused`);
 
   const admin = new KeyAdminClient({ baseUrl: base, region: REGION, credentials: rehearsal.webProduct });
-  const input = { idempotencyKey: randomUUID(), username, name: 'rehearsal round trip' };
+  const input = { idempotencyKey: randomUUID(), userId, name: 'rehearsal round trip' };
   let created: CreatedKey;
   try {
     const answer = await admin.create(input);
@@ -58,7 +58,7 @@ export async function keyAdminRoundTrip(rehearsal: Rehearsal, username = 'frank'
   check(live === 200, `${live} key admin: the new key on the Public API`);
   const again = await admin.create(input);
   check(again.replayed && again.keyId === created.keyId && !('key' in again), `200 key admin: retried create replayed ${again.keyId} without the key`);
-  await admin.revoke(username, created.keyId);
+  await admin.revoke(userId, created.keyId);
   const revoked = await publicStatus(rehearsal, created.key);
   check(revoked === 401, `${revoked} key admin: the revoked key on the Public API`);
   return lines;

@@ -19,7 +19,7 @@ const env = () => ({
 });
 
 it('creates a key, retries without a second key or a second reveal, lists, revokes, and is told a second revoke is already done', async () => {
-  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', ['frank'], env()).done;
+  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', ['usr_frank'], env()).done;
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   const [created, retried, ...rest] = stdout.trim().split('\n');
   const keyId = /^created (key_\w+) \(events:read\); key shown once: pk_\w{3}…$/.exec(created!)?.[1];
@@ -29,19 +29,19 @@ it('creates a key, retries without a second key or a second reveal, lists, revok
 });
 
 it('is refused without the local pair, as AWS refuses unsigned or wrongly signed requests', async () => {
-  const { code, stderr } = await runTs('keys/examples/manage-keys.ts', ['frank'], { ...env(), AWS_SECRET_ACCESS_KEY: 'wrong' }).done;
+  const { code, stderr } = await runTs('keys/examples/manage-keys.ts', ['usr_frank'], { ...env(), AWS_SECRET_ACCESS_KEY: 'wrong' }).done;
   expect(code).not.toBe(0);
   expect(stderr).toContain('KeyAdminError: The request signature we calculated does not match');
 });
 
-it('names what it needs when run without it: the username, the URL, the region and the credentials', async () => {
+it('names what it needs when run without it: the user id, the URL, the region and the credentials', async () => {
   const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', [], { KEY_ADMIN_URL: '', AWS_REGION: '' }).done;
   expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-  for (const needed of ['USERNAME', 'KEY_ADMIN_URL', 'AWS_REGION', 'AWS_ACCESS_KEY_ID=AKIALOCALKEYADMIN000', 'AWS_SECRET_ACCESS_KEY=local-key-admin-secret-not-an-aws-secret']) expect(stderr).toContain(needed);
+  for (const needed of ['USER_ID', 'KEY_ADMIN_URL', 'AWS_REGION', 'AWS_ACCESS_KEY_ID=AKIALOCALKEYADMIN000', 'AWS_SECRET_ACCESS_KEY=local-key-admin-secret-not-an-aws-secret']) expect(stderr).toContain(needed);
 });
 
 it("the command docs/managing-keys.md shows signs with the server's local pair", () => {
   const page = readFileSync(new URL('../../docs/managing-keys.md', import.meta.url), 'utf8');
-  const shown = /AWS_ACCESS_KEY_ID=(\S+) AWS_SECRET_ACCESS_KEY=(\S+) npx tsx keys\/examples\/manage-keys\.ts frank/.exec(page);
+  const shown = /AWS_ACCESS_KEY_ID=(\S+) AWS_SECRET_ACCESS_KEY=(\S+) npx tsx keys\/examples\/manage-keys\.ts usr_frank/.exec(page);
   expect(shown?.slice(1)).toEqual([LOCAL_KEY_ADMIN_PRINCIPAL.accessKeyId, LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey]);
 });

@@ -53,7 +53,7 @@ let idem = 0;
 const nextIdem = () => `test-idempotency-${String(++idem).padStart(4, '0')}`;
 
 describe('the IAM stand-in refuses what API Gateway would, before anything runs', () => {
-  const body = JSON.stringify({ idempotencyKey: 'unsigned-0001', username: 'frank', name: 'x' });
+  const body = JSON.stringify({ idempotencyKey: 'unsigned-0001', userId: 'usr_frank', name: 'x' });
   const signed = async (creds: { accessKeyId: string; secretAccessKey: string }, opts: { service?: string; date?: Date; tamper?: boolean; noHashHeader?: boolean } = {}) => {
     const url = new URL(`${server.keyAdminUrl}/keys`);
     const signer = new SignatureV4({ service: opts.service ?? 'execute-api', region: 'eu-west-1', sha256: Sha256, credentials: creds, applyChecksum: !opts.noHashHeader });
@@ -85,12 +85,12 @@ describe('the IAM stand-in refuses what API Gateway would, before anything runs'
 
   it('a signed request to a path that is not a route: 403 as API Gateway answers it', async () => {
     const other = new KeyAdminClient({ baseUrl: server.keyAdminUrl.replace('/admin/v1', '/admin/v2'), region: 'eu-west-1', credentials: LOCAL_KEY_ADMIN_PRINCIPAL });
-    const e = await refusal(other.list('frank'));
+    const e = await refusal(other.list('usr_frank'));
     expect([e.status, e.message]).toEqual([403, 'Missing Authentication Token']);
   });
 
   it('the Public API port does not serve it', async () => {
-    const res = await fetch(`${server.url}/admin/v1/users/frank/keys`);
+    const res = await fetch(`${server.url}/admin/v1/users/usr_frank/keys`);
     expect(res.status).toBe(404);
   });
 });
@@ -100,7 +100,7 @@ describe('a key through its life, used on the Public API', () => {
   const idempotencyKey = 'lifecycle-0001';
 
   it('create answers the key once (201); it works on the Public API at once', async () => {
-    const answer = await admin.create({ idempotencyKey, username: 'frank', name: '  Website  ', scopes: ['events:read'] });
+    const answer = await admin.create({ idempotencyKey, userId: 'usr_frank', name: '  Website  ', scopes: ['events:read'] });
     expect(answer).toEqual({ key: expect.stringMatching(/^pk_[0-9A-Za-z]{40}$/), keyId: expect.stringMatching(/^key_/), name: 'Website', scopes: ['events:read'], createdAt: expect.any(String), revoked: false, revokedAt: null, replayed: false });
     created = answer as CreatedKey;
     expect((await publicGet(created.key)).status).toBe(200);
@@ -108,7 +108,7 @@ describe('a key through its life, used on the Public API', () => {
 
   it('a retry answers the same key id, without the key, and makes nothing', async () => {
     const before = await keyItems();
-    const again = await admin.create({ idempotencyKey, username: 'FRANK', name: 'Website', scopes: ['events:read'] });
+    const again = await admin.create({ idempotencyKey, userId: 'usr_frank', name: 'Website', scopes: ['events:read'] });
     expect(again).toEqual({ keyId: created.keyId, name: 'Website', scopes: ['events:read'], createdAt: created.createdAt, revoked: false, revokedAt: null, replayed: true });
     expect(JSON.stringify(again)).not.toContain('pk_');
     expect(await keyItems()).toBe(before);
@@ -117,34 +117,39 @@ describe('a key through its life, used on the Public API', () => {
   it.each([
     ['name', { name: 'Other name', scopes: ['events:read'] as const }],
     ['scopes', { name: 'Website', scopes: ['events:read', 'guests:read'] as const }],
-    ['username', { name: 'Website', scopes: ['events:read'] as const, username: 'alice' }],
   ])('the same idempotency key with another %s: 422 naming idempotencyKey, nothing made', async (what, change) => {
     const before = await keyItems();
-    const e = await refusal(admin.create({ idempotencyKey, username: 'frank', ...change, scopes: [...change.scopes] }));
+    const e = await refusal(admin.create({ idempotencyKey, userId: 'usr_frank', ...change, scopes: [...change.scopes] }));
     expect([e.status, e.field, e.code]).toEqual([422, 'idempotencyKey', 'IDEMPOTENCY_MISMATCH']);
     expect(e.message).toContain(`different ${what}`);
     expect(await keyItems()).toBe(before);
   });
 
+  it("the same idempotency key for another user is that user's own request: a key of theirs, nothing said of frank's", async () => {
+    const made = (await admin.create({ idempotencyKey, userId: 'usr_alice', name: 'Website', scopes: ['events:read'] })) as CreatedKey;
+    expect([made.replayed, made.keyId === created.keyId]).toEqual([false, false]);
+    await admin.revoke('usr_alice', made.keyId);
+  });
+
   it('list shows it, never a key or its hash', async () => {
-    const list = await admin.list('frank');
+    const list = await admin.list('usr_frank');
     expect(list).toContainEqual({ keyId: created.keyId, name: 'Website', scopes: ['events:read'], createdAt: created.createdAt, revoked: false, revokedAt: null });
     const text = JSON.stringify(list);
     expect(text).not.toMatch(/pk_|[0-9a-f]{64}/);
   });
 
   it('revoke is immediate: the very next Public request with the key is 401; a second revoke is 409 naming keyId', async () => {
-    const revoked = await admin.revoke('frank', created.keyId);
+    const revoked = await admin.revoke('usr_frank', created.keyId);
     expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true, revokedAt: expect.any(String)});
     expect((await publicGet(created.key)).status).toBe(401);
-    const e = await refusal(admin.revoke('frank', created.keyId));
+    const e = await refusal(admin.revoke('usr_frank', created.keyId));
     expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
-    expect((await admin.list('frank')).find((k) => k.keyId === created.keyId)).toMatchObject({ revoked: true });
+    expect((await admin.list('usr_frank')).find((k) => k.keyId === created.keyId)).toMatchObject({ revoked: true });
   });
 
   it('audits creates and revokes with the caller, user and key id, never the key', () => {
     const text = logLines.join('\n');
-    expect(text).toMatch(new RegExp(`Key created caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn.replace(/[/:]/g, '.')} userId=usr_frank username=frank keyId=${created.keyId}`));
+    expect(text).toMatch(new RegExp(`Key created caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn.replace(/[/:]/g, '.')} userId=usr_frank keyId=${created.keyId}`));
     expect(text).toContain(`Key revoked caller=${LOCAL_KEY_ADMIN_PRINCIPAL.principalArn}`);
     expect(text).toContain('Key create replayed');
     expect(text).not.toContain(created.key);
@@ -152,39 +157,39 @@ describe('a key through its life, used on the Public API', () => {
 });
 
 describe('races', () => {
-  it('25 concurrent creates for one user: exactly 10 keys, 15 refused 409 naming username', async () => {
-    const results = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => admin.create({ idempotencyKey: nextIdem(), username: 'dave', name: `race ${i}` })));
+  it('25 concurrent creates for one user: exactly 10 keys, 15 refused 409 naming userId', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => admin.create({ idempotencyKey: nextIdem(), userId: 'usr_dave', name: `race ${i}` })));
     const made = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as KeyAdminError);
     expect(made).toHaveLength(10);
-    expect(refused.map((e) => [e.status, e.field, e.code])).toEqual(Array.from({ length: 15 }, () => [409, 'username', 'LIMIT_REACHED']));
-    expect((await admin.list('dave')).filter((k) => !k.revoked)).toHaveLength(10);
+    expect(refused.map((e) => [e.status, e.field, e.code])).toEqual(Array.from({ length: 15 }, () => [409, 'userId', 'LIMIT_REACHED']));
+    expect((await admin.list('usr_dave')).filter((k) => !k.revoked)).toHaveLength(10);
   });
 
   it('10 concurrent creates with one idempotency key: one key, shown once; the others replay it or are told it is in progress', async () => {
     const idempotencyKey = nextIdem();
-    const results = await Promise.allSettled(Array.from({ length: 10 }, () => admin.create({ idempotencyKey, username: 'eve-series', name: 'Same request' })));
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => admin.create({ idempotencyKey, userId: 'usr_eve', name: 'Same request' })));
     const answers = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as KeyAdminError);
     expect(answers.filter((a) => !a.replayed)).toHaveLength(1);
     expect(new Set(answers.map((a) => a.keyId)).size).toBe(1);
     for (const e of refused) expect([e.status, e.field, e.code]).toEqual([409, 'idempotencyKey', 'IN_PROGRESS']);
-    const keys = (await admin.list('eve-series')).filter((k) => k.name === 'Same request');
+    const keys = (await admin.list('usr_eve')).filter((k) => k.name === 'Same request');
     expect(keys).toHaveLength(1);
-    expect(await admin.create({ idempotencyKey, username: 'eve-series', name: 'Same request' })).toMatchObject({ keyId: keys[0]!.keyId, replayed: true });
+    expect(await admin.create({ idempotencyKey, userId: 'usr_eve', name: 'Same request' })).toMatchObject({ keyId: keys[0]!.keyId, replayed: true });
   });
 
   it('concurrent revokes of one key: exactly one succeeds, the others are 409, and the slot is freed once', async () => {
-    const made = (await admin.create({ idempotencyKey: nextIdem(), username: 'carol_k', name: 'to revoke' })) as CreatedKey;
-    const activeBefore = (await admin.list('carol_k')).filter((k) => !k.revoked).length;
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => admin.revoke('carol_k', made.keyId)));
+    const made = (await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_carol', name: 'to revoke' })) as CreatedKey;
+    const activeBefore = (await admin.list('usr_carol')).filter((k) => !k.revoked).length;
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => admin.revoke('usr_carol', made.keyId)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect((r.reason as KeyAdminError).code).toBe('ALREADY_REVOKED');
-    expect((await admin.list('carol_k')).filter((k) => !k.revoked)).toHaveLength(activeBefore - 1);
+    expect((await admin.list('usr_carol')).filter((k) => !k.revoked)).toHaveLength(activeBefore - 1);
     // Exactly 10 - (activeBefore - 1) creates fit now: the slot came back once, not eight times.
     const room = 10 - (activeBefore - 1);
-    for (let i = 0; i < room; i++) await admin.create({ idempotencyKey: nextIdem(), username: 'carol_k', name: `fill ${i}` });
-    expect((await refusal(admin.create({ idempotencyKey: nextIdem(), username: 'carol_k', name: 'one too many' }))).code).toBe('LIMIT_REACHED');
+    for (let i = 0; i < room; i++) await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_carol', name: `fill ${i}` });
+    expect((await refusal(admin.create({ idempotencyKey: nextIdem(), userId: 'usr_carol', name: 'one too many' }))).code).toBe('LIMIT_REACHED');
   });
 });
 
@@ -198,12 +203,14 @@ describe('bad input: a 4xx naming the field, nothing written', () => {
     const res = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
     return { status: res.status, body: (await res.json()) as { success: boolean; message: string; errors?: { field: string }[]; code?: string } };
   };
-  const create = (fields: Record<string, unknown>) => raw('POST', '/keys', JSON.stringify({ idempotencyKey: nextIdem(), username: 'frank', name: 'ok', ...fields }));
+  const create = (fields: Record<string, unknown>) => raw('POST', '/keys', JSON.stringify({ idempotencyKey: nextIdem(), userId: 'usr_frank', name: 'ok', ...fields }));
 
   it.each([
-    ['an unknown user', () => create({ username: 'nobody' }), 404, 'username', /Unknown user/],
-    ['an impossible username', () => create({ username: '../etc' }), 404, 'username', /Unknown user/],
-    ['an empty username', () => create({ username: '' }), 400, 'username', /username is required/],
+    ['an unknown user id', () => create({ userId: 'usr_nobody' }), 404, 'userId', /Unknown user id/],
+    ['an impossible user id', () => create({ userId: 'usr_../etc' }), 400, 'userId', /userId must be a user id/],
+    ['an empty user id', () => create({ userId: '' }), 400, 'userId', /userId must be a user id/],
+    ['a username in place of the user id', () => create({ userId: 'frank' }), 400, 'userId', /not a username/],
+    ['a create naming its user by username', () => raw('POST', '/keys', JSON.stringify({ idempotencyKey: nextIdem(), username: 'frank', name: 'ok' })), 400, 'username', /Name the user by userId/],
     ['a bad scope', () => create({ scopes: ['events:write'] }), 400, 'scopes.0', /scopes must each be one of events:read, guests:read/],
     ['no scopes at all', () => create({ scopes: [] }), 400, 'scopes', /at least one/],
     ['an empty name', () => create({ name: '' }), 400, 'name', /name must be 1-100 characters/],
@@ -215,12 +222,13 @@ describe('bad input: a 4xx naming the field, nothing written', () => {
     ['an unknown field', () => create({ owner: 'frank' }), 400, 'owner', /Unknown field: owner/],
     ['a body that is not JSON', () => raw('POST', '/keys', '{"name":'), 400, 'body', /JSON object/],
     ['a body that is an array', () => raw('POST', '/keys', '[]'), 400, 'body', /.+/],
-    ['an unknown key id', () => raw('DELETE', '/users/frank/keys/key_doesnotexist'), 404, 'keyId', /has no key "key_doesnotexist"/],
-    ["another user's key id (alice's demo key)", () => raw('DELETE', `/users/frank/keys/${keyIdFromHash(hashApiKey(KEYS.both))}`), 404, 'keyId', /has no key/],
-    ['a malformed key id', () => raw('DELETE', '/users/frank/keys/not-a-key'), 400, 'keyId', /keyId must look like key_/],
-    ['the first release\'s revoke path, without the user', () => raw('DELETE', '/keys/key_doesnotexist'), 410, 'keyId', /DELETE \/admin\/v1\/users\/\{username\}\/keys\/\{keyId\}/],
+    ['an unknown key id', () => raw('DELETE', '/users/usr_frank/keys/key_doesnotexist'), 404, 'keyId', /has no key "key_doesnotexist"/],
+    ["another user's key id (alice's demo key)", () => raw('DELETE', `/users/usr_frank/keys/${keyIdFromHash(hashApiKey(KEYS.both))}`), 404, 'keyId', /has no key/],
+    ['a malformed key id', () => raw('DELETE', '/users/usr_frank/keys/not-a-key'), 400, 'keyId', /keyId must look like key_/],
+    ['the first release\'s revoke path, without the user', () => raw('DELETE', '/keys/key_doesnotexist'), 410, 'keyId', /DELETE \/admin\/v1\/users\/\{userId\}\/keys\/\{keyId\}/],
     ['a name with a bidirectional override', () => create({ name: 'Invoice \u202Egnp.exe' }), 400, 'name', /U\+202E/],
-    ['listing an unknown user', () => raw('GET', '/users/nobody/keys'), 404, 'username', /Unknown user/],
+    ['listing an unknown user', () => raw('GET', '/users/usr_nobody/keys'), 404, 'userId', /Unknown user/],
+    ['listing by username', () => raw('GET', '/users/frank/keys'), 400, 'userId', /not a username/],
   ])('%s', async (_, send, status, field, message) => {
     const before = await keyItems();
     const { status: got, body } = await send();
@@ -229,12 +237,12 @@ describe('bad input: a 4xx naming the field, nothing written', () => {
     expect(await keyItems()).toBe(before);
   });
 
-  it('the 11th active key: 409 naming username, nothing written', async () => {
+  it('the 11th active key: 409 naming userId, nothing written', async () => {
     // bob.builder has one revoked key and no active one.
-    for (let i = 0; i < 10; i++) await admin.create({ idempotencyKey: nextIdem(), username: 'bob.builder', name: `k${i}` });
+    for (let i = 0; i < 10; i++) await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_bob', name: `k${i}` });
     const before = await keyItems();
-    const { status, body } = await create({ username: 'bob.builder', name: 'eleventh' });
-    expect([status, body.errors?.[0]?.field, body.code]).toEqual([409, 'username', 'LIMIT_REACHED']);
+    const { status, body } = await create({ userId: 'usr_bob', name: 'eleventh' });
+    expect([status, body.errors?.[0]?.field, body.code]).toEqual([409, 'userId', 'LIMIT_REACHED']);
     expect(body.message).toMatch(/already has 10 active keys/);
     expect(await keyItems()).toBe(before);
   });
@@ -253,7 +261,7 @@ describe('hostile requests to the key-management port', () => {
 
   it('a body over its limit: 413, nothing written', async () => {
     const before = await keyItems();
-    const res = await signedFetch('POST', '/admin/v1/keys', JSON.stringify({ idempotencyKey: 'big-body-0001', username: 'frank', name: 'x'.repeat(20_000) }));
+    const res = await signedFetch('POST', '/admin/v1/keys', JSON.stringify({ idempotencyKey: 'big-body-0001', userId: 'usr_frank', name: 'x'.repeat(20_000) }));
     expect(res.status).toBe(413);
     expect(await keyItems()).toBe(before);
   });
@@ -275,6 +283,6 @@ describe('hostile requests to the key-management port', () => {
       }),
       fuzzParameters(60),
     );
-    expect((await admin.list('alice')).length).toBeGreaterThan(0);
+    expect((await admin.list('usr_alice')).length).toBeGreaterThan(0);
   });
 });

@@ -76,8 +76,10 @@ describe('npm run keys against a running local server', () => {
   it('refuses clearly: unknown user, bad scope, unknown key id, an empty name, the 11th key', async () => {
     expect((await keysCli('create', '--user', 'nobody', '--name', 'x')).stderr).toContain('Unknown user "nobody"');
     expect((await keysCli('create', '--user', 'frank', '--name', 'x', '--scopes', 'admin')).stderr).toContain('not admin');
-    expect((await keysCli('revoke', '--user', 'frank', 'key_nope')).stderr).toContain('User "frank" has no key "key_nope"');
-    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('revoke needs --user and a KEY_ID');
+    expect((await keysCli('revoke', '--user', 'frank', 'key_nope')).stderr).toContain('User "usr_frank" has no key "key_nope"');
+    expect((await keysCli('revoke', '--user-id', 'usr_frank', 'key_nope')).stderr).toContain('User "usr_frank" has no key "key_nope"');
+    expect((await keysCli('list', '--user-id', 'frank')).stderr).toContain('Unknown user id "frank"');
+    expect((await keysCli('revoke', 'key_nope')).stderr).toContain('revoke needs --user (or --user-id) and a KEY_ID');
     // An empty name is given, not missing: the clear error and exit 1 docs/keys-and-quota.md promises, not a usage line.
     for (const name of ['', '   ']) {
       const empty = await keysCli('create', '--user', 'frank', '--name', name);
@@ -88,7 +90,7 @@ describe('npm run keys against a running local server', () => {
     // alice holds 2 active seeded keys: 8 more (through the library, to keep this fast), then the 11th is refused.
     const client = createDocumentClient({ endpoint: server.storeEndpoint });
     const manager = new KeyManager(client, server.tableName);
-    for (let i = 0; i < 8; i++) await manager.create({ username: 'alice', name: `k${i}` });
+    for (let i = 0; i < 8; i++) await manager.create({ userId: 'usr_alice', name: `k${i}` });
     client.destroy();
     const eleventh = await keysCli('create', '--user', 'alice', '--name', 'k11');
     expect(eleventh.code).toBe(1);
@@ -156,14 +158,14 @@ describe('what revoking and creating keys can buy a user in a day', () => {
     const manager = new KeyManager(client, server.tableName, { clock: () => day });
     try {
       for (let i = 0; i < 10; i++) {
-        const { info } = await manager.create({ username: 'carol_k', name: `rotation ${i}` });
-        await manager.revoke('carol_k', info.keyId);
+        const { info } = await manager.create({ userId: 'usr_carol', name: `rotation ${i}` });
+        await manager.revoke('usr_carol', info.keyId);
       }
-      await expect(manager.create({ username: 'carol_k', name: 'rotation 10' })).rejects.toMatchObject({ code: 'CREATE_LIMIT', field: 'username' });
+      await expect(manager.create({ userId: 'usr_carol', name: 'rotation 10' })).rejects.toMatchObject({ code: 'CREATE_LIMIT', field: 'userId' });
       day = new Date('2026-11-23T23:59:59.999Z');
-      await expect(manager.create({ username: 'carol_k', name: 'still today' })).rejects.toMatchObject({ code: 'CREATE_LIMIT' });
+      await expect(manager.create({ userId: 'usr_carol', name: 'still today' })).rejects.toMatchObject({ code: 'CREATE_LIMIT' });
       day = new Date('2026-11-24T00:00:00.000Z');
-      await expect(manager.create({ username: 'carol_k', name: 'next day' })).resolves.toMatchObject({ info: { name: 'next day' } });
+      await expect(manager.create({ userId: 'usr_carol', name: 'next day' })).resolves.toMatchObject({ info: { name: 'next day' } });
     } finally {
       client.destroy();
     }

@@ -56,7 +56,7 @@ const nextIdem = () => `outside-check-${String(++idem).padStart(4, '0')}`;
 
 describe('a user deleted through npm run data:apply', () => {
   it('her keys, seeded and made, answer 401 from the next request on, and the web product finds her gone', async () => {
-    const made = (await admin.create({ idempotencyKey: nextIdem(), username: 'Alice', name: 'Before her deletion' })) as CreatedKey;
+    const made = (await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_alice', name: 'Before her deletion' })) as CreatedKey;
     expect([await status(made.key), await status(KEYS.both), await status(KEYS.eventsOnly)]).toEqual([200, 200, 200]);
 
     const file = join(mkdtempSync(join(tmpdir(), 'pe-keys-outside-')), 'delete-alice.jsonl');
@@ -65,30 +65,30 @@ describe('a user deleted through npm run data:apply', () => {
     expect({ code: applied.code, stdout: applied.stdout }).toEqual({ code: 0, stdout: expect.stringContaining('applied: 1\n') });
 
     expect([await status(made.key), await status(KEYS.both), await status(KEYS.eventsOnly)]).toEqual([401, 401, 401]);
-    expect(await outcome(admin.list('Alice'))).toBe('404 UNKNOWN_USER');
+    expect(await outcome(admin.list('usr_alice'))).toBe('404 UNKNOWN_USER');
   });
 });
 
 describe('revokes racing the creates of the same key, over the key-management API', () => {
-  it.each(['frank', 'dave'])('for %s, every create of the day raced: a revoke that answered 200 leaves a key that never authenticates', async (username) => {
-    const seen = new Set((await admin.list(username)).map((k) => k.keyId));
+  it.each(['usr_frank', 'usr_dave'])('for %s, every create of the day raced: a revoke that answered 200 leaves a key that never authenticates', async (userId) => {
+    const seen = new Set((await admin.list(userId)).map((k) => k.keyId));
     const rounds: { create: string; revoke: string; caughtInFlight: boolean; authenticates?: number }[] = [];
     for (let round = 0; round < MAX_CREATES_PER_DAY; round++) {
       let settled = false;
-      const creating = admin.create({ idempotencyKey: nextIdem(), username, name: `race ${round}` }).finally(() => (settled = true));
+      const creating = admin.create({ idempotencyKey: nextIdem(), userId, name: `race ${round}` }).finally(() => (settled = true));
       const created = outcome(creating);
       // The web product's other request: revoke the new key the moment its id is listed (its create may still be running).
       let fresh: KeyInfo | undefined;
       let caughtInFlight = false;
       while (!fresh) {
         const before = settled;
-        fresh = (await admin.list(username)).find((k) => !seen.has(k.keyId));
+        fresh = (await admin.list(userId)).find((k) => !seen.has(k.keyId));
         if (fresh) caughtInFlight = !before;
         else if (settled && !fresh) break;
       }
       if (!fresh) throw new Error(`round ${round}: the create answered ${await created} and listed no new key`);
       seen.add(fresh.keyId);
-      const revoked = await outcome(admin.revoke(username, fresh.keyId));
+      const revoked = await outcome(admin.revoke(userId, fresh.keyId));
       const create = await created;
       const key = create === 'ok' ? ((await creating) as CreatedKey).key : undefined;
       rounds.push({ create, revoke: revoked, caughtInFlight, ...(key ? { authenticates: await status(key) } : {}) });
@@ -100,10 +100,10 @@ describe('revokes racing the creates of the same key, over the key-management AP
       if (r.create === 'ok') expect(r.authenticates).toBe(401);
     }
     // Nothing left active but what the user had before: the revoked keys gave their slots back.
-    const after = await admin.list(username);
+    const after = await admin.list(userId);
     expect(after.filter((k) => !k.revoked && seen.has(k.keyId) && k.name.startsWith('race '))).toEqual([]);
     expect(after.filter((k) => !k.revoked).length).toBeLessThanOrEqual(MAX_ACTIVE_KEYS);
-    process.stdout.write(`${username}: ${rounds.filter((r) => r.caughtInFlight).length} of ${rounds.length} revokes sent while their create was in flight\n`);
+    process.stdout.write(`${userId}: ${rounds.filter((r) => r.caughtInFlight).length} of ${rounds.length} revokes sent while their create was in flight\n`);
   });
 });
 
@@ -112,7 +112,7 @@ describe('revoking and re-creating keys to outspend the per-user bound', () => {
     let served = 0;
     let refusedCreate: string | undefined;
     for (let made = 0; made < MAX_CREATES_PER_DAY + 5 && !refusedCreate; made++) {
-      const created = await admin.create({ idempotencyKey: nextIdem(), username: 'eve-series', name: `spend ${made}` }).then(
+      const created = await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_eve', name: `spend ${made}` }).then(
         (c) => c as CreatedKey,
         (e: unknown) => {
           if (!(e instanceof KeyAdminError)) throw e;
@@ -124,15 +124,15 @@ describe('revoking and re-creating keys to outspend the per-user bound', () => {
       // Spend the key's whole day: its quota, then 429.
       for (let s = await status(created.key); s === 200; s = await status(created.key)) served++;
       expect(await status(created.key)).toBe(429);
-      await admin.revoke('eve-series', created.keyId);
+      await admin.revoke('usr_eve', created.keyId);
     }
     // eve-series held no key at the day's start: her day is the 10 creates' keys, each its quota, and nothing more.
-    expect({ refusedCreate, served }).toEqual({ refusedCreate: '429 CREATE_LIMIT username', served: MAX_CREATES_PER_DAY * DAILY_QUOTA });
+    expect({ refusedCreate, served }).toEqual({ refusedCreate: '429 CREATE_LIMIT userId', served: MAX_CREATES_PER_DAY * DAILY_QUOTA });
 
     // The next UTC day (the server's movable clock): a create works again.
     const moved = await fetch(`${new URL(publicUrl).origin}/local/clock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offset_days: 1 }) });
     expect(moved.status).toBe(200);
-    const tomorrow = (await admin.create({ idempotencyKey: nextIdem(), username: 'eve-series', name: 'next day' })) as CreatedKey;
+    const tomorrow = (await admin.create({ idempotencyKey: nextIdem(), userId: 'usr_eve', name: 'next day' })) as CreatedKey;
     expect(await status(tomorrow.key)).toBe(200);
   });
 });

@@ -36,7 +36,7 @@ describe('npm run smoke', () => {
   it("with --quota-key, spends that key's day and reports the headers of the quota's 429", async () => {
     // A key of its own, so the other checks' keys keep their day.
     const client = createDocumentClient({ endpoint: server.storeEndpoint });
-    const { key } = await new KeyManager(client, server.tableName).create({ username: 'alice', name: 'smoke quota' });
+    const { key } = await new KeyManager(client, server.tableName).create({ userId: 'usr_alice', name: 'smoke quota' });
     client.destroy();
     const results = await runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.both, quotaKey: key, quotaPaceMs: 0 });
     const quota = results.find((r) => r.name.startsWith("Daily quota's 429"))!;

@@ -219,18 +219,18 @@ describe("the key-management function's role: exactly what key management does",
       maxCreatesPerDay: 100,
     });
     // A plan key that cannot be attached: the key retired, its plan key deleted.
-    await expect(manager.createOnce({ idempotencyKey: 'role-check-0', username: 'frank', name: 'fails' })).rejects.toThrow('Bad request');
-    const made = await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
-    await manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'role check' });
-    await expect(manager.createOnce({ idempotencyKey: 'role-check-1', username: 'frank', name: 'other' })).rejects.toThrow('different name');
-    await manager.listAll('frank');
-    await manager.revoke('frank', made.info.keyId);
-    await expect(manager.revoke('frank', made.info.keyId)).rejects.toThrow('already revoked');
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-0', userId: 'usr_frank', name: 'fails' })).rejects.toThrow('Bad request');
+    const made = await manager.createOnce({ idempotencyKey: 'role-check-1', userId: 'usr_frank', name: 'role check' });
+    await manager.createOnce({ idempotencyKey: 'role-check-1', userId: 'usr_frank', name: 'role check' });
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-1', userId: 'usr_frank', name: 'other' })).rejects.toThrow('different name');
+    await manager.listAll('usr_frank');
+    await manager.revoke('usr_frank', made.info.keyId);
+    await expect(manager.revoke('usr_frank', made.info.keyId)).rejects.toThrow('already revoked');
     // A create at the limit reconciles the slots first (reads each stale holder's record).
     const fills = [];
-    for (let i = 0; i < 10; i++) fills.push(await manager.create({ username: 'frank', name: `fill ${i}` }));
-    await expect(manager.create({ username: 'frank', name: 'eleventh' })).rejects.toThrow('active keys');
-    await manager.revoke('frank', fills[0]!.info.keyId);
+    for (let i = 0; i < 10; i++) fills.push(await manager.create({ userId: 'usr_frank', name: `fill ${i}` }));
+    await expect(manager.create({ userId: 'usr_frank', name: 'eleventh' })).rejects.toThrow('active keys');
+    await manager.revoke('usr_frank', fills[0]!.info.keyId);
     // A table write that fails: the key retired, its plan key deleted, its items erased.
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -241,7 +241,7 @@ describe("the key-management function's role: exactly what key management does",
       },
       { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
     );
-    await expect(manager.createOnce({ idempotencyKey: 'role-check-2', username: 'frank', name: 'compensated' })).rejects.toThrow('Throttled');
+    await expect(manager.createOnce({ idempotencyKey: 'role-check-2', userId: 'usr_frank', name: 'compensated' })).rejects.toThrow('Throttled');
   });
   afterAll(async () => {
     apiGateway.restore();
@@ -268,6 +268,8 @@ describe("the key-management function's role: exactly what key management does",
     const refusals: Call[] = [
       { action: 'dynamodb:GetItem', resource: tableArn, leadingKey: 'EVENT#evt_1' },
       { action: 'dynamodb:PutItem', resource: tableArn, leadingKey: 'USER#usr_frank' },
+      { action: 'dynamodb:Query', resource: tableArn, leadingKey: 'USER#usr_frank' },
+      { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.event.name}` },
       { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.guest.name}` },
       { action: 'dynamodb:Scan', resource: tableArn },
       { action: 'dynamodb:BatchWriteItem', resource: tableArn, leadingKey: 'APIKEY#x' },

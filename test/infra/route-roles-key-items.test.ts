@@ -37,7 +37,7 @@ const FAMILIES = {
   feed: 'FEED#events',
   'key slots and records': 'USERKEYS#usr_frank',
   "authorizer's key": `APIKEY#${'0'.repeat(64)}`,
-  'create request': 'KEYREQ#idem-0000000001',
+  'create request': 'KEYREQ#usr_frank#idem-0000000001',
   'key pointer (earlier versions)': 'KEYID#key_0000000000',
   'quota (local server)': 'QUOTA#key_0000000000',
 } as const;
@@ -147,7 +147,8 @@ function expected(role: string): RoleReach {
   if (route) return { table: on(EVENT_DATA, [...route.tableReads].map((a) => a.replace('dynamodb:', '') as Action)), indexQuery: (route.tableReads as readonly string[]).includes('dynamodb:Query') };
   if (/^Authorizer.*Role$/.test(named(role))) return { table: on(["authorizer's key"], ['GetItem']), indexQuery: false };
   if (/^KeyAdmin.*Role$/.test(named(role)))
-    return { table: on(['key slots and records', "authorizer's key", 'create request'], ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), indexQuery: true };
+    // Keys belong to user ids: it reads the user's item (is the id a live user) and no index.
+    return { table: { ...on(['key slots and records', "authorizer's key", 'create request'], ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), user: ['GetItem'] }, indexQuery: false };
   if (/^Ingest.*Role$/.test(named(role))) {
     const applier: Action[] = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'];
     return { table: { ...on([...EVENT_DATA, 'key slots and records', "authorizer's key"], applier), feed: [...applier, 'DeleteItem'] }, indexQuery: false };
@@ -188,8 +189,8 @@ describe('the indexes hold no key management item', () => {
 
   it('no key item the key manager writes (slots, records, authorizer items, requests) carries an index key', async () => {
     const mgr = new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z') });
-    const made = await mgr.createOnce({ idempotencyKey: 'index-check-0001', username: 'frank', name: 'laptop' });
-    await mgr.revoke('frank', made.info.keyId);
+    const made = await mgr.createOnce({ idempotencyKey: 'index-check-0001', userId: 'usr_frank', name: 'laptop' });
+    await mgr.revoke('usr_frank', made.info.keyId);
     const items = (await store.client.send(new ScanCommand({ TableName: store.tableName, ConsistentRead: true }))).Items ?? [];
     const keyItems = items.filter((i) => /^(USERKEYS|APIKEY|KEYREQ|KEYID|QUOTA)#/.test(String(i.pk)));
     expect(keyItems.length).toBeGreaterThan(3);

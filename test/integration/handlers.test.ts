@@ -128,7 +128,7 @@ describe('authorizer (API Gateway REQUEST authorizer contract)', () => {
       },
     });
     let usageIdentifier = '';
-    const { key } = await manager.create({ username: 'frank', name: 'aws' });
+    const { key } = await manager.create({ userId: 'usr_frank', name: 'aws' });
     const result = await authorizer()(authorizerEvent({ headers: { 'x-events-api-key': key } }), context);
     expect(usageIdentifier).toMatch(/^ui_[0-9A-Za-z]{32}$/);
     expect(result).toMatchObject({ usageIdentifierKey: usageIdentifier, policyDocument: { Statement: [{ Effect: 'Allow' }] } });

@@ -32,14 +32,14 @@ const counted = () => published.map((p) => [p.dimensions.operation, p.values.map
 
 describe('audit', () => {
   it('counts and logs each operation with the caller and key id, never the key or its hash', async () => {
-    const body = { idempotencyKey: 'audit-0001', username: 'frank', name: 'Audit' };
+    const body = { idempotencyKey: 'audit-0001', userId: 'usr_frank', name: 'Audit' };
     const created = await handler(event('POST', '/keys', { body }));
     expect(created.statusCode).toBe(201);
     const { key, keyId } = (JSON.parse(created.body) as { data: { key: string; keyId: string } }).data;
     expect((await handler(event('POST', '/keys', { body }))).statusCode).toBe(200);
-    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }))).statusCode).toBe(200);
-    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }))).statusCode).toBe(409);
-    expect((await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } }))).statusCode).toBe(409);
+    expect((await handler(event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }))).statusCode).toBe(200);
 
     expect(counted()).toEqual([
       ['created', 'KeyOperations=1'],
@@ -54,10 +54,10 @@ describe('audit', () => {
       ['INFO', 'Key revoked', CALLER],
       ['WARN', 'Key management request refused', CALLER],
     ]);
-    expect(lines[0]!.fields).toMatchObject({ username: 'frank', keyId });
-    expect(lines[1]!.fields).toMatchObject({ username: 'frank', keyId });
-    expect(lines[2]!.fields).toMatchObject({ username: 'frank', keyId });
-    expect(lines[3]!.fields).toMatchObject({ operation: 'revoke', code: 'ALREADY_REVOKED', field: 'keyId', username: 'frank', keyId });
+    expect(lines[0]!.fields).toMatchObject({ userId: 'usr_frank', keyId });
+    expect(lines[1]!.fields).toMatchObject({ userId: 'usr_frank', keyId });
+    expect(lines[2]!.fields).toMatchObject({ userId: 'usr_frank', keyId });
+    expect(lines[3]!.fields).toMatchObject({ operation: 'revoke', code: 'ALREADY_REVOKED', field: 'keyId', userId: 'usr_frank', keyId });
     const logged = JSON.stringify(lines);
     expect(logged).not.toContain(key);
     expect(logged).not.toContain(hashApiKey(key));
@@ -70,29 +70,35 @@ describe('audit', () => {
       logger: { debug: () => {}, info: () => {}, warn: () => {}, error: (message: string, ...fields: LogFields[]) => void lines.push({ level: 'ERROR', message, fields: Object.assign({}, ...fields) as LogFields }) },
       metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
     });
-    const res = await broken(event('POST', '/keys', { body: { idempotencyKey: 'audit-0002', username: 'frank', name: 'x' } }));
+    const res = await broken(event('POST', '/keys', { body: { idempotencyKey: 'audit-0002', userId: 'usr_frank', name: 'x' } }));
     expect(res.statusCode).toBe(500);
     expect(JSON.parse(res.body)).toEqual({ success: false, message: 'Internal server error.' });
     expect(lines.find((l) => l.level === 'ERROR')).toMatchObject({ message: 'Key management failed', fields: { caller: CALLER, operation: 'create' } });
     expect(published).toEqual([]);
   });
 
-  it('names the user and the key on refusals, and only what looks like a username or key id', async () => {
+  it('names the user and the key on refusals, and only what looks like a user id or key id', async () => {
     const refusals = [
-      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0003', username: 'nobody', name: 'x' } })),
-      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0004', username: 'pk_looks-like-a-key-0123456789', name: 'x' } })),
-      await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId: 'key_unknown01' } })),
+      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0003', userId: 'usr_nobody', name: 'x' } })),
+      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0004', userId: 'pk_looks-like-a-key-0123456789', name: 'x' } })),
+      await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId: 'key_unknown01' } })),
       await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId: 'key_unknown01' } })),
-      await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'nobody' } })),
+      await handler(event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_nobody' } })),
+      // A username where a user id belongs: refused before any lookup, naming the field.
+      await handler(event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'frank' } })),
+      await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0005', username: 'frank', name: 'x' } })),
     ];
-    expect(refusals.map((r) => r.statusCode)).toEqual([404, 404, 404, 410, 404]);
-    expect(lines.map((l) => [l.fields.code, l.fields.username, l.fields.keyId])).toEqual([
-      ['UNKNOWN_USER', 'nobody', undefined],
-      ['UNKNOWN_USER', '(malformed)', undefined],
-      ['UNKNOWN_KEY', 'frank', 'key_unknown01'],
-      ['REVOKE_NEEDS_USER', undefined, 'key_unknown01'],
-      ['UNKNOWN_USER', 'nobody', undefined],
+    expect(refusals.map((r) => r.statusCode)).toEqual([404, 400, 404, 410, 404, 400, 400]);
+    expect(lines.map((l) => [l.fields.code, l.fields.field, l.fields.userId, l.fields.keyId])).toEqual([
+      ['UNKNOWN_USER', 'userId', 'usr_nobody', undefined],
+      ['BAD_INPUT', 'userId', '(malformed)', undefined],
+      ['UNKNOWN_KEY', 'keyId', 'usr_frank', 'key_unknown01'],
+      ['REVOKE_NEEDS_USER', 'keyId', undefined, 'key_unknown01'],
+      ['UNKNOWN_USER', 'userId', 'usr_nobody', undefined],
+      ['BAD_INPUT', 'userId', '(malformed)', undefined],
+      ['BAD_INPUT', 'username', undefined, undefined],
     ]);
+    expect(JSON.parse(refusals[6]!.body)).toMatchObject({ message: expect.stringContaining('Name the user by userId') });
     expect(JSON.stringify(lines)).not.toContain('pk_looks');
   });
 
@@ -111,15 +117,15 @@ describe('any create body (fast-check)', () => {
   const body = fc.record(
     {
       idempotencyKey: often(fc.oneof({ weight: 4, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constant('fixed-key-0001') }), fc.oneof(fc.constantFrom('short', ''), text, fc.integer())),
-      username: often(fc.constantFrom('frank', 'FRANK', 'alice', 'dave'), fc.oneof(fc.constantFrom('nobody', '', '../frank', 'a'.repeat(65)), text)),
+      userId: often(fc.constantFrom('usr_frank', 'usr_alice', 'usr_dave'), fc.oneof(fc.constantFrom('usr_nobody', '', 'frank', 'FRANK', '../usr_frank', `usr_${'a'.repeat(65)}`), text)),
       name: often(fc.string({ minLength: 1, maxLength: 100 }).filter((n) => n.trim() !== ''), fc.oneof(text, fc.constantFrom('x'.repeat(101), '   '), fc.integer(), fc.constant(null))),
       scopes: often(fc.subarray(['events:read', 'guests:read'] as const, { minLength: 1 }), fc.array(fc.oneof(fc.constantFrom('events:write', ''), text), { maxLength: 3 })),
       owner: text,
     },
-    { requiredKeys: ['idempotencyKey', 'username', 'name'] },
+    { requiredKeys: ['idempotencyKey', 'userId', 'name'] },
   ).map(({ owner, ...rest }) => (owner !== undefined && owner.length % 7 === 0 ? { ...rest, owner } : rest));
   // The same request again and again: its first run creates, the others replay.
-  const retried = fc.constant({ idempotencyKey: 'fixed-key-0001', username: 'alice', name: 'Retried', scopes: ['events:read'] });
+  const retried = fc.constant({ idempotencyKey: 'fixed-key-0001', userId: 'usr_alice', name: 'Retried', scopes: ['events:read'] });
   const anyBody = fc.oneof({ weight: 4, arbitrary: body }, { weight: 1, arbitrary: retried });
 
   it('is made exactly as asked (201 or a replay) or refused with a 4xx naming a field it sent, with nothing written', async () => {
@@ -137,14 +143,15 @@ describe('any create body (fast-check)', () => {
           expect(name !== null && answer.data!.name === name && name.length >= 1 && name.length <= 100).toBe(true);
           expect(answer.data!.scopes.every((s) => ((b.scopes as string[] | undefined) ?? ['events:read', 'guests:read']).includes(s))).toBe(true);
           expect(answer.data!.key).toMatch(/^pk_/);
-          expect(seen.has(String(b.idempotencyKey))).toBe(false);
-          seen.add(String(b.idempotencyKey));
+          // Idempotency keys are each user's own: the same one for two users is two requests.
+          expect(seen.has(`${String(b.userId)} ${String(b.idempotencyKey)}`)).toBe(false);
+          seen.add(`${String(b.userId)} ${String(b.idempotencyKey)}`);
         } else if (res.statusCode === 200) {
-          expect({ replayed: answer.data!.replayed, key: answer.data!.key, seenBefore: seen.has(String(b.idempotencyKey)) }).toEqual({ replayed: true, key: undefined, seenBefore: true });
+          expect({ replayed: answer.data!.replayed, key: answer.data!.key, seenBefore: seen.has(`${String(b.userId)} ${String(b.idempotencyKey)}`) }).toEqual({ replayed: true, key: undefined, seenBefore: true });
         } else {
           expect(res.statusCode).toBeGreaterThanOrEqual(400);
           const field = answer.errors?.[0]?.field ?? '';
-          expect(field === 'body' || Object.keys(b).includes(field.split('.')[0]!) || ['idempotencyKey', 'username', 'name'].includes(field)).toBe(true);
+          expect(field === 'body' || Object.keys(b).includes(field.split('.')[0]!) || ['idempotencyKey', 'userId', 'name'].includes(field)).toBe(true);
           expect(await keyItems()).toBe(before);
         }
       }),
@@ -156,24 +163,24 @@ describe('any create body (fast-check)', () => {
 });
 
 describe('the routes of this release', () => {
-  const create = (name: string, idem: string, username = 'frank') => handler(event('POST', '/keys', { body: { idempotencyKey: idem, username, name } }));
+  const create = (name: string, idem: string, userId = 'usr_frank') => handler(event('POST', '/keys', { body: { idempotencyKey: idem, userId, name } }));
 
   it('the first release\'s DELETE /keys/{keyId} answers 410 naming the path to use, and revokes nothing', async () => {
     const made = await create('Old client', 'moved-0001');
     const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
     const res = await handler(event('DELETE', '/keys/{keyId}', { pathParameters: { keyId } }));
     expect(res.statusCode).toBe(410);
-    expect(JSON.parse(res.body)).toMatchObject({ success: false, code: 'REVOKE_NEEDS_USER', message: expect.stringContaining('DELETE /admin/v1/users/{username}/keys/{keyId}'), errors: [{ field: 'keyId' }] });
-    const listed = JSON.parse((await handler(event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }))).body) as { data: { keyId: string; revoked: boolean }[] };
+    expect(JSON.parse(res.body)).toMatchObject({ success: false, code: 'REVOKE_NEEDS_USER', message: expect.stringContaining('DELETE /admin/v1/users/{userId}/keys/{keyId}'), errors: [{ field: 'keyId' }] });
+    const listed = JSON.parse((await handler(event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }))).body) as { data: { keyId: string; revoked: boolean }[] };
     expect(listed.data.find((k) => k.keyId === keyId)).toMatchObject({ revoked: false });
   });
 
   it("a revoke names the key's owner: another user's key is 404 UNKNOWN_KEY, and stays usable", async () => {
-    const made = await create('Mine', 'owner-0001', 'alice');
+    const made = await create('Mine', 'owner-0001', 'usr_alice');
     const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
-    const res = await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } }));
+    const res = await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } }));
     expect([res.statusCode, (JSON.parse(res.body) as { code: string }).code]).toEqual([404, 'UNKNOWN_KEY']);
-    expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'alice', keyId } }))).statusCode).toBe(200);
+    expect((await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_alice', keyId } }))).statusCode).toBe(200);
   });
 
   it.each([
@@ -195,9 +202,9 @@ describe('the routes of this release', () => {
       metrics: { publish: () => {} },
     });
     const made: string[] = [];
-    for (let i = 0; i < 5; i++) made.push((JSON.parse((await ticking(event('POST', '/keys', { body: { idempotencyKey: `page-000${i}`, username: 'frank', name: `k${i}` } }))).body) as { data: { keyId: string } }).data.keyId);
+    for (let i = 0; i < 5; i++) made.push((JSON.parse((await ticking(event('POST', '/keys', { body: { idempotencyKey: `page-000${i}`, userId: 'usr_frank', name: `k${i}` } }))).body) as { data: { keyId: string } }).data.keyId);
     const page = async (cursor?: string) => {
-      const res = await handler({ ...event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }), queryStringParameters: { limit: '2', ...(cursor ? { cursor } : {}) } });
+      const res = await handler({ ...event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }), queryStringParameters: { limit: '2', ...(cursor ? { cursor } : {}) } });
       expect(res.statusCode).toBe(200);
       return JSON.parse(res.body) as { data: { keyId: string }[]; cursor: string | null };
     };
@@ -212,19 +219,19 @@ describe('the routes of this release', () => {
     }
     expect(seen).toEqual(made);
     for (const [query, field] of [[{ limit: '0' }, 'limit'], [{ limit: 'x' }, 'limit'], [{ cursor: '!!' }, 'cursor'], [{ cursor: 'a2V5' }, 'cursor'], [{ sort: 'x' }, 'sort']] as const) {
-      const res = await handler({ ...event('GET', '/users/{username}/keys', { pathParameters: { username: 'frank' } }), queryStringParameters: query });
+      const res = await handler({ ...event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }), queryStringParameters: query });
       expect([res.statusCode, (JSON.parse(res.body) as { errors: { field: string }[] }).errors[0]!.field]).toEqual([400, field]);
     }
   });
 
-  it('refuses an 11th create of the day for a user with 429 CREATE_LIMIT naming username, whatever was revoked', async () => {
+  it('refuses an 11th create of the day for a user with 429 CREATE_LIMIT naming userId, whatever was revoked', async () => {
     for (let i = 0; i < 10; i++) {
-      const made = await create(`day ${i}`, `daily-00${i}0`, 'dave');
+      const made = await create(`day ${i}`, `daily-00${i}0`, 'usr_dave');
       expect(made.statusCode).toBe(201);
       const { keyId } = (JSON.parse(made.body) as { data: { keyId: string } }).data;
-      expect((await handler(event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'dave', keyId } }))).statusCode).toBe(200);
+      expect((await handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_dave', keyId } }))).statusCode).toBe(200);
     }
-    const res = await create('one more', 'daily-0100', 'dave');
-    expect([res.statusCode, JSON.parse(res.body).code, JSON.parse(res.body).errors[0].field]).toEqual([429, 'CREATE_LIMIT', 'username']);
+    const res = await create('one more', 'daily-0100', 'usr_dave');
+    expect([res.statusCode, JSON.parse(res.body).code, JSON.parse(res.body).errors[0].field]).toEqual([429, 'CREATE_LIMIT', 'userId']);
   });
 });

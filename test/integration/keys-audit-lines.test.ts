@@ -21,27 +21,27 @@ beforeEach(() => {
   ({ handler, lines } = auditedKeyAdmin(stores()));
 });
 
-it('every create, replay, revoke and refusal line names the caller, the username and the key id', async () => {
+it('every create, replay, revoke and refusal line names the caller, the user id and the key id', async () => {
   const made: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const res = await handler(event('POST', '/keys', { body: { idempotencyKey: `audit-${i}-00000`, username: 'frank', name: `k${i}` } }));
+    const res = await handler(event('POST', '/keys', { body: { idempotencyKey: `audit-${i}-00000`, userId: 'usr_frank', name: `k${i}` } }));
     made.push((JSON.parse(res.body) as { data: { keyId: string } }).data.keyId);
   }
   lines.length = 0;
-  const revoke = (keyId: string) => event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } });
+  const revoke = (keyId: string) => event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } });
   // An 11th key (refused), a revoke, a second revoke of it (refused), an idempotency key reused for another name (refused), a replay.
-  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-11-00000', username: 'frank', name: 'eleventh' } }))).statusCode).toBe(409);
+  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-11-00000', userId: 'usr_frank', name: 'eleventh' } }))).statusCode).toBe(409);
   expect((await handler(revoke(made[0]!))).statusCode).toBe(200);
   expect((await handler(revoke(made[0]!))).statusCode).toBe(409);
-  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-1-00000', username: 'frank', name: 'other' } }))).statusCode).toBe(422);
-  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-2-00000', username: 'frank', name: 'k2' } }))).statusCode).toBe(200);
+  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-1-00000', userId: 'usr_frank', name: 'other' } }))).statusCode).toBe(422);
+  expect((await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-2-00000', userId: 'usr_frank', name: 'k2' } }))).statusCode).toBe(200);
 
-  const subjects = lines.map((l) => ({ message: l.message, code: l.fields.code, caller: l.fields.caller, username: l.fields.username, keyId: l.fields.keyId }));
+  const subjects = lines.map((l) => ({ message: l.message, code: l.fields.code, caller: l.fields.caller, userId: l.fields.userId, keyId: l.fields.keyId }));
   expect(subjects).toEqual([
-    { message: 'Key management request refused', code: 'LIMIT_REACHED', caller: CALLER, username: 'frank', keyId: undefined },
-    { message: 'Key revoked', code: undefined, caller: CALLER, username: 'frank', keyId: made[0] },
-    { message: 'Key management request refused', code: 'ALREADY_REVOKED', caller: CALLER, username: 'frank', keyId: made[0] },
-    { message: 'Key management request refused', code: 'IDEMPOTENCY_MISMATCH', caller: CALLER, username: 'frank', keyId: undefined },
-    { message: 'Key create replayed', code: undefined, caller: CALLER, username: 'frank', keyId: made[2] },
+    { message: 'Key management request refused', code: 'LIMIT_REACHED', caller: CALLER, userId: 'usr_frank', keyId: undefined },
+    { message: 'Key revoked', code: undefined, caller: CALLER, userId: 'usr_frank', keyId: made[0] },
+    { message: 'Key management request refused', code: 'ALREADY_REVOKED', caller: CALLER, userId: 'usr_frank', keyId: made[0] },
+    { message: 'Key management request refused', code: 'IDEMPOTENCY_MISMATCH', caller: CALLER, userId: 'usr_frank', keyId: undefined },
+    { message: 'Key create replayed', code: undefined, caller: CALLER, userId: 'usr_frank', keyId: made[2] },
   ]);
 });

@@ -40,8 +40,8 @@ function audited(planKeys?: PlanKeys): { handler: KeyAdminHandler; lines: Logged
 }
 
 const createFor = async (handler: KeyAdminHandler, idempotencyKey: string) =>
-  (JSON.parse((await handler(event('POST', '/keys', { body: { idempotencyKey, username: 'frank', name: 'laptop' } }))).body) as { data: { key: string; keyId: string } }).data;
-const revokeOf = (keyId: string) => event('DELETE', '/users/{username}/keys/{keyId}', { pathParameters: { username: 'frank', keyId } });
+  (JSON.parse((await handler(event('POST', '/keys', { body: { idempotencyKey, userId: 'usr_frank', name: 'laptop' } }))).body) as { data: { key: string; keyId: string } }).data;
+const revokeOf = (keyId: string) => event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } });
 const revokedLines = (lines: LoggedLine[], keyId: string) => lines.filter((l) => l.message === 'Key revoked' && l.fields.keyId === keyId);
 const revokedCounts = (published: PublishedMetrics[]) => published.filter((p) => p.dimensions.operation === 'revoked').length;
 
@@ -83,7 +83,7 @@ it('a revoke that answered 500 (plan key not deleted) has its line and count onc
   expect(await authenticates(store.repository, created.key)).toBe(false);
   expect({ answers: [first, retry], lines: revokedLines(lines, created.keyId).map((l) => l.fields), counted: revokedCounts(published) }).toEqual({
     answers: [500, 409],
-    lines: [expect.objectContaining({ userId: 'usr_frank', username: 'frank', keyId: created.keyId, by: 'revoke', caller: expect.any(String) })],
+    lines: [expect.objectContaining({ userId: 'usr_frank', keyId: created.keyId, by: 'revoke', caller: expect.any(String) })],
     counted: 1,
   });
 });
@@ -125,7 +125,7 @@ it('a revoke that answered 503 (its slot record kept changing) has its line once
 it("a user's deletion puts each of their keys on the record once (a redelivery adds none)", async () => {
   const revoked: RevokedKey[] = [];
   const mgr = new KeyManager(store.client, store.tableName, { clock });
-  const made = await mgr.create({ username: 'alice', name: 'made' });
+  const made = await mgr.create({ userId: 'usr_alice', name: 'made' });
   const applier = new ChangeApplier(store.client, store.tableName, { clock, revokeAudit: (r) => void revoked.push(r) });
   await applier.apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' });
   await applier.apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' });
@@ -136,10 +136,11 @@ it("a user's deletion puts each of their keys on the record once (a redelivery a
   expect(revoked.map((r) => r.keyId)).toContain(made.info.keyId);
 });
 
-it('an audit line names the subject as stored (the user id), not only the username as the caller spelled it', async () => {
+it('an audit line names the subject by user id; a create naming a username is refused, nothing made', async () => {
   const { handler, lines } = audited();
   // Usernames are case-insensitive, mutable and reusable: "FRANK" and "frank" are one subject, and "frank" may be someone else tomorrow.
-  await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-subject-01', username: 'FRANK', name: 'a' } }));
-  await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-subject-02', username: 'frank', name: 'b' } }));
-  expect(lines.filter((l) => l.message === 'Key created').map((l) => l.fields.userId)).toEqual(['usr_frank', 'usr_frank']);
+  const byName = await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-subject-01', username: 'FRANK', name: 'a' } }));
+  await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-subject-02', userId: 'usr_frank', name: 'b' } }));
+  expect(byName.statusCode).toBe(400);
+  expect(lines.filter((l) => l.message === 'Key created').map((l) => l.fields.userId)).toEqual(['usr_frank']);
 });

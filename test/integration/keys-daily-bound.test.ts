@@ -36,23 +36,23 @@ it("a create that started before 00:00 UTC and lands after a create of the new d
   const today = new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-22T00:00:00.100Z') });
   // The user's 10 creates of 2026-11-22, each revoked again (so the 10-key limit is not what stops them).
   for (let i = 0; i < 10; i++) {
-    const { info } = await today.create({ username: 'frank', name: `day2-${i}` });
-    await today.revoke('frank', info.keyId);
+    const { info } = await today.create({ userId: 'usr_frank', name: `day2-${i}` });
+    await today.revoke('usr_frank', info.keyId);
   }
-  expect(await code(today.create({ username: 'frank', name: 'eleventh' }))).toBe('CREATE_LIMIT');
+  expect(await code(today.create({ userId: 'usr_frank', name: 'eleventh' }))).toBe('CREATE_LIMIT');
   // A create whose function read its clock at 23:59:59.900 the day before, and takes its slot now: it counts against the new day.
   const straggler = new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T23:59:59.900Z') });
-  expect(await code(straggler.create({ username: 'frank', name: 'straggler' }))).toBe('CREATE_LIMIT');
-  expect(await code(today.create({ username: 'frank', name: 'twelfth' }))).toBe('CREATE_LIMIT');
+  expect(await code(straggler.create({ userId: 'usr_frank', name: 'straggler' }))).toBe('CREATE_LIMIT');
+  expect(await code(today.create({ userId: 'usr_frank', name: 'twelfth' }))).toBe('CREATE_LIMIT');
   expect(await slotsOf(store.client, store.tableName, 'usr_frank')).toMatchObject({ day: '2026-11-22', created: 10 });
 });
 
 it('a straggler that lands before the new day\'s first create counts against its own day, and the new day starts afresh', async () => {
   const straggler = new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T23:59:59.900Z') });
   const today = new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-22T00:00:00.100Z') });
-  expect(await code(straggler.create({ username: 'frank', name: 'straggler' }))).toBe('ok');
+  expect(await code(straggler.create({ userId: 'usr_frank', name: 'straggler' }))).toBe('ok');
   expect(await slotsOf(store.client, store.tableName, 'usr_frank')).toMatchObject({ day: '2026-11-21', created: 1 });
-  expect(await code(today.create({ username: 'frank', name: 'first of the day' }))).toBe('ok');
+  expect(await code(today.create({ userId: 'usr_frank', name: 'first of the day' }))).toBe('ok');
   expect(await slotsOf(store.client, store.tableName, 'usr_frank')).toMatchObject({ day: '2026-11-22', created: 1 });
 });
 
@@ -61,7 +61,7 @@ it("a user deleted and brought back the same UTC day does not get a second day's
   const mgr = new KeyManager(store.client, store.tableName, { clock });
   const createsUntilRefused = async () => {
     let n = 0;
-    for (; n < 15; n++) if (!(await mgr.create({ username: 'alice', name: `k${n}` }).then(({ info }) => mgr.revoke('alice', info.keyId), () => null))) break;
+    for (; n < 15; n++) if (!(await mgr.create({ userId: 'usr_alice', name: `k${n}` }).then(({ info }) => mgr.revoke('usr_alice', info.keyId), () => null))) break;
     return n;
   };
   const before = await createsUntilRefused();

@@ -87,9 +87,9 @@ describe.each(deletions)("alice's deletion through %s", (_, remove) => {
   it('closes every key of hers at once (seeded and made, guests:read included), deletes their plan keys, and keeps nothing of her but the key ids', async () => {
     const { planKeys, live } = fakePlan();
     const mgr = new KeyManager(store.client, store.tableName, { clock, planKeys });
-    const { key, info } = await mgr.create({ username: 'alice', name: 'Integration for Alice Smith' });
-    const revoked = await mgr.create({ username: 'alice', name: 'Old laptop' });
-    await mgr.revoke('alice', revoked.info.keyId);
+    const { key, info } = await mgr.create({ userId: 'usr_alice', name: 'Integration for Alice Smith' });
+    const revoked = await mgr.create({ userId: 'usr_alice', name: 'Old laptop' });
+    await mgr.revoke('usr_alice', revoked.info.keyId);
     expect(await authenticates(store.repository, key)).toBe(true);
     expect([...live.values()]).toEqual([{ keyId: info.keyId, attached: true }]);
     const hashes = (await mgr.store.records('usr_alice')).map((r) => r.key_hash!);
@@ -100,7 +100,7 @@ describe.each(deletions)("alice's deletion through %s", (_, remove) => {
       createdKey: await authenticates(store.repository, key),
       seededKey: await authenticates(store.repository, KEYS.both),
       seededEventsOnly: await authenticates(store.repository, KEYS.eventsOnly),
-      list: await mgr.listAll('alice').then((l) => `${l.length} keys`, (e: { code?: string }) => e.code),
+      list: await mgr.listAll('usr_alice').then((l) => `${l.length} keys`, (e: { code?: string }) => e.code),
       planKeys: [...live.keys()],
     }).toEqual({ createdKey: false, seededKey: false, seededEventsOnly: false, list: 'UNKNOWN_USER', planKeys: [] });
 
@@ -132,8 +132,8 @@ it('a user brought back by a newer change starts with no keys and can make new o
   await applier.apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' });
   await applier.apply({ type: 'user.upserted', version: 1001, user: { id: 'usr_alice', username: 'alice' } } as never);
   const mgr = new KeyManager(store.client, store.tableName, { clock });
-  expect(await mgr.listAll('alice')).toEqual([]);
-  const { key } = await mgr.create({ username: 'alice', name: 'Fresh start' });
+  expect(await mgr.listAll('usr_alice')).toEqual([]);
+  const { key } = await mgr.create({ userId: 'usr_alice', name: 'Fresh start' });
   expect(await authenticates(store.repository, key)).toBe(true);
   // A slot taken for the user as read at the deleted version: refused.
   expect(await mgr.store.reserve('usr_alice', 'key_stale0000000000000', new Date(T), 1000)).toEqual({ refused: 'USER_GONE' });
@@ -141,7 +141,7 @@ it('a user brought back by a newer change starts with no keys and can make new o
 
 it('a deletion through a table with plan keys and no API Gateway client fails (and is retried), with every key already closed', async () => {
   const { planKeys } = fakePlan();
-  const { key } = await new KeyManager(store.client, store.tableName, { clock, planKeys }).create({ username: 'alice', name: 'AWS key' });
+  const { key } = await new KeyManager(store.client, store.tableName, { clock, planKeys }).create({ userId: 'usr_alice', name: 'AWS key' });
   await expect(new ChangeApplier(store.client, store.tableName, { clock }).apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' })).rejects.toThrow('has an API Gateway plan key');
   expect(await authenticates(store.repository, key)).toBe(false);
   // The redelivery, with the client, finishes it.

@@ -28,12 +28,12 @@ const seeded = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `pk_se
 
 it("raises the user's slots for the seeded keys it adds, so the limit counts them; a second run changes nothing", async () => {
   const mgr = new KeyManager(store.client, store.tableName, { clock });
-  for (let i = 0; i < 8; i++) await mgr.create({ username: 'frank', name: `made ${i}` });
+  for (let i = 0; i < 8; i++) await mgr.create({ userId: 'usr_frank', name: `made ${i}` });
   const file: Dataset = { ...demoDataset(), api_keys: [...(demoDataset().api_keys ?? []), ...seeded(2)] };
   await resync(file);
   for (const { key } of seeded(2)) expect(await authenticates(store.repository, key)).toBe(true);
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(10);
-  await expect(mgr.create({ username: 'frank', name: 'eleventh' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+  await expect(mgr.create({ userId: 'usr_frank', name: 'eleventh' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
   const before = JSON.stringify(await slotsOf(store.client, store.tableName, 'usr_frank'));
   await resync(file);
   expect(JSON.stringify(await slotsOf(store.client, store.tableName, 'usr_frank'))).toBe(before);
@@ -43,7 +43,7 @@ it('leaves a seeded key revoked in the table revoked, holding no slot', async ()
   const file: Dataset = { ...demoDataset(), api_keys: [...(demoDataset().api_keys ?? []), ...seeded(1)] };
   await resync(file);
   const mgr = new KeyManager(store.client, store.tableName, { clock });
-  await mgr.revoke('frank', keyIdFromHash(hashApiKey(seeded(1)[0]!.key)));
+  await mgr.revoke('usr_frank', keyIdFromHash(hashApiKey(seeded(1)[0]!.key)));
   await resync(file);
   expect(await authenticates(store.repository, seeded(1)[0]!.key)).toBe(false);
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(0);
@@ -51,14 +51,14 @@ it('leaves a seeded key revoked in the table revoked, holding no slot', async ()
 
 it('a user a resync removed and a later one brings back may make keys again', async () => {
   const mgr = new KeyManager(store.client, store.tableName, { clock });
-  const { key } = await mgr.create({ username: 'frank', name: 'before' });
+  const { key } = await mgr.create({ userId: 'usr_frank', name: 'before' });
   const d = demoDataset();
   const without: Dataset = { ...d, users: d.users.filter((u) => u.id !== 'usr_frank'), events: d.events.filter((e) => e.creator_id !== 'usr_frank'), rsvps: (d.rsvps ?? []).filter((r) => r.user_id !== 'usr_frank' && d.events.find((e) => e.id === r.event_id)?.creator_id !== 'usr_frank'), api_keys: (d.api_keys ?? []).filter((k) => k.user_id !== 'usr_frank') };
   await resync(without);
   expect(await authenticates(store.repository, key)).toBe(false);
-  await expect(mgr.create({ username: 'frank', name: 'while gone' })).rejects.toMatchObject({ code: 'UNKNOWN_USER' });
+  await expect(mgr.create({ userId: 'usr_frank', name: 'while gone' })).rejects.toMatchObject({ code: 'UNKNOWN_USER' });
   await resync(d);
-  expect(await mgr.listAll('frank')).toEqual([]);
-  const again = await mgr.create({ username: 'frank', name: 'after' });
+  expect(await mgr.listAll('usr_frank')).toEqual([]);
+  const again = await mgr.create({ userId: 'usr_frank', name: 'after' });
   expect(await authenticates(store.repository, again.key)).toBe(true);
 });

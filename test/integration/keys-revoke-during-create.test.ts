@@ -55,23 +55,23 @@ it('a key revoked (200) while its create is in flight never authenticates; the c
   const mgr = new KeyManager(store.client, store.tableName, { clock: fixedClock(T), random: seededRandom('race-1') });
   const [key] = keysOf('race-1', 1);
   const gate = pauseApiKeyPut(store);
-  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000001', username: 'frank', name: 'new key' }));
+  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000001', userId: 'usr_frank', name: 'new key' }));
   await gate.atPut;
   // The web product lists the user's keys: the new key is already there, active.
-  const [listed] = await mgr.listAll('frank');
+  const [listed] = await mgr.listAll('usr_frank');
   expect(listed).toMatchObject({ name: 'new key', revoked: false });
   // The key the test will try is the one this create made.
   expect((await mgr.store.record('usr_frank', listed!.keyId))?.key_hash).toBe(hashApiKey(key!));
   // The user clicks "revoke" on it: 200, revoked.
-  expect(await mgr.revoke('frank', listed!.keyId)).toMatchObject({ revoked: true });
+  expect(await mgr.revoke('usr_frank', listed!.keyId)).toMatchObject({ revoked: true });
   gate.release();
   expect(await creating).toBe('REVOKED_WHILE_CREATING');
 
-  expect((await mgr.listAll('frank'))[0]).toMatchObject({ revoked: true });
+  expect((await mgr.listAll('usr_frank'))[0]).toMatchObject({ revoked: true });
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(0);
   expect(await authenticates(store.repository, key!)).toBe(false);
   // A retry of the create answers the key it made (revoked), never a second key.
-  expect(await mgr.createOnce({ idempotencyKey: 'race-0000001', username: 'frank', name: 'new key' })).toMatchObject({ created: false, info: { keyId: listed!.keyId, revoked: true } });
+  expect(await mgr.createOnce({ idempotencyKey: 'race-0000001', userId: 'usr_frank', name: 'new key' })).toMatchObject({ created: false, info: { keyId: listed!.keyId, revoked: true } });
 });
 
 it('with a usage plan (AWS): a revoke whose plan-key delete failed is not answered as done, yet the key never authenticates; its retry deletes the plan key', async () => {
@@ -88,17 +88,17 @@ it('with a usage plan (AWS): a revoke whose plan-key delete failed is not answer
   const mgr = new KeyManager(store.client, store.tableName, { clock: fixedClock(T), planKeys, random: seededRandom('race-2') });
   const [key] = keysOf('race-2', 1, { planKeys: true });
   const gate = pauseApiKeyPut(store);
-  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000002', username: 'frank', name: 'aws key' }));
+  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000002', userId: 'usr_frank', name: 'aws key' }));
   await gate.atPut;
-  const [listed] = await mgr.listAll('frank');
+  const [listed] = await mgr.listAll('usr_frank');
   expect((await mgr.store.record('usr_frank', listed!.keyId))?.key_hash).toBe(hashApiKey(key!));
   // The key is revoked at the authorizer before the plan key is touched; the failure is reported (a 500 the web product retries).
-  await expect(mgr.revoke('frank', listed!.keyId)).rejects.toThrow('Too Many Requests');
+  await expect(mgr.revoke('usr_frank', listed!.keyId)).rejects.toThrow('Too Many Requests');
   gate.release();
   expect(await creating).toBe('REVOKED_WHILE_CREATING');
   expect(await authenticates(store.repository, key!)).toBe(false);
   apiGatewayDown = false;
-  expect(await refusalOf(mgr.revoke('frank', listed!.keyId))).toBe('ALREADY_REVOKED');
+  expect(await refusalOf(mgr.revoke('usr_frank', listed!.keyId))).toBe('ALREADY_REVOKED');
   expect([...plan.keys()]).toEqual([]);
 });
 
@@ -106,14 +106,14 @@ it('the same race does not free a slot the key still holds: never more than 10 k
   const mgr = new KeyManager(store.client, store.tableName, { clock: fixedClock(T), random: seededRandom('race-3'), maxCreatesPerDay: 100 });
   const made = keysOf('race-3', 11);
   const gate = pauseApiKeyPut(store);
-  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000003', username: 'frank', name: 'ghost' }));
+  const creating = refusalOf(mgr.createOnce({ idempotencyKey: 'race-0000003', userId: 'usr_frank', name: 'ghost' }));
   await gate.atPut;
-  const [listed] = await mgr.listAll('frank');
-  await mgr.revoke('frank', listed!.keyId);
+  const [listed] = await mgr.listAll('usr_frank');
+  await mgr.revoke('usr_frank', listed!.keyId);
   gate.release();
   await creating;
-  for (let i = 0; i < 10; i++) await mgr.createOnce({ idempotencyKey: `more-000000${i}`, username: 'frank', name: `k${i}` });
-  await expect(mgr.create({ username: 'frank', name: 'eleventh' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+  for (let i = 0; i < 10; i++) await mgr.createOnce({ idempotencyKey: `more-000000${i}`, userId: 'usr_frank', name: `k${i}` });
+  await expect(mgr.create({ userId: 'usr_frank', name: 'eleventh' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
   const authenticating = (await Promise.all(made.map((k) => authenticates(store.repository, k)))).filter(Boolean).length;
   expect(authenticating).toBe(10);
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(10);

@@ -3,13 +3,16 @@
  * (test/support/key-schedules.ts): create, revoke and a user's deletion, in
  * pairs and triples, on the local store (no plan keys) and with API
  * Gateway's plan keys (AWS), and two creates whose clocks straddle 00:00 UTC
- * (each actor reads its own clock), each call of each operation crashing, failing
+ * (each actor reads its own clock), and creates and revokes with two renames
+ * around them in every order (a name moving from one user to another
+ * mid-operation: keys belong to user ids), each call of each operation crashing, failing
  * without landing, or landing and losing its answer, the operation retried
  * until it gets a definitive answer. The rules are checked after every write
  * and at the end (the file comment there).
  *
  * Depth (SCHEDULES_DEPTH, as for the write side's explorations):
- * - `default` (npm test) and `quick`: every pair and the local triple, every
+ * - `default` (npm test) and `quick`: every pair, the local triple and the
+ *   renames (fault-free: a rename writes no key item), every
  *   interleaving without a fault (every order of conflicting calls); and
  *   every single fault (a crash after each write, a lost answer of each
  *   write, a failure of each call) of each operation, with the others run
@@ -27,9 +30,11 @@ import { startInProcessDynalite, type InProcessStore } from '../support/in-proce
 import {
   KeyExplorer,
   createActor,
+  createByNameActor,
   deleteActor,
   exploreAll,
   firstKeyIdOf,
+  renameActor,
   revokeActor,
   type Exploration,
   type Fault,
@@ -59,11 +64,11 @@ const users = [
 const empty: Dataset = { users, events: [], rsvps: [] };
 const withKey: Dataset = { users, events: [], rsvps: [], api_keys: [{ key: SEEDED, user_id: 'usr_frank', name: 'seeded' }] };
 
-const create = (name: string, opts: Parameters<typeof createActor>[3] = {}) => createActor(name, 'frank', 'usr_frank', opts);
+const create = (name: string, opts: Parameters<typeof createActor>[2] = {}) => createActor(name, 'usr_frank', opts);
 /** A create whose function read its clock just before 00:00 UTC, and one that read it just after (one create a day, so a reset shows). */
 const beforeMidnight = (name: string) => create(name, { clockAt: '2026-11-21T23:59:59.900Z', maxCreatesPerDay: 1 });
 const afterMidnight = (name: string) => create(name, { clockAt: '2026-11-22T00:00:00.100Z', maxCreatesPerDay: 1 });
-const revokeOf = (name: string, keyId: () => string) => revokeActor(name, 'frank', 'usr_frank', keyId);
+const revokeOf = (name: string, keyId: () => string) => revokeActor(name, 'usr_frank', keyId);
 const deletion = deleteActor('d', 'usr_frank', 1000);
 
 const pairs: Scenario[] = [
@@ -82,6 +87,20 @@ const triples: Scenario[] = [
   { name: "create ‖ revoke of its key ‖ its user's deletion (AWS)", aws: true, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c')), deletion] },
   { name: 'create ‖ create for the last slot ‖ revoke of the first (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 }), revokeOf('r', () => firstKeyIdOf('c1'))] },
 ];
+
+/**
+ * Two renames in the source's order dave -> dave2, then frank -> dave, arriving in any order (frank's first: two live
+ * users are "dave" for a while): issue 45's k3. Around a create and a revoke by user id, and a create by username.
+ */
+const renaming: Dataset = { users: [...users.slice(0, 1), { id: 'usr_dave', username: 'dave' }], events: [], rsvps: [] };
+const renamingWithKey: Dataset = { ...renaming, api_keys: [{ key: SEEDED, user_id: 'usr_frank', name: 'seeded' }] };
+const renames = () => [renameActor('n1', 'usr_dave', 'dave2', 2), renameActor('n2', 'usr_frank', 'dave', 2)];
+const renamed: Scenario[] = [
+  { name: "create for frank's id ‖ dave -> dave2 ‖ frank -> dave (local)", aws: false, dataset: renaming, actors: [create('c'), ...renames()] },
+  { name: "revoke of frank's key by his id ‖ dave -> dave2 ‖ frank -> dave (local)", aws: false, dataset: renamingWithKey, actors: [revokeOf('r', () => seededId), ...renames()] },
+];
+const byName: Scenario = { name: 'create by the username "dave" (the CLI) ‖ dave -> dave2 ‖ frank -> dave (local)', aws: false, dataset: renaming, actors: [createByNameActor('c', 'dave', 'usr_dave'), ...renames()] };
+renamed.push(byName);
 
 const KINDS: FaultKind[] = ['crash', 'lost', 'fail'];
 
@@ -144,5 +163,27 @@ describe.each(triples.filter((s) => deepish || !s.aws).map((s) => [s.name, s] as
     const clean = await exploreAll(explorer, s, [], 200_000);
     report(s.name, { 'interleavings without a fault': clean.schedules });
     expect(clean.violations.slice(0, 3)).toEqual([]);
+  }, TIMEOUT);
+});
+
+// A rename writes no key item, so its own faults are the change path's (its explorations); here, every order of it
+// around a key operation, and each single fault of the key operation with the renames run whole before or after it.
+describe.each(renamed.map((s) => [s.name, s] as const))('%s', (_, s) => {
+  it("keeps every rule in every interleaving, and with each fault of the key operation: the key is the id's it was made for", async () => {
+    const clean = await exploreAll(explorer, s, []);
+    expect(clean.violations.slice(0, 3)).toEqual([]);
+    // The CLI's create has no idempotency key (an operator reruns it): no faults for it.
+    const faults = s === byName ? [] : singleFaults(clean.maxCalls).filter((f) => f.actor === 0);
+    let faulted = 0;
+    const violations: Exploration['violations'] = [];
+    for (const fault of faults) {
+      const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
+      faulted += r.schedules;
+      violations.push(...r.violations);
+    }
+    report(s.name, { 'interleavings without a fault': clean.schedules, [`schedules with one of ${faults.length} faults`]: faulted, 'different answers': clean.answers.size });
+    expect(violations.slice(0, 3)).toEqual([]);
+    // The create by username meets the name held by two live users in some order, and refuses it there.
+    if (s === byName) expect([...clean.answers].filter((a) => a.startsWith('AMBIGUOUS_USER'))).not.toEqual([]);
   }, TIMEOUT);
 });

@@ -43,15 +43,15 @@ it('10 revokes interrupted before giving the slot back, each retried: the slots 
   const mgr = new KeyManager(store.client, store.tableName, { clock: () => new Date('2026-11-21T12:00:00.000Z'), maxCreatesPerDay: 100 });
   const fault = failNextSlotWrite(store);
   for (let i = 0; i < 10; i++) {
-    const { info } = await mgr.create({ username: 'frank', name: `k${i}` });
+    const { info } = await mgr.create({ userId: 'usr_frank', name: `k${i}` });
     fault.armed = true;
-    await expect(mgr.revoke('frank', info.keyId)).rejects.toThrow('Throughput exceeds');
+    await expect(mgr.revoke('usr_frank', info.keyId)).rejects.toThrow('Throughput exceeds');
     // The web product retries, as documented: "already revoked", and the slot given back this time.
-    await expect(mgr.revoke('frank', info.keyId)).rejects.toMatchObject({ code: 'ALREADY_REVOKED' });
+    await expect(mgr.revoke('usr_frank', info.keyId)).rejects.toMatchObject({ code: 'ALREADY_REVOKED' });
   }
   expect(fault.failed).toBe(10);
-  expect((await mgr.listAll('frank')).filter((k) => !k.revoked)).toHaveLength(0);
-  expect({ active: (await slotsOf(store.client, store.tableName, 'usr_frank'))?.active, create: await mgr.create({ username: 'frank', name: 'new' }).then(() => 'ok', (e: { code?: string }) => e.code) }).toEqual({
+  expect((await mgr.listAll('usr_frank')).filter((k) => !k.revoked)).toHaveLength(0);
+  expect({ active: (await slotsOf(store.client, store.tableName, 'usr_frank'))?.active, create: await mgr.create({ userId: 'usr_frank', name: 'new' }).then(() => 'ok', (e: { code?: string }) => e.code) }).toEqual({
     active: 0,
     create: 'ok',
   });
@@ -61,19 +61,19 @@ it("a create's clean-up that cannot give its slot back: the slot is reclaimed on
   let now = Date.parse('2026-11-21T12:00:00.000Z');
   const failing: PlanKeys = { create: async () => Promise.reject(new Error('API Gateway is down')), attach: async () => undefined, remove: async () => undefined };
   const mgr = (planKeys?: PlanKeys) => new KeyManager(store.client, store.tableName, { clock: () => new Date(now), planKeys, maxCreatesPerDay: 100 });
-  for (let i = 0; i < 9; i++) await mgr().create({ username: 'frank', name: `k${i}` });
+  for (let i = 0; i < 9; i++) await mgr().create({ userId: 'usr_frank', name: `k${i}` });
   const fault = failNextSlotWrite(store);
   // The plan key fails; the clean-up revokes the key, then cannot give the slot back (the slot's first write, taking it, goes through).
   fault.armed = true;
   fault.skip = 1;
-  await expect(mgr(failing).create({ username: 'frank', name: 'half made' })).rejects.toThrow('API Gateway is down');
+  await expect(mgr(failing).create({ userId: 'usr_frank', name: 'half made' })).rejects.toThrow('API Gateway is down');
   expect(fault.failed).toBe(1);
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(10);
   // Within a minute its create might still be running: the limit holds.
-  await expect(mgr().create({ username: 'frank', name: 'too soon' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+  await expect(mgr().create({ userId: 'usr_frank', name: 'too soon' })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
   // Past it, the create at the limit checks the stale slots first: the dead create's is reclaimed, the nine usable keys keep theirs.
   now += STALE_CREATE_MS;
-  await expect(mgr().create({ username: 'frank', name: 'tenth' })).resolves.toMatchObject({ info: { name: 'tenth' } });
+  await expect(mgr().create({ userId: 'usr_frank', name: 'tenth' })).resolves.toMatchObject({ info: { name: 'tenth' } });
   expect((await slotsOf(store.client, store.tableName, 'usr_frank'))?.active).toBe(10);
-  expect((await mgr().listAll('frank')).filter((k) => !k.revoked).map((k) => k.name).sort()).toEqual([...Array.from({ length: 9 }, (_, i) => `k${i}`), 'tenth']);
+  expect((await mgr().listAll('usr_frank')).filter((k) => !k.revoked).map((k) => k.name).sort()).toEqual([...Array.from({ length: 9 }, (_, i) => `k${i}`), 'tenth']);
 });

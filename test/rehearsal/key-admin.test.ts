@@ -50,7 +50,7 @@ const publicGet = (key: string) => {
 describe('the key-management API, rehearsed: API Gateway refuses what IAM refuses, before the function runs', () => {
   it('an unsigned create is 403 MISSING_AUTHENTICATION_TOKEN, and nothing runs', async () => {
     const invoked = rehearsal.invocations.length;
-    const res = await fetch(`${base}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: 'unsigned-0001', username: 'frank', name: 'x' }) });
+    const res = await fetch(`${base}/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idempotencyKey: 'unsigned-0001', userId: 'usr_frank', name: 'x' }) });
     expect([res.status, res.headers.get('x-amzn-errortype'), await res.json()]).toEqual([403, 'MISSING_AUTHENTICATION_TOKEN', { message: 'Missing Authentication Token' }]);
     expect(rehearsal.invocations.length).toBe(invoked);
   });
@@ -61,7 +61,7 @@ describe('the key-management API, rehearsed: API Gateway refuses what IAM refuse
   ])('a create signed with %s is 403 INVALID_SIGNATURE, and nothing runs', async (_case, credentials, message) => {
     const invoked = rehearsal.invocations.length;
     const wrong = new KeyAdminClient({ baseUrl: base, region: REGION, credentials });
-    const e = await refusal(wrong.create({ idempotencyKey: 'wrongly-signed-0001', username: 'frank', name: 'x' }));
+    const e = await refusal(wrong.create({ idempotencyKey: 'wrongly-signed-0001', userId: 'usr_frank', name: 'x' }));
     expect([e.status, e.message]).toEqual([403, expect.stringMatching(message)]);
     expect(rehearsal.invocations.length).toBe(invoked);
     expect(rehearsal.apiKeys.list()).toEqual([]);
@@ -70,7 +70,7 @@ describe('the key-management API, rehearsed: API Gateway refuses what IAM refuse
   it('a request signed for a path of the API but altered after signing is 403', async () => {
     const fetchAltered: typeof fetch = (input, init) => fetch(String(input).replace('/users/frank/', '/users/alice/'), init);
     const altered = new KeyAdminClient({ baseUrl: base, region: REGION, credentials: rehearsal.webProduct, fetch: fetchAltered });
-    expect((await refusal(altered.list('frank'))).status).toBe(403);
+    expect((await refusal(altered.list('usr_frank'))).status).toBe(403);
   });
 });
 
@@ -78,7 +78,7 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   let created: CreatedKey;
 
   it('creates a key whose API Gateway key is tagged with the usage plan and attached to it; the key works on the Public API at once', async () => {
-    const answer = await admin.create({ idempotencyKey: 'rehearsal-create-0001', username: 'frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
+    const answer = await admin.create({ idempotencyKey: 'rehearsal-create-0001', userId: 'usr_frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
     expect(answer.replayed).toBe(false);
     created = answer as CreatedKey;
     expect(created.key).toMatch(/^pk_/);
@@ -90,7 +90,7 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 
   it('a retried create (same idempotency key) answers the same key id without the key, and makes no second API key', async () => {
-    const again = await admin.create({ idempotencyKey: 'rehearsal-create-0001', username: 'frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
+    const again = await admin.create({ idempotencyKey: 'rehearsal-create-0001', userId: 'usr_frank', name: 'Website', scopes: ['events:read', 'guests:read'] });
     expect(again).toMatchObject({ keyId: created.keyId, replayed: true });
     expect(again).not.toHaveProperty('key');
     expect(rehearsal.apiKeys.list()).toHaveLength(1);
@@ -104,11 +104,11 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 
   it('revoke is immediate: the next Public request with the key is 401, and its API Gateway key is gone', async () => {
-    const revoked = await admin.revoke('frank', created.keyId);
+    const revoked = await admin.revoke('usr_frank', created.keyId);
     expect(revoked).toMatchObject({ keyId: created.keyId, revoked: true });
     expect((await publicGet(created.key)).status).toBe(401);
     expect(rehearsal.apiKeys.list()).toEqual([]);
-    const e = await refusal(admin.revoke('frank', created.keyId));
+    const e = await refusal(admin.revoke('usr_frank', created.keyId));
     expect([e.status, e.field, e.code]).toEqual([409, 'keyId', 'ALREADY_REVOKED']);
   });
 
@@ -153,7 +153,7 @@ describe("the roles that may delete this stack's API Gateway keys, evaluated as 
 
 describe("a user's deletion through the rehearsed ingest", () => {
   it("closes the user's keys at once: 401 on the Public API, the API Gateway key deleted by the ingest's role, nothing denied", async () => {
-    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', username: 'eve-series', name: 'Before deletion' })) as CreatedKey;
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', userId: 'usr_eve', name: 'Before deletion' })) as CreatedKey;
     expect((await publicGet(made.key)).status).toBe(200);
     expect(rehearsal.apiKeys.list()).toHaveLength(1);
     const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
@@ -161,7 +161,7 @@ describe("a user's deletion through the rehearsed ingest", () => {
     expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
     expect((await publicGet(made.key)).status).toBe(401);
     expect(rehearsal.apiKeys.list()).toEqual([]);
-    expect((await refusal(admin.list('eve-series'))).code).toBe('UNKNOWN_USER');
+    expect((await refusal(admin.list('usr_eve'))).code).toBe('UNKNOWN_USER');
     const ingestCalls = rehearsal.endpoint.calls.filter((c) => c.fn.startsWith('IngestFunction') && c.action.startsWith('apigateway:'));
     expect(ingestCalls.map((c) => [c.action, c.allowed])).toEqual([['apigateway:DELETE', true]]);
     expect(rehearsal.problems()).toEqual([]);
@@ -184,7 +184,7 @@ describe("the API's resource policy, rehearsed: only the role keyAdminCallers na
     const api = other.apis.find((a) => a.id.startsWith('KeyAdminApi'))!;
     const client = new KeyAdminClient({ baseUrl: `${api.url}${KEY_ADMIN_BASE_PATH}`, region: REGION, credentials: other.webProduct });
     const invoked = other.invocations.length;
-    const e = await refusal(client.create({ idempotencyKey: 'elsewhere-0001', username: 'frank', name: 'x' }));
+    const e = await refusal(client.create({ idempotencyKey: 'elsewhere-0001', userId: 'usr_frank', name: 'x' }));
     expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke/)]);
     expect(other.invocations.length).toBe(invoked);
   });
@@ -213,12 +213,12 @@ describe('the same stack with a narrower grant and a statement removed from the 
   afterAll(async () => narrowed?.close());
 
   it('a validly signed request outside the grant is 403 ACCESS_DENIED naming execute-api:Invoke and the method ARN', async () => {
-    const e = await refusal(narrowedAdmin.list('frank'));
+    const e = await refusal(narrowedAdmin.list('usr_frank'));
     expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/staging\/GET\/admin\/v1\/users\/frank\/keys$/)]);
   });
 
   it('without the attach statement, a create fails, the denial is named, and the compensation leaves no API key behind', async () => {
-    const e = await refusal(narrowedAdmin.create({ idempotencyKey: 'narrowed-create-0001', username: 'frank', name: 'Website' }));
+    const e = await refusal(narrowedAdmin.create({ idempotencyKey: 'narrowed-create-0001', userId: 'usr_frank', name: 'Website' }));
     expect(e.status).toBe(500);
     // The same denial may be recorded twice: the function's SDK may retry the refused call once (a retry after it
     // corrects its clock offset from the answer's Date, the rehearsal pinning the functions' clock to the test's day).

@@ -6,6 +6,12 @@
  * Gateway's plan keys modelled by the rehearsal's in-memory key store
  * (local/rehearsal/api-keys.ts) behind the real ApiGatewayPlanKeys.
  *
+ * Keys belong to user ids (PRODUCT P3): creates and revokes name their user
+ * by id, and a rename (a `user.upserted` with another username, through the
+ * real applier) may run around them in any order, a name moving from one
+ * user to another mid-operation; a create by username (the operator CLI's)
+ * resolves the name among the live users first.
+ *
  * Each operation is an actor whose every call (DynamoDB or API Gateway)
  * waits for a turn; only one call is in flight at a time, and the explorer
  * decides whose call goes next. It explores every order of the calls that
@@ -39,7 +45,9 @@
  * the day (a deletion keeps it too: issue 45); at the end the slots are
  * exactly the usable keys, the plan keys in the
  * plan are exactly theirs, every key a create answered with still works
- * unless revoked, and no create request is left pending.
+ * unless revoked, and belongs to the user id the create answered for (its
+ * authorizer item and its record are that user's, whatever was renamed
+ * meanwhile), and no create request is left pending.
  */
 import { CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -79,6 +87,8 @@ export interface Answer {
   outcome: string;
   keyId?: string;
   key?: string;
+  /** The user a create answered for (a create by username: the one it resolved). */
+  userId?: string;
 }
 
 export interface AttemptContext {
@@ -135,27 +145,62 @@ async function answerOf(work: () => Promise<Answer>): Promise<Answer> {
 }
 
 /** A create with an idempotency key (its own, or `idempotencyKey`: two actors with one are a request and its retry racing). */
-export function createActor(name: string, username: string, userId: string, opts: { maxActive?: number; maxCreatesPerDay?: number; idempotencyKey?: string; clockAt?: string } = {}): ActorSpec {
+export function createActor(name: string, userId: string, opts: { maxActive?: number; maxCreatesPerDay?: number; idempotencyKey?: string; clockAt?: string } = {}): ActorSpec {
   return {
     name,
     userId,
     ...(opts.clockAt ? { clockAt: opts.clockAt } : {}),
     attempt: (ctx) =>
       answerOf(async () => {
-        const r = await managerOf(ctx, opts).createOnce({ idempotencyKey: opts.idempotencyKey ?? `idem-${name}-0001`, username, name: opts.idempotencyKey ? 'same request' : `key of ${name}` });
-        return r.created ? { definitive: true, outcome: 'created', keyId: r.info.keyId, key: r.key } : { definitive: true, outcome: 'replayed', keyId: r.info.keyId };
+        const r = await managerOf(ctx, opts).createOnce({ idempotencyKey: opts.idempotencyKey ?? `idem-${name}-0001`, userId, name: opts.idempotencyKey ? 'same request' : `key of ${name}` });
+        return r.created ? { definitive: true, outcome: 'created', keyId: r.info.keyId, key: r.key, userId: r.userId } : { definitive: true, outcome: 'replayed', keyId: r.info.keyId, userId: r.userId };
       }),
   };
 }
 
-export function revokeActor(name: string, username: string, userId: string, keyId: () => string): ActorSpec {
+/**
+ * A create by username, as the operator CLI makes it: the name resolved to
+ * the one live user holding it (or refused: ambiguous, unknown), then a
+ * create for that id (no idempotency key: an operator reruns the command,
+ * so it is explored without faults). `userId`: the user the rules watch (the name's holder
+ * at the start); the key's owner is the id the create answered for.
+ */
+export function createByNameActor(name: string, username: string, userId: string): ActorSpec {
+  return {
+    name,
+    userId,
+    attempt: (ctx) =>
+      answerOf(async () => {
+        const manager = managerOf(ctx, {});
+        const owner = await manager.resolveUsername(username);
+        const r = await manager.create({ userId: owner, name: `key of ${name}` });
+        return { definitive: true, outcome: 'created', keyId: r.info.keyId, key: r.key, userId: owner };
+      }),
+  };
+}
+
+/** A rename: the source's `user.upserted` of the user with another username, through the real applier. */
+export function renameActor(name: string, userId: string, username: string, version: number): ActorSpec {
+  return {
+    name,
+    userId,
+    attempt: (ctx) =>
+      answerOf(async () => {
+        const applier = new ChangeApplier(ctx.client, ctx.tableName, { clock: ctx.clock, fanOutConcurrency: 1 });
+        const r = await applier.apply({ type: 'user.upserted', version, user: { id: userId, username } });
+        return { definitive: true, outcome: r.result };
+      }),
+  };
+}
+
+export function revokeActor(name: string, userId: string, keyId: () => string): ActorSpec {
   return {
     name,
     userId,
     revokes: keyId,
     attempt: (ctx) =>
       answerOf(async () => {
-        const info = await managerOf(ctx, {}).revoke(username, keyId());
+        const info = await managerOf(ctx, {}).revoke(userId, keyId());
         return { definitive: true, outcome: 'revoked', keyId: info.keyId };
       }).then((a) => (a.outcome === 'ALREADY_REVOKED' ? { ...a, outcome: 'already' } : a)),
   };
@@ -553,10 +598,16 @@ export class KeyExplorer {
     for (const a of actors) {
       for (const answer of a.answers) {
         if (answer.outcome !== 'created' || !answer.key) continue;
-        const expectUsable = !revokedIds.has(answer.keyId!) && !deletedUsers.has(a.spec.userId);
+        const owner = answer.userId ?? a.spec.userId;
+        const expectUsable = !revokedIds.has(answer.keyId!) && !deletedUsers.has(owner);
         const item = snap.items.get(`APIKEY#${hashApiKey(answer.key)}|APIKEY`) as ApiKeyItem | undefined;
         const isUsable = item !== undefined && !item.revoked;
         if (expectUsable !== isUsable) violations.push(`at the end: ${a.spec.name}'s created key ${answer.keyId} is ${isUsable ? '' : 'not '}usable`);
+        // The key is the user's it was made for, whoever holds which name now: its holder sees it and can revoke it.
+        const record = snap.items.get(`USERKEYS#${owner}|KEY#${answer.keyId}`) as KeyRecordItem | undefined;
+        if (isUsable && (item.user_id !== owner || record?.key_hash !== hashApiKey(answer.key))) {
+          violations.push(`at the end: ${a.spec.name}'s key ${answer.keyId}, made for ${owner}, is ${item.user_id}'s${record ? '' : ` and not in ${owner}'s records`}`);
+        }
       }
     }
     if (s.aws) {
