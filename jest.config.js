@@ -54,6 +54,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/schedules-triples-deletions.exhaustive.test.ts',
   '<rootDir>/test/integration/store-differences.test.ts',
   '<rootDir>/test/integration/feed-failed-writes.test.ts',
+  '<rootDir>/test/integration/feed-note-carry.test.ts',
+  '<rootDir>/test/integration/resync-member-gen.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',
   '<rootDir>/test/integration/guest-shards.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).

@@ -17,6 +17,8 @@
  */
 import { changeSubject, parseChangeLine, type Change } from '../lambdas/core/changes.js';
 import type { ApplyResult, ChangeApplier } from '../lambdas/store/applier.js';
+import { WAITING_RECEIVES, throttleVisibility } from '../lambdas/core/retry-backoff.js';
+import { isThrottle } from '../lambdas/store/throttling.js';
 
 export interface ChangeFileReport {
   applied: number;
@@ -28,7 +30,19 @@ export interface ChangeFileReport {
   /** One line per stale change (not an error, but named so a reader can find it): `line 6: stale, event evt_x already at version 4`. */
   staleLines: string[];
   writes: number;
+  /** Deliveries of a line again after it failed on a throttle (a partition past its limit after the SDK's retries). */
+  throttledRetries: number;
 }
+
+/** How a line that failed on a throttle waits before it is applied again: the ingest's backoff, a sleep injectable for tests. */
+export interface ThrottleRetry {
+  sleep: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** Deliveries of one line at most (the ingest queue's maxReceiveCount); past them its error is the file's. */
+  attempts?: number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * What a line writes (its entity) and reads (the entities it refers to),
@@ -77,9 +91,27 @@ function slots(n: number): <T>(task: () => Promise<T>) => Promise<T> {
  * `applier`: a fresh applier for each line (an applier counts one change's
  * writes at a time). `concurrency`: lines applied at once (file comment).
  */
-export async function applyChangeFile(applier: () => Pick<ChangeApplier, 'apply'>, text: string, concurrency = 1): Promise<ChangeFileReport> {
+export async function applyChangeFile(applier: () => Pick<ChangeApplier, 'apply'>, text: string, concurrency = 1, throttle: ThrottleRetry = { sleep: realSleep }): Promise<ChangeFileReport> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a whole number of at least 1, not ${concurrency}`);
-  const report: ChangeFileReport = { applied: 0, stale: 0, waiting: 0, invalid: 0, problems: [], staleLines: [], writes: 0 };
+  const report: ChangeFileReport = { applied: 0, stale: 0, waiting: 0, invalid: 0, problems: [], staleLines: [], writes: 0, throttledRetries: 0 };
+  // A line refused on a throttle is applied again after the ingest's backoff, as SQS would deliver it again; the lines
+  // that depend on it wait for it (below), so file order holds. Its slot is given back while it waits.
+  const attempts = throttle.attempts ?? WAITING_RECEIVES;
+  const applyWithBackoff = async (change: Change): Promise<ApplyResult> => {
+    for (let n = 1; ; n++) {
+      try {
+        const outcome = await run(() => applier().apply(change));
+        // Its own refused attempt may have landed its source before the throttle: "stale at its own version" is this
+        // line applied, finished by this attempt (lines touching the same entity never run at once).
+        if (n > 1 && outcome.result === 'stale' && outcome.storedVersion === change.version) return { result: 'applied', writes: outcome.writes, derivations: outcome.derivations };
+        return outcome;
+      } catch (error) {
+        if (!isThrottle(error) || n >= attempts) throw error;
+        report.throttledRetries++;
+        await throttle.sleep(throttleVisibility(n, throttle.random) * 1000);
+      }
+    }
+  };
   const lines = text.split(/\r?\n/);
   const problems: [number, string][] = [];
   const staleLines: [number, string][] = [];
@@ -103,7 +135,7 @@ export async function applyChangeFile(applier: () => Pick<ChangeApplier, 'apply'
     const { change } = parsed;
     const { writes, reads, barrier: isBarrier } = lineKeys(change);
     const after = isBarrier ? [barrier, ...since] : [barrier, ...reads.map((k) => writer.get(k)), ...writes.flatMap((k) => [writer.get(k), ...(readers.get(k) ?? [])])];
-    const done: Promise<ApplyResult> = Promise.all(after).then(() => run(() => applier().apply(change)));
+    const done: Promise<ApplyResult> = Promise.all(after).then(() => applyWithBackoff(change));
     // Its failure is the file's (thrown below); the lines that wait for it only need it finished.
     const finished = done.then(
       () => undefined,
@@ -151,7 +183,10 @@ export async function applyChangeFile(applier: () => Pick<ChangeApplier, 'apply'
 export const exitStatus = (r: ChangeFileReport): 0 | 1 => (r.waiting === 0 && r.invalid === 0 ? 0 : 1);
 
 export function formatReport(r: ChangeFileReport): string {
-  return [`applied: ${r.applied}`, `stale: ${r.stale}`, `waiting: ${r.waiting}`, `invalid: ${r.invalid}`].join('\n');
+  const lines = [`applied: ${r.applied}`, `stale: ${r.stale}`, `waiting: ${r.waiting}`, `invalid: ${r.invalid}`];
+  // Said only when it happened: a throttle outlasted the SDK's retries and lines were applied again after a backoff.
+  if (r.throttledRetries) lines.push(`throttled, applied again after a backoff: ${r.throttledRetries}`);
+  return lines.join('\n');
 }
 
 /** The summary's first line: what was applied, said as it is (nothing, when nothing was). */

@@ -23,7 +23,10 @@
  * The feed note of a live item is never cleared by a write of its own: it is
  * owed only while the source item whose settle wrote it is still `pending`,
  * and a settle of such a source re-derives the unit and appends every note it
- * meets again (`recovering`, `finishNote`).
+ * meets again (`recovering`, `finishNote`). A version that moves its tally
+ * entry (every event item that leaves a scope does) writes its whole note
+ * and clears it with its tally note, so a live note that stays names only
+ * scopes its item shows.
  */
 import type { Clock } from '../core/clock.js';
 import { keyOf, noteOf, withoutNote, isFedKey, isListedKey } from './derivation-plan.js';
@@ -110,7 +113,12 @@ export class VersionWriter {
    */
   async finish({ version, feeds, replaced }: Written, batch?: TallyBatch): Promise<void> {
     const note = noteOf(version);
-    const retire = version.type === 'TOMBSTONE' && note.length > 0;
+    // The whole note is written and cleared by a tombstone, and by a version whose tally note is cleared anyway (one
+    // write, no extra one). Every event item that leaves a scope moves its tally entry (a hide leaves its list, a new
+    // host is another list), so a live note that stays names only scopes its item shows: carried into later versions,
+    // it never sends a former host or a left catalogue `removed` again when a deletion or a recovering settle meets it
+    // (test/integration/feed-note-carry.test.ts).
+    const retire = (version.type === 'TOMBSTONE' || !!version.tally_pending) && note.length > 0;
     const gen = Number(version.gen);
     const moved = !version.tally_pending ? Promise.resolve() : batch ? batch.settled() : this.moves.alone(moveOf(version));
     // A scope the replaced version still owed (its note: its own membership and entry may never have been written,
@@ -146,16 +154,18 @@ export class VersionWriter {
 
   /**
    * The end of a tally move: its note cleared, conditional on this version (a
-   * newer one keeps its own). A tombstone expires only once nothing is owed
+   * newer one keeps its own), and with `retireNote` (its whole feed note
+   * written) the feed note too. A tombstone expires only once nothing is owed
    * on it: a feed note still there belongs to a pending source's settle
    * (unless retired here, its entries written).
    */
   private async clearTallyNote(version: Item, retireNote: boolean): Promise<void> {
     const gen = Number(version.gen);
+    const note: Record<string, string> = retireNote ? { '#note': FEED_NOTE } : {};
     if (version.type === 'TOMBSTONE' && (retireNote || !noteOf(version).length)) {
-      await this.io.updateIf(keyOf(version), `REMOVE tally_pending, tally_from${retireNote ? ', #note' : ''} SET #ttl = :expires`, 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, ...(retireNote ? { '#note': FEED_NOTE } : {}) });
+      await this.io.updateIf(keyOf(version), `REMOVE tally_pending, tally_from${retireNote ? ', #note' : ''} SET #ttl = :expires`, 'gen = :gen', { ':gen': gen, ':expires': this.expiry() }, { '#ttl': TTL_ATTRIBUTE, ...note });
     } else {
-      await this.io.updateIf(keyOf(version), 'REMOVE tally_pending, tally_from', 'gen = :gen', { ':gen': gen });
+      await this.io.updateIf(keyOf(version), `REMOVE tally_pending, tally_from${retireNote ? ', #note' : ''}`, 'gen = :gen', { ':gen': gen }, note);
     }
   }
 

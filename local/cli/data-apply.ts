@@ -9,7 +9,10 @@
  * is named on stdout with its line number, each invalid or waiting one on
  * stderr (with its field path or reference). Exit status: 0 when every line
  * was applied or stale, 1 otherwise, 2 for bad usage (a file that cannot be
- * read included). With --endpoint (the local
+ * read included). A line refused on a throttle (a partition past its limit
+ * after the SDK's retries) is applied again after the ingest's backoff (2 s,
+ * doubling to 300 s), 17 times at most, and the count says how many times
+ * that happened. With --endpoint (the local
  * server's `Store:` URL) the local table is used; without it the AWS SDK's
  * region and credentials, and --table (the stack's TableName output); a
  * user's deletion then also deletes their keys' API Gateway plan keys.

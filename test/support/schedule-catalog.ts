@@ -72,6 +72,8 @@ import { directClient } from './direct-dynalite.js';
 import { STORE, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
+/** The kinds of partition a throttle window covers, one at a time: an event's (its guest shards too), a user's, a feed's, a tally's. */
+const THROTTLED_KINDS = ['EVENT#', 'USER#', 'FEED#', 'TALLY#'] as const;
 export const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
 /** `deep` and `exhaustive` (which adds the two-fault products to deep). */
 const deepish = (depth: string) => depth === 'deep' || depth === 'exhaustive';
@@ -350,6 +352,17 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
             await explorer.run(s, { during: [...steps.slice(0, j), failed], after: [{ change: step.change }, ...rest] }, { from });
             if (rest.length && deepish(depth)) await explorer.run(s, { during: [...steps.slice(0, j), failed], after: [...rest, { change: step.change }] }, { from });
           }
+        }
+      });
+    }
+    // A fault that lasts: the order's first delivery meets each kind of partition throttled (every call to it failing)
+    // and is delivered again while the window lasts, while the others run; then the window ends and it is delivered
+    // once more. One order at the default depth (the throttled kinds decide the schedule, not the order), every order deep.
+    if (deepish(depth) || (depth === 'default' && order.join() === all.join())) {
+      await counted(explorer, 'throttle windows', async () => {
+        for (const kind of THROTTLED_KINDS) {
+          const throttled = { change: first, throttled: kind };
+          await explorer.run(s, { during: [throttled, ...others.map((change) => ({ change })), throttled], after: [{ change: first }] });
         }
       });
     }

@@ -39,6 +39,7 @@ import { writeDataset } from '../../local/loader.js';
 import type { InProcessStore } from './in-process-dynalite.js';
 import { readModel, scanAll } from './read-model.js';
 import { CallQueue } from './call-queue.js';
+import { partitionOf } from './throttle-window.js';
 
 export interface Scenario {
   name: string;
@@ -59,6 +60,12 @@ export interface Step {
   /** Its k-th write fails without landing (a throttle the SDK's retries did not outlast): the error goes up as the code lets it. */
   failAt?: number;
   timeLimit?: boolean;
+  /**
+   * A fault that lasts: every call of this delivery (reads too) to a partition whose key starts with this prefix
+   * fails without landing, as a throttle the SDK's retries did not outlast (the partition throttled for the whole
+   * delivery). The schedule's next delivery of the change is its redelivery, in the window still or after it.
+   */
+  throttled?: string;
   /** Its concurrent calls are released last sent first (call-queue.ts); the first sent first otherwise. */
   lifo?: boolean;
 }
@@ -157,6 +164,7 @@ interface Controller {
   crashAfter?: number;
   loseAfter?: number;
   failAt?: number;
+  throttled?: string;
   conditional: number[];
   repeatable: number[];
   writesBefore: number[];
@@ -274,7 +282,7 @@ export class Explorer {
     const deliver = async (step: Step, role: number, slot: string, pauseAfter?: number): Promise<void> => {
       inFlight.add(step.change);
       const ctl = this.role(role).ctl;
-      Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, failAt: step.failAt, pauseAfter, afterWrite: undefined });
+      Object.assign(ctl, { slot, calls: 0, writes: 0, conditional: [], repeatable: [], writesBefore: [0], takes: [], crashAfter: step.crashAfter, loseAfter: step.loseAfter, failAt: step.failAt, throttled: step.throttled, pauseAfter, afterWrite: undefined });
       ctl.resetLost?.();
       ctl.queue.reset(step.lifo ? 'lifo' : 'fifo');
       let marks = 0;
@@ -427,6 +435,7 @@ export class Explorer {
     const run = this.current;
     const write = WRITES.test(command);
     if (write && ctl.failAt !== undefined && ctl.writes + 1 === ctl.failAt && (!run?.from || run.cursor >= run.from.upTo)) throw new FailedWrite(`write ${ctl.failAt} failed without landing`);
+    if (ctl.throttled !== undefined && partitionOf(input)?.startsWith(ctl.throttled)) throw new FailedWrite(`${ctl.throttled} throttled`);
     if (run?.pausing && i !== 0 && write) addWrites(this.footprint!, input);
     let out: { output: unknown };
     const index = run?.cursor ?? 0;
@@ -745,7 +754,7 @@ const indexKey = (index: { name: string; partitionKey: string; sortKey: string }
   `${index.name} ${String(i[index.partitionKey])} ${String(i[index.sortKey])} <- ${String(i.pk)} ${String(i.sk)}`;
 
 export function describeSchedule(s: Scenario, schedule: Schedule): string {
-  const step = (x: Step) => `${x.change}${x.lifo ? '↺' : ''}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.failAt !== undefined ? `✗${x.failAt}` : ''}${x.timeLimit ? '⏱' : ''}`;
+  const step = (x: Step) => `${x.change}${x.lifo ? '↺' : ''}${x.crashAfter !== undefined ? `†${x.crashAfter}` : ''}${x.loseAfter !== undefined ? `~${x.loseAfter}` : ''}${x.failAt !== undefined ? `✗${x.failAt}` : ''}${x.throttled !== undefined ? `⛔${x.throttled}` : ''}${x.timeLimit ? '⏱' : ''}`;
   const p = schedule.paused;
   return `${s.name}: ${p ? `${step(p)} paused after ${p.pauseAfter} [${schedule.during.map(step).join(' ')}] resumed` : schedule.during.map(step).join(' ')}${schedule.after.length ? ` then ${schedule.after.map(step).join(' ')}` : ''}`;
 }
