@@ -4,9 +4,9 @@
  * shown, and the member's item it reads must be at least as new as the change
  * its entry announces (the entry is written after the item).
  */
-import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
-import { FEED_HEAD, FEED_MEMBER_PREFIX, chunkSortKey, entriesAfter, feedPartition, headKey, isShown, memberItemKey } from './feed.js';
+import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
@@ -26,6 +26,8 @@ export interface FeedReadOptions {
   baseDelayMs?: number;
   /** Injected so tests do not wait for real time. */
   sleep?: (ms: number) => Promise<void>;
+  /** The scopes' head shards (FEED_SHARDS; one for a test of one shard's log). */
+  shards?: number;
 }
 
 /** Keys a BatchGetItem still left unprocessed after every attempt: the answer would be partial, so none is given. */
@@ -46,40 +48,75 @@ export class FeedReads {
   ) {}
 
   /**
-   * pk = FEED#{scope} AND sk BETWEEN C#{after + 1} AND H, consistent: the
-   * chunks that hold positions after `after` (a chunk is keyed by its last
-   * position), then the head with the newest entries; the entries up to the
-   * first position held nowhere (entriesAfter). Position after + 1 held
-   * nowhere while later ones are: a flush may have moved it between the
-   * Query's reads of its chunk and of the head, so the Query is made once
-   * more (the chunk was written before the trim); missing again, its chunk
-   * has expired.
+   * pk = FEED#{scope} AND sk BETWEEN C#{lowest after + 1} AND H#~,
+   * consistent: every shard's chunks that may hold positions after the
+   * lowest of the cursor's (a chunk is keyed by its last position, then its
+   * shard), then the heads with each shard's newest entries; in each shard
+   * the entries after its own position up to the first position held nowhere
+   * (entriesAfter; a shard's chunks at or below its position are read and
+   * dropped). A shard's position after + 1 held nowhere while later ones
+   * are: a flush may have moved it between the Query's reads of its chunk
+   * and of its head, so the Query is made once more (the chunk was written
+   * before the trim); missing again, its chunk has expired.
    */
-  async feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
+  async feedEntries(scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead> {
     let read = await this.readEntries(scope, after, count);
     if (read.frontHole) read = await this.readEntries(scope, after, count);
     return { entries: read.entries, more: read.more, expired: read.frontHole };
   }
 
-  private async readEntries(scope: string, after: number, count: number) {
+  /**
+   * One Query, `Limit` enough chunks for `count` entries, with a first,
+   * partly read chunk and a head for each shard. The chunks of a shard
+   * ahead of the lowest position, at or below its own, are read for nothing:
+   * a few while the shards move on together (a page takes entries in
+   * position order, so a cursor's positions stay close). When a read stops
+   * at its Limit having met only such chunks, it reads on (up to 1 MB a
+   * call) until it meets an entry: a page always moves a cursor on.
+   */
+  private async readEntries(scope: string, after: readonly number[], count: number) {
+    const shards = after.length;
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    for (;;) {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :heads',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+          ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkRangeStart(Math.min(...after) + 1), ':heads': FEED_HEADS_END },
+          ...(start ? { ExclusiveStartKey: start } : { Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2 * shards + 2 }),
+          ConsistentRead: true,
+        }),
+      );
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+      const read = entriesAfter(items, after, count, start !== undefined);
+      if (read.entries.length || read.frontHole || !start) return read;
+    }
+  }
+
+  /**
+   * pk = FEED#{scope} AND begins_with(sk, H#), consistent: every head shard,
+   * each shard's last position (0 when it has none).
+   */
+  async feedHead(scope: string): Promise<number[]> {
+    const shards = this.opts.shards ?? FEED_SHARDS;
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :head',
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :heads)',
         ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkSortKey(after + 1), ':head': FEED_HEAD },
-        Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2,
+        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':heads': FEED_HEAD_PREFIX },
         ConsistentRead: true,
       }),
     );
-    return entriesAfter(out.Items ?? [], after, count, out.LastEvaluatedKey !== undefined);
-  }
-
-  /** The head, consistent: the scope's last position (0 when it has none). */
-  async feedHead(scope: string): Promise<number> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: headKey(scope), ConsistentRead: true }));
-    const head = out.Item;
-    return head ? Number(head.base) + (head.tail as unknown[]).length - 1 : 0;
+    const position = Array.from({ length: shards }, () => 0);
+    for (const item of out.Items ?? []) {
+      const run = feedRun(item, shards);
+      if (run?.head) position[run.shard] = run.lo + run.members.length - 1;
+    }
+    return position;
   }
 
   /** pk = FEED#{scope} AND sk BETWEEN M#{after} AND M#\uffff, consistent, Limit count + 1 (`after` itself is read and dropped). */
