@@ -6,7 +6,7 @@
  */
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
-import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
+import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, entriesRanges, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
@@ -28,6 +28,8 @@ export interface FeedReadOptions {
   sleep?: (ms: number) => Promise<void>;
   /** The scopes' head shards (FEED_SHARDS; one for a test of one shard's log). */
   shards?: number;
+  /** How far apart a cursor's positions may be and still be read by one Query (RANGE_GAP; lowered to test several at once). */
+  rangeGap?: number;
 }
 
 /** Keys a BatchGetItem still left unprocessed after every attempt: the answer would be partial, so none is given. */
@@ -54,10 +56,12 @@ export class FeedReads {
    * shard), then the heads with each shard's newest entries; in each shard
    * the entries after its own position up to the first position held nowhere
    * (entriesAfter; a shard's chunks at or below its position are read and
-   * dropped). A shard's position after + 1 held nowhere while later ones
-   * are: a flush may have moved it between the Query's reads of its chunk
-   * and of its head, so the Query is made once more (the chunk was written
-   * before the trim); missing again, its chunk has expired.
+   * dropped). When the cursor's positions lie far apart (entriesRanges), one
+   * such Query per cluster of them, all at once: still one round trip. A
+   * shard's position after + 1 held nowhere while later ones are: a flush
+   * may have moved it between the reads of its chunk and of its head, so the
+   * read is made once more (the chunk was written before the trim); missing
+   * again, its chunk has expired.
    */
   async feedEntries(scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead> {
     let read = await this.readEntries(scope, after, count);
@@ -66,33 +70,42 @@ export class FeedReads {
   }
 
   /**
-   * One Query, `Limit` enough chunks for `count` entries, with a first,
-   * partly read chunk and a head for each shard. The chunks of a shard
-   * ahead of the lowest position, at or below its own, are read for nothing:
-   * a few while the shards move on together (a page takes entries in
-   * position order, so a cursor's positions stay close). When a read stops
-   * at its Limit having met only such chunks, it reads on (up to 1 MB a
-   * call) until it meets an entry: a page always moves a cursor on.
+   * The ranges' Queries, each `Limit` enough chunks for `count` entries with
+   * a first, partly read chunk for each of its shards (and the heads, for
+   * the last). When the reads stop at their Limits having given no entry
+   * while some shard is not known to its end (the Limit spent on chunks
+   * read for nothing), the ranges cut short read on (up to 1 MB a call)
+   * until one gives an entry or all are read: a page always moves a cursor
+   * on, or says truly that nothing is there.
    */
   private async readEntries(scope: string, after: readonly number[], count: number) {
-    const shards = after.length;
+    const ranges = entriesRanges(after, this.opts.rangeGap);
     const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    for (;;) {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :heads',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkRangeStart(Math.min(...after) + 1), ':heads': FEED_HEADS_END },
-          ...(start ? { ExclusiveStartKey: start } : { Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2 * shards + 2 }),
-          ConsistentRead: true,
+    const starts: (Record<string, unknown> | undefined)[] = ranges.map(() => undefined);
+    const done = ranges.map(() => false);
+    for (let first = true; ; first = false) {
+      await Promise.all(
+        ranges.map(async (range, i) => {
+          if (done[i]) return;
+          const last = i === ranges.length - 1;
+          const out = await this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+              ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+              ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkRangeStart(range.from), ':to': range.to === undefined ? FEED_HEADS_END : `${chunkRangeStart(range.to)}#~` },
+              ...(first ? { Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2 * range.shards.length + 2 + (last ? after.length : 0) } : { ExclusiveStartKey: starts[i] }),
+              ConsistentRead: true,
+            }),
+          );
+          items.push(...(out.Items ?? []));
+          starts[i] = out.LastEvaluatedKey;
+          done[i] = out.LastEvaluatedKey === undefined;
         }),
       );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-      const read = entriesAfter(items, after, count, start !== undefined);
-      if (read.entries.length || read.frontHole || !start) return read;
+      const cut = after.map((_, shard) => !done[ranges.findIndex((r) => r.shards.includes(shard))]);
+      const read = entriesAfter(items, after, count, { cut, headsRead: done[ranges.length - 1]! });
+      if (read.entries.length || read.frontHole || !read.more || done.every(Boolean)) return read;
     }
   }
 
