@@ -53,8 +53,8 @@ export type TableRead = (typeof TABLE_READS)[number];
 const QUERY = ['dynamodb:Query'] as const;
 /** A profile list and a changes feed also read items by key (repository `eventsOf`, feed pages: BatchGetItem). */
 const QUERY_AND_BATCH_GET = ['dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
-/** A changes feed also reads its scope's head (its position) by key: GetItem. */
-const FEED_READS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as const;
+/** A changes feed reads its scope's heads, chunks and member list by Query, and its members' items by key: BatchGetItem. */
+const FEED_READS = QUERY_AND_BATCH_GET;
 
 export const routes = [
   { id: 'getEvent', surface: 'public', method: 'GET', path: '/events/{eventId}', handler: 'get-event', auth: 'key', scope: 'events:read', tableReads: QUERY },

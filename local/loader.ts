@@ -8,7 +8,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validateDataset, type Dataset } from '../lambdas/core/dataset.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
-import { BULK_APPEND, FeedWriter, loadedMembers, memberKey } from '../lambdas/store/feed.js';
+import { BULK_APPEND, FeedWriter, groupByShard, loadedMembers, memberKey } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { datasetToItems, type WriteSummary } from '../lambdas/store/writer.js';
 
@@ -44,8 +44,9 @@ export async function readDataset(file: string): Promise<{ dataset: Dataset; war
 /**
  * Writes a dataset's items, then its changes feeds as a change writes them:
  * every shown member joins its scope's member list, then is appended after
- * the scope's last position (one append of a few members at a time, the
- * tail flushed into chunks as it grows), the scopes at once. So a load never
+ * the last position of its head shard (one append of a few members of one
+ * shard at a time, the tail flushed into chunks as it grows), the scopes
+ * and their shards at once. So a load never
  * numbers an entry at or below an existing one, whatever the table's feeds
  * hold (`data:load` refuses a table with a history anyway), never lists an
  * entry before its item is written, and a consumer reading a feed during the
@@ -64,17 +65,18 @@ export async function writeDataset(
   const written = await batchWriteAll(client, tableName, items, opts);
   const joined = await batchWriteAll(client, tableName, members, opts);
   const writer = new FeedWriter(new TableIO(client, tableName), opts?.clock ?? systemClock);
-  const scopes = [...feeds].filter(([, ids]) => ids.length > 0);
-  const heads = scopes.length;
+  // One log a unit of work: each scope's members grouped by head shard, so that every bulk append is one head's.
+  const logs = [...feeds].flatMap(([scope, ids]) => [...groupByShard(ids)].map(([, some]) => [scope, some] as const));
+  const heads = logs.length;
   let chunks = 0;
   const worker = async () => {
-    for (let next = scopes.shift(); next; next = scopes.shift()) {
+    for (let next = logs.shift(); next; next = logs.shift()) {
       const [scope, ids] = next;
       for (let i = 0; i < ids.length; i += BULK_APPEND) chunks += await writer.append(scope, ids.slice(i, i + BULK_APPEND));
     }
   };
   await Promise.all(Array.from({ length: opts?.concurrency ?? 8 }, worker));
-  // Every item the load wrote: the dataset's, the member lists', each scope's head and the chunks its flushes wrote.
+  // Every item the load wrote: the dataset's, the member lists', each head shard appended to and the chunks its flushes wrote.
   return { ...summary, items: summary.items + members.length + heads + chunks, retries: written.retries + joined.retries };
 }
 

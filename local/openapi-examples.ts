@@ -8,7 +8,7 @@
 import { fixedClock } from '../lambdas/core/clock.js';
 import { MESSAGES } from '../lambdas/core/errors.js';
 import { windowTooLarge } from '../lambdas/core/queries.js';
-import { CURSOR_LIFETIME_SECONDS, encodeCursor } from '../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor, everyShardAt } from '../lambdas/core/feed-cursor.js';
 import { errorBody } from '../lambdas/http/envelope.js';
 import { SURFACES } from '../lambdas/routes.js';
 import { startLocalServer } from './server.js';
@@ -19,7 +19,7 @@ export const EXAMPLE_SITE_URL = 'https://events.example.com';
 /** The examples' cursor key: fixed, so that the cursors in the examples are the same at every run (a deployment has its own secret). */
 const EXAMPLE_CURSOR_KEY = Buffer.from('documentation-examples-cursor-key');
 /** A catalogue cursor of a consumer last up to date a day past the feeds' 30 days before the example clock. */
-const EXPIRED_CURSOR = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: Date.parse(EXAMPLE_CLOCK) / 1000 - CURSOR_LIFETIME_SECONDS - 86_400 }, EXAMPLE_CURSOR_KEY);
+const EXPIRED_CURSOR = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf: Date.parse(EXAMPLE_CLOCK) / 1000 - CURSOR_LIFETIME_SECONDS - 86_400 }, EXAMPLE_CURSOR_KEY);
 /** Demo keys from data/demo.json (test data, documented in docs/local-server.md). */
 const BOTH = 'pk_demo_0123456789abcdefghijklmnopqrstuv';
 const EVENTS_ONLY = 'pk_events_only_0123456789abcdefghijklmnop';

@@ -36,7 +36,7 @@
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
+import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
 import { TableIO } from '../lambdas/store/table-io.js';
 import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
@@ -269,8 +269,8 @@ function planKeys(current: readonly Item[], dataset: Dataset, have: ReadonlyMap<
 
 /**
  * The feed entries of the notes written (after every item is written, as a
- * derivation does): each scope's members in order, scopes a few at once
- * (appends to one scope would only contend), then each note cleared.
+ * derivation does): each head shard's members in order, shards a few at
+ * once (appends to one head would only contend), then each note cleared.
  */
 async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, notes: readonly FeedNote[], clock: Clock): Promise<void> {
   if (!notes.length) return;
@@ -278,7 +278,8 @@ async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, no
   const writer = new FeedWriter(io, clock);
   const byScope = new Map<string, string[]>();
   for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
-  const scopes = [...byScope.entries()];
+  // One log a unit of work: each scope's members grouped by head shard, so that every bulk append is one head's.
+  const scopes = [...byScope].flatMap(([scope, members]) => [...groupByShard(members)].map(([, some]) => [scope, some] as const));
   const worker = async () => {
     for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += BULK_APPEND) await writer.append(next[0], next[1].slice(i, i + BULK_APPEND));
   };

@@ -20,7 +20,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../lambdas/core/clock.js';
 import { TEXT_MAX, type Dataset, type SourceEvent } from '../lambdas/core/dataset.js';
-import { encodeCursor, parseCursor, staticKeyring, type SealedCursor } from '../lambdas/core/feed-cursor.js';
+import { encodeCursor, everyShardAt, parseCursor, staticKeyring, type SealedCursor } from '../lambdas/core/feed-cursor.js';
 import { catalogueChanges, guestChanges, hostChanges, type FeedContext, type FeedPage } from '../lambdas/core/feeds.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
 import { FeedWriter, feedScopes } from '../lambdas/store/feed.js';
@@ -199,5 +199,5 @@ export async function feedFigures(): Promise<string[]> {
 
 /** An entries cursor at `position` of the catalogue, as the bench's keyring signs it. */
 function signedAt(position: number): string {
-  return encodeCursor({ scope: feedScopes.catalogue(), mode: 'entries', position, after: '', asOf: Math.floor(NOW.getTime() / 1000) }, CURSOR_KEY);
+  return encodeCursor({ scope: feedScopes.catalogue(), mode: 'entries', position: everyShardAt(position), after: '', asOf: Math.floor(NOW.getTime() / 1000) }, CURSOR_KEY);
 }

@@ -1,9 +1,12 @@
 /**
- * The feed head's size and what an append bills, by appenders at once and id
- * length (`npm run bench`; docs/performance.md "The feed head"). Appenders
- * append back to back, nothing else between their appends: the worst case
- * for the head, which holds every entry from its append until a chunk
- * holding it is written and the head trimmed (two more round trips).
+ * The feed heads' size and what an append bills, by appenders at once and id
+ * length (`npm run bench`; docs/performance.md "The feed head"), with the
+ * scope's FEED_SHARDS head shards (each appender's members spread over them
+ * by their ids, as a change's are). Appenders append back to back, nothing
+ * else between their appends: the worst case for a head, which holds every
+ * entry from its append until a chunk holding it is written and the head
+ * trimmed (two more round trips). `BENCH_HEAD_SHARDS=1` measures a single
+ * head, as the feeds were before the shards.
  *
  * Billed without perturbing the race (no reads around the writes, unlike the
  * change tables' meter): an append by the head it returns (its size before
@@ -12,7 +15,7 @@
  * least 1 unit; 1 write unit per KB of the larger image (write-billing.ts).
  */
 import { fixedClock } from '../lambdas/core/clock.js';
-import { FeedWriter } from '../lambdas/store/feed.js';
+import { FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, TAIL_FLUSH_BYTES } from '../lambdas/store/feed.js';
 import { TableIO, type Item, type Key } from '../lambdas/store/table-io.js';
 import { ensureTable } from '../local/dynalite.js';
 import { directClient } from '../test/support/direct-dynalite.js';
@@ -57,13 +60,14 @@ class BilledFeedIO extends TableIO {
 export interface HeadFigure {
   idLength: number;
   appenders: number;
+  shards: number;
   meanHead: number;
   largestHead: number;
   wcuPerAppend: number;
 }
 
-/** Each of `appenders` appends `each` members of `idLength` characters to one scope, back to back. */
-export async function headFigure(idLength: number, appenders: number, each = Number(process.env.BENCH_HEAD_APPENDS ?? 64)): Promise<HeadFigure> {
+/** Each of `appenders` appends `each` members of `idLength` characters to one scope of `shards` head shards, back to back. */
+export async function headFigure(idLength: number, appenders: number, each = Number(process.env.BENCH_HEAD_APPENDS ?? 256), shards = Number(process.env.BENCH_HEAD_SHARDS ?? FEED_SHARDS)): Promise<HeadFigure> {
   const store = await startInProcessDynalite();
   try {
     const table = 'head';
@@ -71,7 +75,7 @@ export async function headFigure(idLength: number, appenders: number, each = Num
     const ios = Array.from({ length: appenders }, () => Object.assign(new BilledFeedIO(directClient(store.call), table), { entryBytes: 1 + idLength }));
     await Promise.all(
       ios.map(async (io, a) => {
-        const writer = new FeedWriter(io, clock);
+        const writer = new FeedWriter(io, clock, TAIL_FLUSH_BYTES, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, shards);
         for (let i = 0; i < each; i++) await writer.append('GUESTS#evt_head', [`usr_${a}_${i}_`.padEnd(idLength, 'x')]);
       }),
     );
@@ -80,6 +84,7 @@ export async function headFigure(idLength: number, appenders: number, each = Num
     return {
       idLength,
       appenders,
+      shards,
       meanHead: ios.reduce((n, io) => n + io.headBytes, 0) / appends,
       largestHead: Math.max(...ios.map((io) => io.largest)),
       wcuPerAppend: billed / appends,
@@ -90,11 +95,14 @@ export async function headFigure(idLength: number, appenders: number, each = Num
 }
 
 export async function headFigures(): Promise<string[]> {
-  const rows = ['| Id length | Appenders at once | Mean head at an append (bytes) | Largest head (bytes) | Billed write units per append (flushes included) | Appends a second one head takes (1,000 WCU/s) |', '|---|---|---|---|---|---|'];
+  const rows = [
+    '| Id length | Appenders at once | Head shards | Mean head at an append (bytes) | Largest head (bytes) | Billed write units per append (flushes included) | Appends a second the scope takes (its partition\'s 1,000 WCU/s) |',
+    '|---|---|---|---|---|---|---|',
+  ];
   for (const idLength of [12, 36, 68]) {
     for (const appenders of [1, 4, 16]) {
       const f = await headFigure(idLength, appenders);
-      rows.push(`| ${idLength} | ${appenders} | ${f.meanHead.toFixed(0)} | ${f.largestHead} | ${f.wcuPerAppend.toFixed(2)} | ${Math.floor(1000 / f.wcuPerAppend)} |`);
+      rows.push(`| ${idLength} | ${appenders} | ${f.shards} | ${f.meanHead.toFixed(0)} | ${f.largestHead} | ${f.wcuPerAppend.toFixed(2)} | ${Math.floor(1000 / f.wcuPerAppend)} |`);
     }
   }
   return rows;

@@ -40,7 +40,7 @@ import { build } from 'esbuild';
 import { fixedClock } from '../lambdas/core/clock.js';
 import { configSchema } from '../lambdas/core/config.js';
 import { validateDataset } from '../lambdas/core/dataset.js';
-import { encodeCursor, staticKeyring } from '../lambdas/core/feed-cursor.js';
+import { encodeCursor, staticKeyring, everyShardAt } from '../lambdas/core/feed-cursor.js';
 import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
 import { silentLogger } from '../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes } from '../lambdas/routes.js';
@@ -71,7 +71,7 @@ const HOST_ITERATIONS = Number(process.env.BENCH_HOST_ITERATIONS ?? 5);
 /** The bench's cursor key (the functions read theirs from the stack's secret). */
 const CURSOR_KEY = Buffer.from('bench-cursor-key');
 function startCursor(scope: string): string {
-  return encodeCursor({ scope, mode: 'members', position: 1, after: '', asOf: Date.parse(NOW) / 1000 }, CURSOR_KEY);
+  return encodeCursor({ scope, mode: 'members', position: everyShardAt(1), after: '', asOf: Date.parse(NOW) / 1000 }, CURSOR_KEY);
 }
 
 /** One typical request per route (demo data). */
@@ -414,7 +414,7 @@ process.stdout.write(
     '',
     ...feeds,
     '',
-    'The feed head (scripts/bench-head.ts): appenders appending back to back to one scope, 64 appends each, by id length; billed from the images the writes return, without reads between them.',
+    'The feed heads (scripts/bench-head.ts): appenders appending back to back to one scope of FEED_SHARDS head shards, 256 appends each, by id length; billed from the images the writes return, without reads between them.',
     '',
     ...head,
     '',

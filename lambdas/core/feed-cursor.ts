@@ -13,12 +13,17 @@
  * the current key, the previous one and a pending one, so a rotation never
  * answers 400 to a cursor still within its lifetime.
  *
+ * - `position`: a list of FEED_SHARDS positions, one per head shard of the
+ *   scope (each shard numbers its own entries: lambdas/store/feed.ts).
  * - mode `m` (members): a start from no cursor in progress. `position` is
- *   the scope's last entry when the start began; the members are listed in
- *   id order, `after` the last one given. Once they are all given, the feed
- *   goes on from `position` in mode `e`.
- * - mode `e` (entries): the consumer has read the scope's entries up to
+ *   the scope's last entry in each shard when the start began; the members
+ *   are listed in id order, `after` the last one given. Once they are all
+ *   given, the feed goes on from `position` in mode `e`.
+ * - mode `e` (entries): the consumer has read each shard's entries up to its
  *   `position` (`after` is empty).
+ * A cursor from before the shards carries one number (a single head's
+ * position), which no shard's position can be derived from: it is read (so
+ * that its MAC is checked like any other) and answered 410, start again.
  * - `asOf` (Unix seconds): since when the consumer may have been behind. A
  *   page that reaches the end of the scope sets it to the time of the answer;
  *   a page with more to read carries it on. Entries are kept at least 30 days
@@ -35,7 +40,9 @@ export const CURSOR_VERSION = 'f3';
  * after the deploy that brought key ids every one left is past its
  * lifetime, and answers 410 before its MAC is looked at; reading them costs
  * nothing then, and dropping them would turn that 410 into a 400, which
- * tells a consumer nothing it can act on.
+ * tells a consumer nothing it can act on. Every one given carries a single
+ * position (from before the head shards), so one within its lifetime is a
+ * 410 too, once its MAC holds.
  */
 const LEGACY_VERSION = 'f2';
 /** The 400's message for a cursor this API did not give, or gave for another feed. */
@@ -44,8 +51,23 @@ export const CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this feed, 
 export const CURSOR_LIFETIME_SECONDS = 30 * 86_400;
 /** How far in the future a cursor's `asOf` may be (clocks of two functions): past it, the cursor is refused. */
 export const CURSOR_CLOCK_SKEW_SECONDS = 300;
-/** Longest cursor accepted: a scope and a member id of at most 77 and 68 characters. */
+/**
+ * The head shards of every scope: each is an independent log with its own
+ * positions, and a cursor carries one position per shard (lambdas/store/feed.ts,
+ * docs/data-model.md "Changes feeds"). Changing it makes every cursor given
+ * before answer 410 (its list has the other length): consumers start again.
+ */
+export const FEED_SHARDS = 8;
+/**
+ * Longest cursor accepted: a scope and a member id of at most 77 and 68
+ * characters, and FEED_SHARDS positions of up to 12 digits (the store's chunk
+ * keys): a start's is the longest (test/unit/feed-cursor.test.ts).
+ */
 export const CURSOR_MAX_LENGTH = 400;
+/** Every head shard at position `p`: `everyShardAt(0)` is a scope with no entry yet. */
+export const everyShardAt = (p: number): number[] => Array.from({ length: FEED_SHARDS }, () => p);
+/** No cursor carries more positions than this (any layout this API may use). */
+const MAX_CURSOR_SHARDS = 8;
 const MAC_LENGTH = 22;
 /** 48 bits: enough that the three keys a function holds never share an id by chance (and if they did, both are tried). */
 const KEY_ID_LENGTH = 8;
@@ -69,8 +91,13 @@ export type CursorMode = 'members' | 'entries';
 export interface FeedCursor {
   scope: string;
   mode: CursorMode;
-  /** Members mode: the scope's last position when the start began. Entries mode: the position read to. */
-  position: number;
+  /**
+   * One position per head shard. Members mode: each shard's last position
+   * when the start began. Entries mode: the position read to in each shard.
+   * Empty for a cursor from before the shards (one number, no shard's):
+   * answered 410 once its MAC is checked (lambdas/core/feeds.ts).
+   */
+  position: readonly number[];
   /** Members mode: the last member id given ('' before the first). */
   after: string;
   /** Unix seconds: since when the consumer may have been behind (file comment). */
@@ -147,9 +174,11 @@ export function parseCursor(text: string): SealedCursor | null {
   if (!Array.isArray(value) || value.length !== 5) return null;
   const [scope, mode, position, after, asOf] = value as unknown[];
   const count = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
-  if (typeof scope !== 'string' || typeof mode !== 'string' || !MODES[mode] || !count(position) || typeof after !== 'string' || !count(asOf)) return null;
+  // A list of shard positions, or one number: a cursor from before the shards, kept as no positions (a 410).
+  const positions = count(position) ? [] : Array.isArray(position) && position.length >= 1 && position.length <= MAX_CURSOR_SHARDS && position.every(count) ? (position as number[]) : null;
+  if (typeof scope !== 'string' || typeof mode !== 'string' || !MODES[mode] || !positions || typeof after !== 'string' || !count(asOf)) return null;
   if (MODES[mode] === 'entries' && after !== '') return null;
-  const cursor: FeedCursor = { scope, mode: MODES[mode]!, position, after, asOf };
+  const cursor: FeedCursor = { scope, mode: MODES[mode]!, position: positions, after, asOf };
   const signed = parts.slice(0, -1).join('.');
   return keyed ? { signed, mac, keyId: parts[1]!, cursor } : { signed, mac, cursor };
 }

@@ -14,7 +14,7 @@
  * A member that joins during the start joins before its entry is written,
  * so it is either listed or has an entry after the start's position.
  */
-import { CURSOR_CLOCK_SKEW_SECONDS, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, feedScopes, openCursor, sealCursor, type CursorKeyring, type FeedCursor, type SealedCursor } from './feed-cursor.js';
+import { CURSOR_CLOCK_SKEW_SECONDS, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, FEED_SHARDS, feedScopes, openCursor, sealCursor, type CursorKeyring, type FeedCursor, type SealedCursor } from './feed-cursor.js';
 import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
@@ -73,6 +73,10 @@ const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
  * so that a cursor of another feed is the caller's mistake (400) whatever its
  * age; a 400 either way, it needs no MAC either. (A host's feed can tell the
  * user only after a read: an old cursor of another host is a 410 there.)
+ *
+ * A genuine cursor with another number of positions than the scopes' head
+ * shards (one from before the shards, or from a layout with another count)
+ * names positions of logs this feed no longer keeps: 410, start again.
  */
 async function openFor(sealed: SealedCursor | undefined, belongs: (scope: string) => boolean, ctx: FeedContext): Promise<FeedCursor | undefined> {
   if (!sealed) return undefined;
@@ -81,6 +85,7 @@ async function openFor(sealed: SealedCursor | undefined, belongs: (scope: string
   if (now - sealed.cursor.asOf > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
   const cursor = await openCursor(sealed, ctx.keyring);
   if (!cursor) throw badCursor();
+  if (cursor.position.length !== FEED_SHARDS) throw new CursorExpiredError();
   return cursor;
 }
 
@@ -104,12 +109,12 @@ class PageBudget<C> {
   }
 }
 
-/** The start of a scope from no cursor: its last position now, nothing else (the members follow, read after it). */
+/** The start of a scope from no cursor: its last positions now, nothing else (the members follow, read after them). */
 async function start<C>(ctx: FeedContext, scope: string): Promise<FeedPage<C>> {
   const position = await ctx.feeds.feedHead(scope);
   const asOf = seconds(ctx.now);
   // A scope with no entry has had no member: everything from here on is its entries.
-  if (position === 0) return { changes: [], next_cursor: await sealCursor({ scope, mode: 'entries', position: 0, after: '', asOf }, ctx.keyring), has_more: false };
+  if (position.every((p) => p === 0)) return { changes: [], next_cursor: await sealCursor({ scope, mode: 'entries', position, after: '', asOf }, ctx.keyring), has_more: false };
   return { changes: [], next_cursor: await sealCursor({ scope, mode: 'members', position, after: '', asOf }, ctx.keyring), has_more: true };
 }
 
@@ -139,10 +144,11 @@ function previousOf(list: readonly string[], member: string, before: string): st
 }
 
 /**
- * A page of entries after the cursor's position: each member once (its
+ * A page of entries after the cursor's positions: each member once (its
  * current state is the same for every entry of it in the page), shown as
- * the read route shows it now, or `removed`. A page that reaches the end
- * renews the cursor's `asOf`.
+ * the read route shows it now, or `removed`. The next cursor moves each
+ * shard to the last entry of it given. A page that reaches the end renews
+ * the cursor's `asOf`.
  */
 async function entries<C>(ctx: FeedContext, cursor: FeedCursor, limit: number, toChange: ToChange<C>): Promise<FeedPage<C>> {
   const read = await ctx.feeds.feedEntries(cursor.scope, cursor.position, limit + 1);
@@ -151,7 +157,7 @@ async function entries<C>(ctx: FeedContext, cursor: FeedCursor, limit: number, t
   const states = taken.length ? await ctx.feeds.feedStates(cursor.scope, [...new Set(taken.map((e) => e.member))]) : new Map<string, FeedMemberState>();
   const page = new PageBudget<C>();
   const given = new Set<string>();
-  let position = cursor.position;
+  const position = [...cursor.position];
   let full = false;
   for (const entry of taken) {
     if (!given.has(entry.member)) {
@@ -162,7 +168,7 @@ async function entries<C>(ctx: FeedContext, cursor: FeedCursor, limit: number, t
       }
       given.add(entry.member);
     }
-    position = entry.position;
+    position[entry.shard] = entry.position;
   }
   const hasMore = full || read.entries.length > limit || read.more;
   const next: FeedCursor = { ...cursor, position, asOf: hasMore ? cursor.asOf : seconds(ctx.now) };

@@ -58,19 +58,20 @@ export interface ApiKeyReader {
   getApiKey(keyHash: string): Promise<ApiKeyItem | null>;
 }
 
-/** A feed entry as the feed route reads it: its position and member, nothing else. */
+/** A feed entry as the feed route reads it: its head shard, its position in that shard's log, and its member, nothing else. */
 export interface FeedEntry {
+  shard: number;
   position: number;
   member: string;
 }
 
 /** What one read of a scope's entries found. */
 export interface FeedEntriesRead {
-  /** The entries after the position asked for, in position order, one per position. */
+  /** In each shard the entries after its position asked for, one per position, all in order of position (then shard). */
   entries: FeedEntry[];
   /** Whether entries beyond these may exist (the read stopped at its limit). */
   more: boolean;
-  /** The position right after the one asked for is gone: its chunk expired, so the reader is further behind than the feed keeps. */
+  /** In some shard the position right after the one asked for is gone: its chunk expired, so the reader is further behind than the feed keeps. */
   expired: boolean;
 }
 
@@ -92,10 +93,10 @@ export interface FeedMemberState {
 
 /** The changes feeds' reads (PRODUCT P16); every read consistent (docs/data-model.md, "Changes feeds"). */
 export interface FeedReader {
-  /** Up to `count` entries after position `after`, in position order. One Query of the scope's chunks and head. */
-  feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead>;
-  /** The scope's last position, 0 when it has none. One GetItem of its head. */
-  feedHead(scope: string): Promise<number>;
+  /** Up to `count` entries after positions `after` (one per head shard). One Query of the scope's chunks and heads. */
+  feedEntries(scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead>;
+  /** Each head shard's last position, 0 when it has none. One Query of the scope's heads. */
+  feedHead(scope: string): Promise<number[]>;
   /** Up to `count` members after member id `after`, in id order. One Query. */
   feedMembers(scope: string, after: string, count: number): Promise<FeedMembersRead>;
   /** Each member's current item. One round trip (BatchGetItem, 100 keys a call, all at once). */

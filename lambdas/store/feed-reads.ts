@@ -4,9 +4,9 @@
  * shown, and the member's item it reads must be at least as new as the change
  * its entry announces (the entry is written after the item).
  */
-import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
-import { FEED_HEAD, FEED_MEMBER_PREFIX, chunkSortKey, entriesAfter, feedPartition, headKey, isShown, memberItemKey } from './feed.js';
+import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, entriesRanges, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from './table.js';
 import { findUserByName } from './user-lookup.js';
 
@@ -26,6 +26,10 @@ export interface FeedReadOptions {
   baseDelayMs?: number;
   /** Injected so tests do not wait for real time. */
   sleep?: (ms: number) => Promise<void>;
+  /** The scopes' head shards (FEED_SHARDS; one for a test of one shard's log). */
+  shards?: number;
+  /** How far apart a cursor's positions may be and still be read by one Query (RANGE_GAP; lowered to test several at once). */
+  rangeGap?: number;
 }
 
 /** Keys a BatchGetItem still left unprocessed after every attempt: the answer would be partial, so none is given. */
@@ -46,40 +50,86 @@ export class FeedReads {
   ) {}
 
   /**
-   * pk = FEED#{scope} AND sk BETWEEN C#{after + 1} AND H, consistent: the
-   * chunks that hold positions after `after` (a chunk is keyed by its last
-   * position), then the head with the newest entries; the entries up to the
-   * first position held nowhere (entriesAfter). Position after + 1 held
-   * nowhere while later ones are: a flush may have moved it between the
-   * Query's reads of its chunk and of the head, so the Query is made once
-   * more (the chunk was written before the trim); missing again, its chunk
-   * has expired.
+   * pk = FEED#{scope} AND sk BETWEEN C#{lowest after + 1} AND H#~,
+   * consistent: every shard's chunks that may hold positions after the
+   * lowest of the cursor's (a chunk is keyed by its last position, then its
+   * shard), then the heads with each shard's newest entries; in each shard
+   * the entries after its own position up to the first position held nowhere
+   * (entriesAfter; a shard's chunks at or below its position are read and
+   * dropped). When the cursor's positions lie far apart (entriesRanges), one
+   * such Query per cluster of them, all at once: still one round trip. A
+   * shard's position after + 1 held nowhere while later ones are: a flush
+   * may have moved it between the reads of its chunk and of its head, so the
+   * read is made once more (the chunk was written before the trim); missing
+   * again, its chunk has expired.
    */
-  async feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
+  async feedEntries(scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead> {
     let read = await this.readEntries(scope, after, count);
     if (read.frontHole) read = await this.readEntries(scope, after, count);
     return { entries: read.entries, more: read.more, expired: read.frontHole };
   }
 
-  private async readEntries(scope: string, after: number, count: number) {
+  /**
+   * The ranges' Queries, each `Limit` enough chunks for `count` entries with
+   * a first, partly read chunk for each of its shards (and the heads, for
+   * the last). When the reads stop at their Limits having given no entry
+   * while some shard is not known to its end (the Limit spent on chunks
+   * read for nothing), the ranges cut short read on (up to 1 MB a call)
+   * until one gives an entry or all are read: a page always moves a cursor
+   * on, or says truly that nothing is there.
+   */
+  private async readEntries(scope: string, after: readonly number[], count: number) {
+    const ranges = entriesRanges(after, this.opts.rangeGap);
+    const items: Item[] = [];
+    const starts: (Record<string, unknown> | undefined)[] = ranges.map(() => undefined);
+    const done = ranges.map(() => false);
+    for (let first = true; ; first = false) {
+      await Promise.all(
+        ranges.map(async (range, i) => {
+          if (done[i]) return;
+          const last = i === ranges.length - 1;
+          const out = await this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+              ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+              ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkRangeStart(range.from), ':to': range.to === undefined ? FEED_HEADS_END : `${chunkRangeStart(range.to)}#~` },
+              ...(first ? { Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2 * range.shards.length + 2 + (last ? after.length : 0) } : { ExclusiveStartKey: starts[i] }),
+              ConsistentRead: true,
+            }),
+          );
+          items.push(...(out.Items ?? []));
+          starts[i] = out.LastEvaluatedKey;
+          done[i] = out.LastEvaluatedKey === undefined;
+        }),
+      );
+      const cut = after.map((_, shard) => !done[ranges.findIndex((r) => r.shards.includes(shard))]);
+      const read = entriesAfter(items, after, count, { cut, headsRead: done[ranges.length - 1]! });
+      if (read.entries.length || read.frontHole || !read.more || done.every(Boolean)) return read;
+    }
+  }
+
+  /**
+   * pk = FEED#{scope} AND begins_with(sk, H#), consistent: every head shard,
+   * each shard's last position (0 when it has none).
+   */
+  async feedHead(scope: string): Promise<number[]> {
+    const shards = this.opts.shards ?? FEED_SHARDS;
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :head',
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :heads)',
         ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkSortKey(after + 1), ':head': FEED_HEAD },
-        Limit: Math.ceil(count / MIN_CHUNK_ENTRIES) + 2,
+        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':heads': FEED_HEAD_PREFIX },
         ConsistentRead: true,
       }),
     );
-    return entriesAfter(out.Items ?? [], after, count, out.LastEvaluatedKey !== undefined);
-  }
-
-  /** The head, consistent: the scope's last position (0 when it has none). */
-  async feedHead(scope: string): Promise<number> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: headKey(scope), ConsistentRead: true }));
-    const head = out.Item;
-    return head ? Number(head.base) + (head.tail as unknown[]).length - 1 : 0;
+    const position = Array.from({ length: shards }, () => 0);
+    for (const item of out.Items ?? []) {
+      const run = feedRun(item, shards);
+      if (run?.head) position[run.shard] = run.lo + run.members.length - 1;
+    }
+    return position;
   }
 
   /** pk = FEED#{scope} AND sk BETWEEN M#{after} AND M#\uffff, consistent, Limit count + 1 (`after` itself is read and dropped). */

@@ -43,11 +43,11 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
   private readonly feeds: FeedReads;
 
   /** The changes feeds' reads: feed-reads.ts. */
-  feedEntries(scope: string, after: number, count: number): Promise<FeedEntriesRead> {
+  feedEntries(scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead> {
     return this.feeds.feedEntries(scope, after, count);
   }
 
-  feedHead(scope: string): Promise<number> {
+  feedHead(scope: string): Promise<number[]> {
     return this.feeds.feedHead(scope);
   }
 

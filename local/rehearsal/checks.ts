@@ -3,7 +3,7 @@
  * stages' contexts and one documented request per route.
  */
 import { SURFACES, routes } from '../../lambdas/routes.js';
-import { encodeCursor, feedScopes } from '../../lambdas/core/feed-cursor.js';
+import { encodeCursor, feedScopes, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 
 /** The web product's role in the rehearsal's account: the one caller the key-management API's resource policy lets in. */
 export const REHEARSAL_WEB_PRODUCT_ROLE = 'arn:aws:iam::123456789012:role/web-product';
@@ -52,7 +52,7 @@ export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date 
   const pages = feeds.flatMap(([route, scope]) => {
     const base = requests.find((r) => r.route === route)!;
     return (['members', 'entries'] as const).map((mode) => {
-      const cursor = encodeCursor({ scope, mode, position: mode === 'members' ? 1 : 0, after: '', asOf }, cursorKey);
+      const cursor = encodeCursor({ scope, mode, position: everyShardAt(mode === 'members' ? 1 : 0), after: '', asOf }, cursorKey);
       return { ...base, route: `${route}?cursor (${mode})`, path: `${base.path}?cursor=${cursor}` };
     });
   });

@@ -7,7 +7,7 @@
  * routes. Every answer is also checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CURSOR_LIFETIME_SECONDS, encodeCursor, keyIdOf, parseCursor } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor, keyIdOf, parseCursor, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 import { legacyCursor, signed, TEST_CURSOR_KEY } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
@@ -92,19 +92,19 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
   });
 
   it('a cursor older than 30 days is a 410 with the message; one just younger still works', async () => {
-    const at = (asOf: number) => encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf }));
+    const at = (asOf: number) => encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf }));
     const expired = await call<Failure>(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS - 1)}`);
     expect({ status: expired.status, message: expired.body.message }).toEqual({ status: 410, message: 'Cursor expired: start again without a cursor.' });
     expect((await call(`/changes/events?cursor=${at(nowSeconds - CURSOR_LIFETIME_SECONDS + 60)}`)).status).toBe(200);
     // Whatever key signed it (one retired since: two rotations while the consumer was away), and in the format before key ids.
-    const old = { scope: 'EVENTS', mode: 'entries' as const, position: 0, after: '', asOf: nowSeconds - CURSOR_LIFETIME_SECONDS - 1 };
+    const old = { scope: 'EVENTS', mode: 'entries' as const, position: everyShardAt(0), after: '', asOf: nowSeconds - CURSOR_LIFETIME_SECONDS - 1 };
     for (const cursor of [encodeCursor(old, Buffer.from('a retired key')), legacyCursor(old, Buffer.from('a retired key')), legacyCursor(old, TEST_CURSOR_KEY)]) {
       expect((await call<Failure>(`/changes/events?cursor=${encodeURIComponent(cursor)}`)).status).toBe(410);
     }
   });
 
   it('a cursor given before cursors named their key still works within its 30 days, under the key that signed it only', async () => {
-    const cursor = { scope: 'EVENTS', mode: 'entries' as const, position: 0, after: '', asOf: nowSeconds - 60 };
+    const cursor = { scope: 'EVENTS', mode: 'entries' as const, position: everyShardAt(0), after: '', asOf: nowSeconds - 60 };
     expect((await call(`/changes/events?cursor=${encodeURIComponent(legacyCursor(cursor, TEST_CURSOR_KEY))}`)).status).toBe(200);
     const forged = await call<Failure>(`/changes/events?cursor=${encodeURIComponent(legacyCursor(cursor, Buffer.from('not the server key')))}`);
     expect({ status: forged.status, fields: forged.body.errors?.map((e) => e.field) }).toEqual({ status: 400, fields: ['cursor'] });
@@ -120,7 +120,7 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
   });
 
   it('the cursor is opaque, versioned, names its scope and its key, and is signed with the key', () => {
-    const cursor = { scope: 'HOST#usr_1', mode: 'entries' as const, position: 7, after: '', asOf: nowSeconds };
+    const cursor = { scope: 'HOST#usr_1', mode: 'entries' as const, position: everyShardAt(7), after: '', asOf: nowSeconds };
     const c = signed(cursor);
     expect(c.startsWith(`f3.${keyIdOf(TEST_CURSOR_KEY)}.`)).toBe(true);
     expect(parseCursor(c)?.cursor).toEqual(cursor);
@@ -135,8 +135,8 @@ describe('changes feeds over HTTP (PRODUCT P16)', () => {
   });
 
   it('a cursor signed with another key, or from the future, is a 400 naming cursor, before any read', async () => {
-    const forged = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: nowSeconds }, Buffer.from('not the server key'));
-    const future = signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: nowSeconds + 3_600 });
+    const forged = encodeCursor({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf: nowSeconds }, Buffer.from('not the server key'));
+    const future = signed({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf: nowSeconds + 3_600 });
     for (const cursor of [forged, future]) {
       server.calls.splice(0);
       const reply = await call<Failure>(`/changes/events?cursor=${encodeURIComponent(cursor)}`);

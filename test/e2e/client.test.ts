@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiError, CursorExpiredError, EmbedClient, PagedList, PublicClient, type PublicEvent } from '../../client/src/index.js';
-import { CURSOR_LIFETIME_SECONDS } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 import { signed } from '../support/feed-keys.js';
 import { NOW } from '../support/fixtures.js';
 import { KEYS } from '../support/fixtures.js';
@@ -137,7 +137,7 @@ describe('Public API client: changes feeds', () => {
   });
 
   it('an expired cursor is a CursorExpiredError; a foreign one a 400 naming cursor', async () => {
-    const expired = signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: Date.parse(NOW) / 1000 - CURSOR_LIFETIME_SECONDS - 1 });
+    const expired = signed({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf: Date.parse(NOW) / 1000 - CURSOR_LIFETIME_SECONDS - 1 });
     const error = await api.changes.events({ cursor: expired }).page().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CursorExpiredError);
     expect((error as CursorExpiredError).status).toBe(410);

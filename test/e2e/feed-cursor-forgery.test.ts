@@ -11,8 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, createHmac } from 'node:crypto';
-import { CURSOR_LIFETIME_SECONDS } from '../../lambdas/core/feed-cursor.js';
-import { signed } from '../support/feed-keys.js';
+import { CURSOR_LIFETIME_SECONDS, FEED_SHARDS, everyShardAt } from '../../lambdas/core/feed-cursor.js';
+import { TEST_CURSOR_KEY, signed, unshardedCursor } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -22,7 +22,8 @@ let server: TestServer;
 const call = (path: string) => get<Page>(`${server.publicBaseUrl}${path}`, { 'x-events-api-key': KEYS.both });
 const now = Date.parse(NOW) / 1000;
 
-type Payload = [string, string, number, string, number];
+/** `position`: one per head shard (a single number in cursors from before the shards). */
+type Payload = [string, string, number[] | number, string, number];
 const payloadOf = (cursor: string): Payload => JSON.parse(Buffer.from(cursor.split('.')[2]!, 'base64url').toString('utf8')) as Payload;
 /**
  * What an outsider does: decode the payload, edit it, and seal it again with
@@ -51,9 +52,9 @@ describe('feed cursors cannot be forged (R2)', () => {
     const real = (await call('/changes/events?limit=2')).body.data!.next_cursor;
     for (const [how, seal] of Object.entries(seals)) {
       const forgeries = {
-        'position 0 (every removal ever)': forge(real, ([scope]) => [scope, 'e', 0, '', now], seal),
+        'position 0 (every removal ever)': forge(real, ([scope]) => [scope, 'e', everyShardAt(0), '', now], seal),
         'another scope': forge(real, ([, mode, position, after, asOf]) => ['HOST#usr_alice', mode, position, after, asOf], seal),
-        'a later start': forge(real, ([scope, mode, , after, asOf]) => [scope, mode, 1_000_000, after, asOf], seal),
+        'a later start': forge(real, ([scope, mode, , after, asOf]) => [scope, mode, everyShardAt(1_000_000), after, asOf], seal),
         'revived after 31 days': forge(real, ([scope, mode, position, after]) => [scope, mode, position, after, now], seal),
         'ten years ahead': forge(real, ([scope, mode, position, after]) => [scope, mode, position, after, now + 10 * 365 * 86_400], seal),
       };
@@ -69,7 +70,7 @@ describe('feed cursors cannot be forged (R2)', () => {
   });
 
   it('even a cursor the API signed is refused when dated in the future, and answers 410 once older than 30 days', async () => {
-    const at = (asOf: number) => encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf }));
+    const at = (asOf: number) => encodeURIComponent(signed({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf }));
     expect((await call(`/changes/events?cursor=${at(now + 3_600)}`)).status).toBe(400);
     expect((await call(`/changes/events?cursor=${at(now - CURSOR_LIFETIME_SECONDS - 1)}`)).status).toBe(410);
     expect((await call(`/changes/events?cursor=${at(now)}`)).status).toBe(200);
@@ -81,6 +82,16 @@ describe('feed cursors cannot be forged (R2)', () => {
     expect(first.has_more).toBe(true);
     const [scope, mode, position] = payloadOf(first.next_cursor);
     expect({ scope, mode }).toEqual({ scope: 'EVENTS', mode: 'm' });
-    expect(position).toBeGreaterThan(0);
+    // One position per head shard: the scope has entries, so some shard is past 0.
+    expect(position).toHaveLength(FEED_SHARDS);
+    expect(Array.isArray(position) && position.some((p) => p > 0)).toBe(true);
+  });
+
+  it('a genuine cursor from before the head shards (one position) answers 410 within its 30 days, a forged one 400', async () => {
+    for (const how of ['keyed', 'legacy'] as const) {
+      const old = (key: Uint8Array) => encodeURIComponent(unshardedCursor({ scope: 'EVENTS', mode: 'entries', position: 42, after: '', asOf: now - 60 }, key, how));
+      expect((await call(`/changes/events?cursor=${old(TEST_CURSOR_KEY)}`)).status).toBe(410);
+      expect((await call(`/changes/events?cursor=${old(Buffer.from('not the server key'))}`)).status).toBe(400);
+    }
   });
 });

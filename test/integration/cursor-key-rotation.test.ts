@@ -30,7 +30,7 @@ import type { Change } from '../../lambdas/core/changes.js';
 import type { Clock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { ValidationError } from '../../lambdas/core/errors.js';
-import { CURSOR_LIFETIME_SECONDS, encodeCursor, openCursor, parseCursor, sealCursor, staticKeyring, type CursorKeyring, type CursorKeys, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, encodeCursor, openCursor, parseCursor, sealCursor, staticKeyring, type CursorKeyring, type CursorKeys, type FeedCursor, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 import { catalogueChanges, CursorExpiredError, type FeedContext } from '../../lambdas/core/feeds.js';
 import type { FeedReader } from '../../lambdas/core/ports.js';
 import { errorResponse } from '../../lambdas/http/envelope.js';
@@ -60,7 +60,7 @@ afterAll(async () => {
 /** The feeds' reads: none is expected (a cursor is checked before any read). */
 const noReads = new Proxy({}, { get: () => () => Promise.reject(new Error('no read expected')) }) as unknown as FeedReader;
 const signerOf = (keys: CursorKeys): string => Buffer.from(keys.signing).toString();
-const entries = (asOf: number): FeedCursor => ({ scope: 'EVENTS', mode: 'entries', position: 42, after: '', asOf });
+const entries = (asOf: number): FeedCursor => ({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(42), after: '', asOf });
 
 describe('review: feed cursors across key rotations', () => {
   it('a cursor signed after a rotation still opens within its 30 days after the next monthly rotation', async () => {

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { encodeCursor, openCursor, parseCursor, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { encodeCursor, openCursor, parseCursor, type FeedCursor, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 import { REFRESH_INTERVAL_MS, secretsManagerKeyring } from '../../lambdas/http/cursor-keys.js';
 import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
 
@@ -26,7 +26,7 @@ afterAll(async () => {
   await stub?.close();
 });
 
-const cursor: FeedCursor = { scope: 'EVENTS', mode: 'entries', position: 7, after: '', asOf: 1_700_000_000 };
+const cursor: FeedCursor = { scope: 'EVENTS', mode: 'entries', position: everyShardAt(7), after: '', asOf: 1_700_000_000 };
 const sealedWith = (key: string) => parseCursor(encodeCursor(cursor, Buffer.from(key)))!;
 
 describe('cursor keys from Secrets Manager', () => {

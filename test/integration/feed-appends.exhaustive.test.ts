@@ -22,11 +22,17 @@
  * - at the end every append that landed is read, in its order per appender.
  * Appends that do not fight: no write is ever refused by a condition but a
  * second trim of the same entries (two flushers of one tail).
+ *
+ * On one head shard's log (the writer and the reader of one shard): every
+ * shard of a scope is such a log, with its own head and chunks and nothing
+ * shared with the others but the partition, so what holds for one holds for
+ * each; how a page takes the shards' entries together is
+ * test/integration/changes-feed.property.test.ts's and the unit tests'.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DeleteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { FEED_CHUNK_PREFIX, FEED_HEAD, FeedWriter, chunkSortKey, entriesAfter, feedPartition, headKey } from '../../lambdas/store/feed.js';
+import { FEED_CHUNK_PREFIX, FeedWriter, MAX_TAIL_ENTRIES, chunkRangeStart, entriesAfter, feedPartition, feedRun, headKey } from '../../lambdas/store/feed.js';
 import { FeedReads } from '../../lambdas/store/feed-reads.js';
 import { TableIO } from '../../lambdas/store/table-io.js';
 import { TTL_ATTRIBUTE } from '../../lambdas/store/table.js';
@@ -75,7 +81,7 @@ async function chunkItems(client: DynamoDBDocumentClient, scope: string, after: 
     new QueryCommand({
       TableName: TABLE,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkSortKey(after + 1), ':to': `${FEED_CHUNK_PREFIX}~` },
+      ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': chunkRangeStart(after + 1), ':to': `${FEED_CHUNK_PREFIX}~` },
       ConsistentRead: true,
     }),
   );
@@ -84,7 +90,7 @@ async function chunkItems(client: DynamoDBDocumentClient, scope: string, after: 
 
 /** The head (the second half of a feed read), as a list of at most one item. */
 async function headItem(client: DynamoDBDocumentClient, scope: string): Promise<Record<string, unknown>[]> {
-  const out = await client.send(new GetCommand({ TableName: TABLE, Key: headKey(scope), ConsistentRead: true }));
+  const out = await client.send(new GetCommand({ TableName: TABLE, Key: headKey(scope, 0), ConsistentRead: true }));
   return out.Item ? [out.Item] : [];
 }
 
@@ -116,7 +122,7 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault,
 
   // What each position held at every look, and the reader.
   const seenAt = new Map<number, string>();
-  const reads = new FeedReads(admin, TABLE);
+  const reads = new FeedReads(admin, TABLE, { shards: 1 });
   let cursor = 0;
   const readLog: { position: number; member: string }[] = [];
   let expired = false;
@@ -127,15 +133,14 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault,
     const held = new Map<number, string>();
     let last = 0;
     for (const item of items) {
-      const members = (item.sk === FEED_HEAD ? item.tail : item.members) as string[];
-      const lo = Number(item.sk === FEED_HEAD ? item.base : item.lo);
+      const { head, lo, members } = feedRun(item, 1)!;
       members.forEach((m, i) => {
         const prior = held.get(lo + i) ?? seenAt.get(lo + i);
         if (prior !== undefined && prior !== m) throw new Error(`position ${lo + i} holds ${m}, and held ${prior} (${where})`);
         held.set(lo + i, m);
         seenAt.set(lo + i, m);
       });
-      if (item.sk === FEED_HEAD) last = lo + members.length - 1;
+      if (head) last = lo + members.length - 1;
     }
     if (!swept) for (let p = 1; p <= last; p++) if (!held.has(p)) throw new Error(`position ${p} of ${last} is held nowhere (${where})`);
     // Without a reader of its own in the schedule, the route's own read (feedEntries) reads on at every point.
@@ -144,7 +149,7 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault,
   /** Reads on from the reader's position to the end for now with the route's own read, checking what it is given. */
   const readOn = async (where: string) => {
     for (let more = !expired; more; ) {
-      const page = await reads.feedEntries(scope, cursor, 2);
+      const page = await reads.feedEntries(scope, [cursor], 2);
       if (page.expired) {
         if (!swept) throw new Error(`the reader at ${cursor} was told its chunk expired, and nothing expired (${where})`);
         expired = true;
@@ -212,7 +217,7 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault,
 
   const landed: string[][] = plan.map(() => []);
   const appenders = plan.map(async (appends, i) => {
-    const writer = new FeedWriter(new TableIO(clientOf(i), TABLE), clock, FLUSH_BYTES, CHUNK_ENTRIES);
+    const writer = new FeedWriter(new TableIO(clientOf(i), TABLE), clock, FLUSH_BYTES, CHUNK_ENTRIES, MAX_TAIL_ENTRIES, 1);
     try {
       for (const members of appends) {
         await writer.append(scope, members);
@@ -235,7 +240,7 @@ async function run(plan: string[][][], prefix: readonly number[], fault?: Fault,
       for (let r = 0; r < (opts.readers ?? 0) && !expired; r++) {
         for (let attempt = 1; ; attempt++) {
           const [chunks, head] = [await chunkItems(client, scope, cursor), await headItem(client, scope)];
-          const read = entriesAfter([...chunks, ...head], cursor, 10, false);
+          const read = entriesAfter([...chunks, ...head], [cursor], 10, false);
           if (!read.frontHole) {
             take(read.entries, `the reader's read ${r + 1}`);
             break;

@@ -5,7 +5,7 @@
  * one, one of another scope) the way the API signs it.
  */
 import { createHmac } from 'node:crypto';
-import { encodeCursor, parseCursor, staticKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { encodeCursor, keyIdOf, parseCursor, staticKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
 import type { FeedContext } from '../../lambdas/core/feeds.js';
 import type { FeedReader } from '../../lambdas/core/ports.js';
 
@@ -22,6 +22,16 @@ export const signed = (c: FeedCursor): string => encodeCursor(c, TEST_CURSOR_KEY
  */
 export function legacyCursor(c: FeedCursor, key: Uint8Array): string {
   const signed = `f2.${Buffer.from(JSON.stringify([c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf])).toString('base64url')}`;
+  return `${signed}.${createHmac('sha256', key).update(signed).digest('base64url').slice(0, 22)}`;
+}
+
+/**
+ * A cursor as the API gave them before the head shards: one position (a
+ * single head's), in either format (with a key id, or the one before).
+ */
+export function unshardedCursor(c: Omit<FeedCursor, 'position'> & { position: number }, key: Uint8Array, how: 'keyed' | 'legacy' = 'keyed'): string {
+  const payload = Buffer.from(JSON.stringify([c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf])).toString('base64url');
+  const signed = how === 'keyed' ? `f3.${keyIdOf(key)}.${payload}` : `f2.${payload}`;
   return `${signed}.${createHmac('sha256', key).update(signed).digest('base64url').slice(0, 22)}`;
 }
 

@@ -12,10 +12,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ValidationError } from '../../lambdas/core/errors.js';
-import { CURSOR_LIFETIME_SECONDS, encodeCursor, feedScopes, keyIdOf, openCursor, parseCursor, staticKeyring, type CursorKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
+import { CURSOR_LIFETIME_SECONDS, CURSOR_MAX_LENGTH, FEED_SHARDS, encodeCursor, feedScopes, keyIdOf, openCursor, parseCursor, staticKeyring, type CursorKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
 import { catalogueChanges, CursorExpiredError, guestChanges, hostChanges, type FeedContext } from '../../lambdas/core/feeds.js';
 import type { EventReader, FeedReader } from '../../lambdas/core/ports.js';
-import { legacyCursor } from '../support/feed-keys.js';
+import { legacyCursor, unshardedCursor } from '../support/feed-keys.js';
 
 const NOW = new Date('2027-01-15T00:00:00.000Z');
 const NOW_SECONDS = NOW.getTime() / 1000;
@@ -33,7 +33,8 @@ const cursorAt = (asOf: fc.Arbitrary<number>): fc.Arbitrary<FeedCursor> =>
   fc.record({
     scope: fc.oneof(fc.constant(feedScopes.catalogue()), id.map(feedScopes.host), id.map(feedScopes.guests)),
     members: fc.option(id, { nil: undefined }),
-    position: fc.nat(),
+    // One position per head shard, up to the 12 digits of the store's chunk keys.
+    position: fc.array(fc.nat({ max: 999_999_999_999 }), { minLength: FEED_SHARDS, maxLength: FEED_SHARDS }),
     asOf,
   }).map(({ scope, members, position, asOf }) => (members === undefined ? { scope, mode: 'entries', position, after: '', asOf } : { scope, mode: 'members', position, after: members, asOf }));
 /** Within its lifetime (and not ahead of the clock). */
@@ -118,6 +119,24 @@ describe('feed cursors, whatever they hold', () => {
         expect(text.split('.')[1]).toBe(keyIdOf(k));
         // Neither of the key's usual spellings (from 6 bytes, too long to turn up by chance).
         if (k.length >= 6) for (const spelling of ['base64url', 'base64', 'hex'] as const) expect(text.includes(Buffer.from(k).toString(spelling))).toBe(false);
+      }),
+    );
+  });
+
+  it('the longest cursor fits CURSOR_MAX_LENGTH: a start of the longest scope past the longest member id, every shard at 12 digits', () => {
+    const c: FeedCursor = { scope: feedScopes.guests('e'.repeat(68)), mode: 'members', position: Array.from({ length: FEED_SHARDS }, () => 999_999_999_999), after: 'u'.repeat(68), asOf: 9_999_999_999 };
+    const text = encodeCursor(c, Buffer.from('any key'));
+    expect(text.length).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
+    expect(parseCursor(text)?.cursor).toEqual(c);
+  });
+
+  it('a cursor from before the head shards (one position) is a 410 within its lifetime once its MAC holds, and a 400 when forged', async () => {
+    await fc.assert(
+      fc.asyncProperty(live, key, format, async (c, k, how) => {
+        const text = unshardedCursor({ ...c, position: c.position[0]! }, k, how as 'keyed' | 'legacy');
+        expect(parseCursor(text)?.cursor.position).toEqual([]);
+        await expect(pageOf(c, text, staticKeyring(k))).rejects.toBeInstanceOf(CursorExpiredError);
+        await expect(pageOf(c, text, staticKeyring(Buffer.from('not the key that signed it')))).rejects.toMatchObject({ statusCode: 400, errors: [{ field: 'cursor' }] });
       }),
     );
   });

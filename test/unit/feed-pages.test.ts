@@ -7,35 +7,43 @@
  * out, so nothing is lost or given twice in a start.
  */
 import { describe, expect, it } from '@jest/globals';
-import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
+import { FEED_SHARDS, everyShardAt, parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { FEED_PAGE_MAX_BYTES, catalogueChanges, type EventChange, type FeedPage } from '../../lambdas/core/feeds.js';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader } from '../../lambdas/core/ports.js';
 import { responseBytes } from '../../lambdas/core/response-size.js';
 import { deriveEventItem } from '../../lambdas/store/derive.js';
-import { isShown } from '../../lambdas/store/feed.js';
+import { entriesAfter, headSortKey, isShown, shardOf } from '../../lambdas/store/feed.js';
 import { feedContext, signed } from '../support/feed-keys.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 type Item = Record<string, unknown>;
 
-/** The store's feed reads as plain arrays: the scope's members, its entries from position 1, its members' items. */
+/**
+ * The store's feed reads as plain arrays: the scope's members, its entries in
+ * the order appended (each in its member's shard, as the store places it),
+ * its members' items.
+ */
 class MemoryFeeds implements FeedReader {
   constructor(
     readonly members: string[],
     readonly entries: string[],
     readonly items: Map<string, Item>,
   ) {}
-  async feedHead(): Promise<number> {
-    return this.entries.length;
+  /** Each shard's log, as heads holding all of it. */
+  private heads(): Item[] {
+    return Array.from({ length: FEED_SHARDS }, (_, shard) => ({ sk: headSortKey(shard), base: 1, tail: this.entries.filter((m) => shardOf(m) === shard) }));
+  }
+  async feedHead(): Promise<number[]> {
+    return this.heads().map((head) => (head.tail as string[]).length);
   }
   async feedMembers(_scope: string, after: string, count: number): Promise<FeedMembersRead> {
     const rest = [...this.members].sort().filter((m) => m > after);
     const read = rest.slice(0, count);
     return { members: read, last: read.at(-1) ?? after, more: rest.length > count };
   }
-  async feedEntries(_scope: string, after: number, count: number): Promise<FeedEntriesRead> {
-    const entries = this.entries.slice(after, after + count).map((member, i) => ({ position: after + 1 + i, member }));
-    return { entries, more: this.entries.length > after + count, expired: false };
+  async feedEntries(_scope: string, after: readonly number[], count: number): Promise<FeedEntriesRead> {
+    const read = entriesAfter(this.heads(), after, count, false);
+    return { entries: read.entries, more: read.more, expired: false };
   }
   async feedStates(_scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>> {
     return new Map(members.map((m) => [m, { item: this.items.get(m), shown: isShown(this.items.get(m)) }]));
@@ -75,7 +83,8 @@ describe('feed pages', () => {
     const feeds = new MemoryFeeds(ids, ['evt_a', 'evt_b', 'evt_c', 'evt_a'], new Map(ids.map((id) => [id, eventItem(id, 10)])));
     const first = await catalogueChanges(feedContext(feeds, NOW), { limit: 2 }, 'https://s.example');
     expect(first.changes).toEqual([]);
-    expect(parseCursor(first.next_cursor)?.cursor).toMatchObject({ mode: 'members', position: 4, after: '' });
+    expect(parseCursor(first.next_cursor)?.cursor).toMatchObject({ mode: 'members', after: '' });
+    expect(parseCursor(first.next_cursor)!.cursor.position.reduce((n, p) => n + p, 0)).toBe(4);
     const { pages } = await readAll(feeds, 2);
     expect(pages.flatMap((p) => p.changes.map((c) => c.id))).toEqual(['evt_a', 'evt_b', 'evt_c']);
     // A change since the start's position: the entries after it.
@@ -90,10 +99,11 @@ describe('feed pages', () => {
     const ids = Array.from({ length: 100 }, (_, i) => `evt_${String(i).padStart(3, '0')}`);
     const feeds = new MemoryFeeds(mode === 'members' ? ids : [], ids, new Map(ids.map((id) => [id, eventItem(id, 120_000)])));
     // Members: a start from no cursor. Entries: a consumer that started while the scope was empty.
-    const from = mode === 'entries' ? parseCursor(signed({ scope: 'EVENTS', mode: 'entries', position: 0, after: '', asOf: NOW.getTime() / 1000 }))! : undefined;
+    const from = mode === 'entries' ? parseCursor(signed({ scope: 'EVENTS', mode: 'entries', position: everyShardAt(0), after: '', asOf: NOW.getTime() / 1000 }))! : undefined;
     const { pages, bytes } = await readAll(feeds, 100, from);
     const given = pages.flatMap((p) => p.changes.map((c) => c.id));
-    expect(given).toEqual(ids);
+    // Members come in id order; entries in position order across the shards: each id once either way.
+    expect(mode === 'members' ? given : [...given].sort()).toEqual(ids);
     expect(Math.max(...bytes)).toBeLessThanOrEqual(FEED_PAGE_MAX_BYTES + 2_000);
     const cut = pages.filter((p) => p.has_more && p.changes.length > 0 && p.changes.length < 100);
     expect(cut.length).toBeGreaterThanOrEqual(2);
