@@ -30,7 +30,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { FEED_HEAD, FEED_NOTE, FEED_PARTITION_PREFIX, scopesShowing } from '../../lambdas/store/feed.js';
+import { FEED_HEAD_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, scopesShowing } from '../../lambdas/store/feed.js';
 import { keys } from '../../lambdas/store/table.js';
 import { NOW, dataset, event, user } from '../support/feed-review.js';
 import { scanAll } from '../support/read-model.js';
@@ -47,13 +47,14 @@ const CATALOGUE = 'EVENTS';
 const ANN = `HOST#${ann.id}`;
 const BOB = `HOST#${bob.id}`;
 
-/** Each scope's last position (0 before any entry): base + tail length - 1 of its head. */
+/** Each scope's entries so far: over its head shards, base + tail length - 1 of each (0 before any entry). */
 async function positions(client: DynamoDBDocumentClient, table: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const item of await scanAll(client, table)) {
     const pk = String(item.pk);
-    if (!pk.startsWith(FEED_PARTITION_PREFIX) || item.sk !== FEED_HEAD) continue;
-    out.set(pk.slice(FEED_PARTITION_PREFIX.length), Number(item.base) + (item.tail as string[]).length - 1);
+    if (!pk.startsWith(FEED_PARTITION_PREFIX) || !String(item.sk).startsWith(FEED_HEAD_PREFIX)) continue;
+    const scope = pk.slice(FEED_PARTITION_PREFIX.length);
+    out.set(scope, (out.get(scope) ?? 0) + Number(item.base) + (item.tail as string[]).length - 1);
   }
   return out;
 }
@@ -83,7 +84,7 @@ function failingOnce(fails: (command: string, input: Record<string, unknown>) =>
   return client;
 }
 /** The append to a scope's head (an UpdateItem of `FEED#{scope}` / `H`; the in-process client names the low-level command). */
-const appendTo = (scope: string) => (command: string, input: Record<string, unknown>) => /^Update/.test(command) && (input.Key as Record<string, string>)?.pk === `FEED#${scope}` && (input.Key as Record<string, string>)?.sk === FEED_HEAD;
+const appendTo = (scope: string) => (command: string, input: Record<string, unknown>) => /^Update/.test(command) && (input.Key as Record<string, string>)?.pk === `FEED#${scope}` && String((input.Key as Record<string, string> | undefined)?.sk).startsWith(FEED_HEAD_PREFIX);
 
 interface Step {
   name: string;
