@@ -68,7 +68,7 @@ describe('the key-management API, rehearsed: API Gateway refuses what IAM refuse
   });
 
   it('a request signed for a path of the API but altered after signing is 403', async () => {
-    const fetchAltered: typeof fetch = (input, init) => fetch(String(input).replace('/users/frank/', '/users/alice/'), init);
+    const fetchAltered: typeof fetch = (input, init) => fetch(String(input).replace('/users/usr_frank/', '/users/usr_alice/'), init);
     const altered = new KeyAdminClient({ baseUrl: base, region: REGION, credentials: rehearsal.webProduct, fetch: fetchAltered });
     expect((await refusal(altered.list('usr_frank'))).status).toBe(403);
   });
@@ -214,7 +214,7 @@ describe('the same stack with a narrower grant and a statement removed from the 
 
   it('a validly signed request outside the grant is 403 ACCESS_DENIED naming execute-api:Invoke and the method ARN', async () => {
     const e = await refusal(narrowedAdmin.list('usr_frank'));
-    expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/staging\/GET\/admin\/v1\/users\/frank\/keys$/)]);
+    expect([e.status, e.message]).toEqual([403, expect.stringMatching(/is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/staging\/GET\/admin\/v1\/users\/usr_frank\/keys$/)]);
   });
 
   it('without the attach statement, a create fails, the denial is named, and the compensation leaves no API key behind', async () => {
