@@ -117,9 +117,8 @@ export async function throttledBurstFigures(endpoint: string): Promise<string[]>
   const RSVPS = Number(process.env.BENCH_THROTTLE_RSVPS ?? 60);
   const WINDOW_MINUTES = 5;
   const start = Date.parse('2026-11-21T12:00:00.000Z');
-  const host = { id: 'usr_host', username: 'host' };
+  const { host, party } = await import('../test/support/party.js');
   const guests = Array.from({ length: RSVPS }, (_, i) => ({ id: `usr_g${i}`, username: `g${i}` }));
-  const party = { id: 'evt_party', creator_id: host.id, title: 'Party', start_date: '2027-01-01T20:00:00.000Z', timezone: 'UTC', status: 'published' as const, visibility: 'public' as const, created_at: '2026-11-01T00:00:00.000Z' };
   const table = 'throttled-burst';
   const client = createWriteClient({ endpoint });
   await ensureTable(client, table);

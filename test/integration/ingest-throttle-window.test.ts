@@ -32,6 +32,7 @@ import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 import { ThrottleWindow, toPartition } from '../support/throttle-window.js';
 import { playQueue } from '../../scripts/throttle-burst.js';
+import { host, party } from '../support/party.js';
 
 let store: TestStore;
 beforeAll(async () => {
@@ -41,18 +42,7 @@ afterAll(async () => store?.close());
 
 const START = Date.parse('2026-11-21T12:00:00.000Z');
 
-const host = { id: 'usr_host', username: 'host' };
 const guests = Array.from({ length: 12 }, (_, i) => ({ id: `usr_g${String(i).padStart(2, '0')}`, username: `g${i}` }));
-const party = {
-  id: 'evt_party',
-  creator_id: host.id,
-  title: 'Party',
-  start_date: '2027-01-01T20:00:00.000Z',
-  timezone: 'UTC',
-  status: 'published' as const,
-  visibility: 'public' as const,
-  created_at: '2026-11-01T00:00:00.000Z',
-};
 const other = { ...party, id: 'evt_other', title: 'Other' };
 
 describe('a partition throttled for minutes while SQS redelivers', () => {
