@@ -1,7 +1,7 @@
 /**
  * Feed cursors across cursor key rotations (lambdas/http/cursor-keys.ts,
  * lambdas/core/feed-cursor.ts, lambdas/core/feeds.ts openFor), read from a
- * Secrets Manager stand-in through the real SDK client, time moved by an
+ * Secrets Manager stand-in through the real SDK secrets.client, time moved by an
  * injected clock.
  *
  * A review found two defects, kept below as the tests it wrote:
@@ -41,21 +41,12 @@ import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { FeedConsumer, expectReplicasMatch, scopesOf, type FeedFunction } from '../support/feed-consumer.js';
 import { legacyCursor } from '../support/feed-keys.js';
 import { dataset, event, user } from '../support/feed-review.js';
-import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
+import { startSecretsStub, useSecretsStub } from '../support/secrets-stub.js';
 import { useFileStore } from '../support/store.js';
 
 const DAY = 86_400_000;
 const store = useFileStore({ inProcess: true });
-let stub: SecretsStub;
-let client: SecretsManagerClient;
-beforeAll(async () => {
-  stub = await startSecretsStub('key-one');
-  client = new SecretsManagerClient({ endpoint: stub.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-});
-afterAll(async () => {
-  client?.destroy();
-  await stub?.close();
-});
+const secrets = useSecretsStub('key-one');
 
 /** The feeds' reads: none is expected (a cursor is checked before any read). */
 const noReads = new Proxy({}, { get: () => () => Promise.reject(new Error('no read expected')) }) as unknown as FeedReader;
@@ -67,12 +58,12 @@ describe('review: feed cursors across key rotations', () => {
     let now = Date.parse('2026-11-01T00:00:00.000Z');
     const clock = () => new Date(now);
     // Rotation 1, as docs/deploy.md says: stage, then promote a minute later. A function starts in that minute.
-    stub.stage('key-two');
+    secrets.stub.stage('key-two');
     now += 30_000;
-    const stale = secretsManagerKeyring(stub.arn, client, clock);
+    const stale = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     await stale.keys();
     now += 30_000;
-    stub.promote();
+    secrets.stub.promote();
     const rotation1 = now;
 
     // Two hours on, that function answers a consumer's page that reached the end: a fresh asOf.
@@ -84,12 +75,12 @@ describe('review: feed cursors across key rotations', () => {
 
     // Rotation 2, 30 days after rotation 1 ("at most once every 30 days").
     now = rotation1 + 30 * DAY;
-    stub.stage('key-three');
+    secrets.stub.stage('key-three');
     now += 60_000;
-    stub.promote();
+    secrets.stub.promote();
     // An hour later the consumer comes back: its cursor is 30 days less an hour old, within its lifetime.
     now += 3_600_000;
-    const fresh = secretsManagerKeyring(stub.arn, client, clock);
+    const fresh = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     expect(await openCursor(parseCursor(text)!, fresh)).toEqual(given);
   });
 
@@ -111,7 +102,7 @@ function cutOffClient() {
   const state = { down: false, calls: 0 };
   const send = (command: Parameters<SecretsManagerClient['send']>[0]) => {
     state.calls++;
-    return state.down ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { name: 'NetworkingError' })) : client.send(command);
+    return state.down ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { name: 'NetworkingError' })) : secrets.client.send(command);
   };
   return { state, client: { send } as Pick<SecretsManagerClient, 'send'> };
 }
@@ -131,17 +122,17 @@ describe('the keys are read again on a schedule, and a failed read is backed off
   it(`a function signs with the current key at most ${KEYS_MAX_AGE_MS / 60_000} minutes after a promotion, whenever it started, and reads no more often than that while nothing asks`, async () => {
     let now = Date.parse('2026-12-01T00:00:00.000Z');
     const clock: Clock = () => new Date(now);
-    stub.rotate('sched-one');
-    const before = secretsManagerKeyring(stub.arn, client, clock);
+    secrets.stub.rotate('sched-one');
+    const before = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     expect(signerOf(await before.keys())).toBe('sched-one');
-    stub.stage('sched-two');
+    secrets.stub.stage('sched-two');
     now += 30_000;
-    const between = secretsManagerKeyring(stub.arn, client, clock);
+    const between = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     expect(signerOf(await between.keys())).toBe('sched-one');
     now += 30_000;
-    stub.promote();
+    secrets.stub.promote();
     const promoted = now;
-    stub.calls.splice(0);
+    secrets.stub.calls.splice(0);
     // A request every ten seconds to each for twenty minutes, none with a cursor.
     const late: string[] = [];
     for (; now < promoted + 4 * KEYS_MAX_AGE_MS; now += 10_000) {
@@ -152,7 +143,7 @@ describe('the keys are read again on a schedule, and a failed read is backed off
     }
     expect(late).toEqual([]);
     // One read (three versions) per function per KEYS_MAX_AGE_MS, the first window included.
-    expect(stub.calls.length).toBeLessThanOrEqual(2 * 3 * 5);
+    expect(secrets.stub.calls.length).toBeLessThanOrEqual(2 * 3 * 5);
   });
 
   it('with Secrets Manager unreachable from the start, a cursor within its lifetime is a 500 (clients retry it, keeping the cursor), an expired one still a 410, and the secret is tried once per ten seconds', async () => {
@@ -160,7 +151,7 @@ describe('the keys are read again on a schedule, and a failed read is backed off
     const cut = cutOffClient();
     cut.state.down = true;
     const failures: unknown[] = [];
-    const keyring = secretsManagerKeyring(stub.arn, cut.client, () => new Date(now), (error) => failures.push(error));
+    const keyring = secretsManagerKeyring(secrets.stub.arn, cut.client, () => new Date(now), (error) => failures.push(error));
     const ctx = (): FeedContext => ({ feeds: noReads, keyring, now: new Date(now) });
     const seconds = () => Math.floor(now / 1000);
     for (let i = 0; i < 30; i++) {
@@ -182,8 +173,8 @@ describe('the keys are read again on a schedule, and a failed read is backed off
   it('once it holds keys, an outage costs one try per ten seconds, keeps signing with the keys held, and a forged cursor is still a 400', async () => {
     let now = Date.parse('2026-12-20T00:00:00.000Z');
     const cut = cutOffClient();
-    stub.rotate('held-one');
-    const keyring = secretsManagerKeyring(stub.arn, cut.client, () => new Date(now));
+    secrets.stub.rotate('held-one');
+    const keyring = secretsManagerKeyring(secrets.stub.arn, cut.client, () => new Date(now));
     expect(signerOf(await keyring.keys())).toBe('held-one');
     cut.state.down = true;
     cut.state.calls = 0;
@@ -203,7 +194,7 @@ describe('the keys are read again on a schedule, and a failed read is backed off
     }
     expect(cut.state.calls).toBeLessThanOrEqual(3 * Math.ceil(90_000 / REFRESH_INTERVAL_MS));
     // Back, with a rotation meanwhile: within ten seconds the function signs with the new key.
-    stub.rotate('held-two');
+    secrets.stub.rotate('held-two');
     cut.state.down = false;
     now += REFRESH_INTERVAL_MS;
     expect(signerOf(await keyring.keys())).toBe('held-two');

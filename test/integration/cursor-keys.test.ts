@@ -10,21 +10,11 @@
  * rotations under a consumer: test/integration/cursor-key-rotation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { encodeCursor, openCursor, parseCursor, type FeedCursor, everyShardAt } from '../../lambdas/core/feed-cursor.js';
 import { REFRESH_INTERVAL_MS, secretsManagerKeyring } from '../../lambdas/http/cursor-keys.js';
-import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
+import { useSecretsStub } from '../support/secrets-stub.js';
 
-let stub: SecretsStub;
-let client: SecretsManagerClient;
-beforeAll(async () => {
-  stub = await startSecretsStub('key-one');
-  client = new SecretsManagerClient({ endpoint: stub.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-});
-afterAll(async () => {
-  client?.destroy();
-  await stub?.close();
-});
+const secrets = useSecretsStub('key-one');
 
 const cursor: FeedCursor = { scope: 'EVENTS', mode: 'entries', position: everyShardAt(7), after: '', asOf: 1_700_000_000 };
 const sealedWith = (key: string) => parseCursor(encodeCursor(cursor, Buffer.from(key)))!;
@@ -32,24 +22,24 @@ const sealedWith = (key: string) => parseCursor(encodeCursor(cursor, Buffer.from
 describe('cursor keys from Secrets Manager', () => {
   it('reads the secret once, signs with it, and survives rotations without refusing a cursor in its lifetime', async () => {
     let now = Date.parse('2026-11-21T12:00:00.000Z');
-    const keyring = secretsManagerKeyring(stub.arn, client, () => new Date(now));
-    stub.calls.splice(0);
+    const keyring = secretsManagerKeyring(secrets.stub.arn, secrets.client, () => new Date(now));
+    secrets.stub.calls.splice(0);
     expect(Buffer.from((await keyring.keys()).signing).toString()).toBe('key-one');
     expect(await openCursor(sealedWith('key-one'), keyring)).toEqual(cursor);
-    expect(stub.calls.sort()).toEqual(['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS']);
+    expect(secrets.stub.calls.sort()).toEqual(['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS']);
 
     // A rotation in one step, a minute on: a cursor a new function signed is read after one more read of the secret.
-    stub.rotate('key-two');
+    secrets.stub.rotate('key-two');
     now += 60_000;
     expect(await openCursor(sealedWith('key-two'), keyring)).toEqual(cursor);
     expect(Buffer.from((await keyring.keys()).signing).toString()).toBe('key-two');
     // The old key's cursors still open (AWSPREVIOUS), with no read.
-    const reads = stub.calls.length;
+    const reads = secrets.stub.calls.length;
     expect(await openCursor(sealedWith('key-one'), keyring)).toEqual(cursor);
-    expect(stub.calls.length).toBe(reads);
+    expect(secrets.stub.calls.length).toBe(reads);
 
     // Two rotations on, the first key's cursors are no longer accepted.
-    stub.rotate('key-three');
+    secrets.stub.rotate('key-three');
     now += 60_000;
     expect(await openCursor(sealedWith('key-three'), keyring)).toEqual(cursor);
     expect(await openCursor(sealedWith('key-one'), keyring)).toBeNull();
@@ -59,18 +49,18 @@ describe('cursor keys from Secrets Manager', () => {
     let now = Date.parse('2026-11-21T12:00:00.000Z');
     const clock = () => new Date(now);
     // One function started before the staging, one a minute after it, a second before the promotion.
-    const early = secretsManagerKeyring(stub.arn, client, clock);
+    const early = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     await early.keys();
-    stub.stage('key-four');
+    secrets.stub.stage('key-four');
     now += 60_000;
-    const late = secretsManagerKeyring(stub.arn, client, clock);
+    const late = secretsManagerKeyring(secrets.stub.arn, secrets.client, clock);
     await late.keys();
     now += 1_000;
-    stub.promote();
+    secrets.stub.promote();
     // The late one knows the new key already (pending): no read.
-    const reads = stub.calls.length;
+    const reads = secrets.stub.calls.length;
     expect(await openCursor(sealedWith('key-four'), late)).toEqual(cursor);
-    expect(stub.calls.length).toBe(reads);
+    expect(secrets.stub.calls.length).toBe(reads);
     // The early one loaded more than ten seconds ago: it reads the keys again and accepts it.
     expect(await openCursor(sealedWith('key-four'), early)).toEqual(cursor);
     // Both still accept the key just replaced.
@@ -79,13 +69,13 @@ describe('cursor keys from Secrets Manager', () => {
 
   it('cursors nobody signed read the secret again at most once every ten seconds', async () => {
     let now = Date.parse('2026-11-21T12:00:00.000Z');
-    const keyring = secretsManagerKeyring(stub.arn, client, () => new Date(now));
+    const keyring = secretsManagerKeyring(secrets.stub.arn, secrets.client, () => new Date(now));
     await keyring.keys();
-    stub.calls.splice(0);
+    secrets.stub.calls.splice(0);
     for (let i = 0; i < 20; i++) expect(await openCursor(sealedWith(`forged-${i}`), keyring)).toBeNull();
-    expect(stub.calls).toEqual([]);
+    expect(secrets.stub.calls).toEqual([]);
     now += REFRESH_INTERVAL_MS + 1;
     for (let i = 0; i < 20; i++) expect(await openCursor(sealedWith(`forged-${i}`), keyring)).toBeNull();
-    expect(stub.calls.length).toBe(3);
+    expect(secrets.stub.calls.length).toBe(3);
   });
 });

@@ -18,10 +18,10 @@
  * - a reader never meets a position held nowhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { BULK_APPEND, FEED_HEAD_PREFIX, FEED_SHARDS, FeedWriter, HEAD_MAX_BYTES, MAX_MEMBER_ID_LENGTH, MAX_TAIL_ENTRIES, everyShardAt, feedPartition, headBytes, shardOf } from '../../lambdas/store/feed.js';
+import { BULK_APPEND, FEED_HEAD_PREFIX, FEED_SHARDS, FeedWriter, HEAD_MAX_BYTES, MAX_MEMBER_ID_LENGTH, MAX_TAIL_ENTRIES, everyShardAt, feedPartition, headBytes, headKey, shardOf } from '../../lambdas/store/feed.js';
 import { FeedReads } from '../../lambdas/store/feed-reads.js';
 import { TableIO } from '../../lambdas/store/table-io.js';
 import { ensureTable } from '../../local/dynalite.js';
@@ -80,6 +80,16 @@ function expectReadInOrder(read: readonly string[][], landed: readonly string[])
 }
 
 describe('the feed head while a throttle window lasts', () => {
+  it('a full head as DynamoDB stores it (the longest scope, the longest ids, flushes never landing) is within the bound', async () => {
+    const scope = `GUESTS#${'e'.repeat(MAX_MEMBER_ID_LENGTH)}`;
+    // One shard, no flush: every append stays in the head until the tail is full.
+    const writer = new FeedWriter(new TableIO(directClient(store.call), TABLE), clock, Number.POSITIVE_INFINITY, MAX_TAIL_ENTRIES, MAX_TAIL_ENTRIES, 1);
+    for (let i = 0; i < MAX_TAIL_ENTRIES; i += BULK_APPEND) await writer.append(scope, Array.from({ length: BULK_APPEND }, (_, j) => longId(i + j)));
+    const full = (await directClient(store.call).send(new GetCommand({ TableName: TABLE, Key: headKey(scope, 0), ConsistentRead: true }))).Item!;
+    expect((full.tail as string[]).length).toBe(MAX_TAIL_ENTRIES);
+    expect(itemSize(full)).toBeLessThanOrEqual(HEAD_MAX_BYTES);
+  });
+
   it('states its bound: a full tail of the longest ids in the longest scope', () => {
     expect(HEAD_MAX_BYTES).toBe(headBytes(`GUESTS#${'e'.repeat(MAX_MEMBER_ID_LENGTH)}`, MAX_TAIL_ENTRIES, MAX_MEMBER_ID_LENGTH, FEED_SHARDS - 1));
     // 14 KB: far from DynamoDB's 400 KB item limit; what an append bills while a window lasts.

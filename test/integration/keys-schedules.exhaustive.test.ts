@@ -138,19 +138,25 @@ function report(name: string, counts: Record<string, number>): void {
   process.stdout.write(`${name}: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')} (${Math.round((Date.now() - started) / 1000)} s into the file)\n`);
 }
 
+/** Each single fault in its own schedules (every interleaving when exhaustive, one preemption otherwise): how many, and what broke. */
+async function withEachFault(s: Parameters<typeof exploreAll>[1], faults: readonly Parameters<typeof exploreAll>[2][number][]): Promise<{ faulted: number; violations: Exploration['violations'] }> {
+  let faulted = 0;
+  const violations: Exploration['violations'] = [];
+  for (const fault of faults) {
+    const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
+    faulted += r.schedules;
+    violations.push(...r.violations);
+  }
+  return { faulted, violations };
+}
+
 describe.each(pairs.map((s) => [s.name, s] as const))('%s', (_, s) => {
   it('keeps every rule in every schedule: every interleaving, every single fault', async () => {
     const clean = await exploreAll(explorer, s, []);
     expect(clean.violations.slice(0, 3)).toEqual([]);
     const counts: Record<string, number> = { 'interleavings without a fault': clean.schedules };
     const faults = singleFaults(clean.maxCalls);
-    let faulted = 0;
-    const violations: Exploration['violations'] = [];
-    for (const fault of faults) {
-      const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
-      faulted += r.schedules;
-      violations.push(...r.violations);
-    }
+    const { faulted, violations } = await withEachFault(s, faults);
     counts[`schedules with one of ${faults.length} faults`] = faulted;
     report(s.name, counts);
     expect(violations.slice(0, 3)).toEqual([]);
@@ -174,13 +180,7 @@ describe.each(renamed.map((s) => [s.name, s] as const))('%s', (_, s) => {
     expect(clean.violations.slice(0, 3)).toEqual([]);
     // The CLI's create has no idempotency key (an operator reruns it): no faults for it.
     const faults = s === byName ? [] : singleFaults(clean.maxCalls).filter((f) => f.actor === 0);
-    let faulted = 0;
-    const violations: Exploration['violations'] = [];
-    for (const fault of faults) {
-      const r = DEPTH === 'exhaustive' ? await exploreAll(explorer, s, [fault]) : await withOnePreemption(s, [fault], !deepish);
-      faulted += r.schedules;
-      violations.push(...r.violations);
-    }
+    const { faulted, violations } = await withEachFault(s, faults);
     report(s.name, { 'interleavings without a fault': clean.schedules, [`schedules with one of ${faults.length} faults`]: faulted, 'different answers': clean.answers.size });
     expect(violations.slice(0, 3)).toEqual([]);
     // The create by username meets the name held by two live users in some order, and refuses it there.

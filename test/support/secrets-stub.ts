@@ -4,6 +4,8 @@
  * (configured from the environment, AWS_ENDPOINT_URL_SECRETS_MANAGER pointing
  * here). The rehearsal has its own, IAM-checked (local/rehearsal/aws-endpoint.ts).
  */
+import { afterAll, beforeAll } from '@jest/globals';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -55,5 +57,31 @@ export async function startSecretsStub(current: string, arn = 'arn:aws:secretsma
       versions.pending = undefined;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The stand-in for a test file's life, with an SDK client on it that never
+ * retries (a refused read is the test's to see): started before the file's
+ * tests, closed after them.
+ */
+export function useSecretsStub(current: string): { readonly stub: SecretsStub; readonly client: SecretsManagerClient } {
+  let stub: SecretsStub | undefined;
+  let client: SecretsManagerClient | undefined;
+  beforeAll(async () => {
+    stub = await startSecretsStub(current);
+    client = new SecretsManagerClient({ endpoint: stub.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await stub?.close();
+  });
+  return {
+    get stub() {
+      return stub!;
+    },
+    get client() {
+      return client!;
+    },
   };
 }
