@@ -8,6 +8,7 @@
  * day in the event's own time zone.
  */
 import { isIanaTimeZone } from './dataset.js';
+import { partsIn } from './local-time.js';
 import type * as z from 'zod';
 import type { EventPayload } from '../store/items.js';
 import type { embedEventSchema, embedStatusSchema } from './response-schemas.js';
@@ -15,39 +16,6 @@ import type { embedEventSchema, embedStatusSchema } from './response-schemas.js'
 /** Derived from the response schema, so the mapper and the documents cannot drift. */
 export type EmbedStatus = z.infer<typeof embedStatusSchema>;
 export type EmbedEvent = z.infer<typeof embedEventSchema>;
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function wallClock(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** The wall-clock fields of an instant in a time zone. */
-function partsIn(instant: number, timeZone: string) {
-  const get = (parts: Intl.DateTimeFormatPart[], type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const parts = wallClock(timeZone).formatToParts(new Date(instant));
-  return {
-    year: get(parts, 'year'),
-    month: get(parts, 'month'),
-    day: get(parts, 'day'),
-    hour: get(parts, 'hour'),
-    minute: get(parts, 'minute'),
-    second: get(parts, 'second'),
-  };
-}
 
 /** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
 function offsetAt(instant: number, timeZone: string): number {
