@@ -54,6 +54,8 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
   // Run as shown (through npx), against the built file copied alone into an empty folder.
   { shown: /^npx @modelcontextprotocol\/inspector --cli /, by: 'test/e2e/mcp.test.ts', proof: () => "run('npx', args" },
+  // The exact tables of docs/performance.md: that test runs the CLI with --exact and checks what --write puts in their sections.
+  { shown: /^npm run bench -- --exact --write$/, by: 'test/integration/performance-tables.test.ts', proof: () => "runTs('scripts/bench.ts', ['--exact'])" },
   { shown: /^npm run idle-cost$/, by: 'test/infra/idle-cost.test.ts', proof: () => "page('performance.md').includes(report)" },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },
