@@ -52,8 +52,9 @@ const EXERCISED: Exercised[] = [
   // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
   { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
-  // Run as shown (through npx), against the built file copied alone into an empty folder.
-  { shown: /^npx @modelcontextprotocol\/inspector --cli /, by: 'test/e2e/mcp.test.ts', proof: () => "run('npx', args" },
+  // Run as shown through sh (npx -y, the JSON-RPC handshake through printf), in an empty folder holding only the built file.
+  { shown: /^npx -y @modelcontextprotocol\/inspector@[\w.-]+ --cli /, by: 'test/e2e/mcp-empty-folder.test.ts', proof: () => "onPage('npx -y @modelcontextprotocol/inspector@')" },
+  { shown: /^printf '%s\\n' .* \| PUBLIC_API_KEY=\S+ node public-events-mcp\.mjs$/, by: 'test/e2e/mcp-empty-folder.test.ts', proof: () => "onPage(\"printf '%s\\\\n' \")" },
   // The exact tables of docs/performance.md: that test runs the CLI with --exact and checks what --write puts in their sections.
   { shown: /^npm run bench -- --exact --write$/, by: 'test/integration/performance-tables.test.ts', proof: () => "runTs('scripts/bench.ts', ['--exact'])" },
   { shown: /^npm run idle-cost$/, by: 'test/infra/idle-cost.test.ts', proof: () => "page('performance.md').includes(report)" },
