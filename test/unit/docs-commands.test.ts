@@ -30,6 +30,7 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
   { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))' },
+  { shown: /^npm run rehearse -- --serve$/, by: 'test/rehearsal/serve.test.ts', proof: () => "runNpm(['run', 'rehearse', '--', '--serve'])" },
   { shown: /^npm test -- --selectProjects rehearsal$/, by: 'jest.config.js', proof: () => "displayName: 'rehearsal'" },
   // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
   { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
