@@ -15,6 +15,7 @@ import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
+import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
@@ -60,9 +61,11 @@ type Deletion = (planKeys: PlanKeys) => Promise<void>;
 const deletions: [string, Deletion][] = [
   ['a change record (the applier, as data:apply runs it)', async (planKeys) => void (await new ChangeApplier(store.client, store.tableName, { clock, planKeys }).apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' }))],
   [
-    'the ingest Lambda',
+    "the ingest Lambda, invoking the key-management function's close task (as in AWS)",
     async (planKeys) => {
-      const ingest = buildIngest({ client: store.client, tableName: store.tableName, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, planKeys });
+      const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(store.client, store.tableName, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
+      const closeUserKeys = async (userId: string, version: number) => void (await keyAdmin({ task: 'close', userId, version }));
+      const ingest = buildIngest({ client: store.client, tableName: store.tableName, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, closeUserKeys });
       const out = await ingest(sqsEvent([JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' })]), { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 } as unknown as Context);
       expect(out.batchItemFailures).toEqual([]);
     },
