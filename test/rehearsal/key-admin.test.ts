@@ -138,19 +138,7 @@ describe('create → use on the Public API → revoke, through the rehearsed sta
   });
 });
 
-describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {
-  it('the key-management function and the ingest are refused every action on a foreign key, stage or plan, and on their tags (the ingest on its own plan\'s keys too)', async () => {
-    const lines = await foreignKeysRefused(rehearsal);
-    expect(lines.map((l) => l.line.replace(/^(\w+?Function)\w*:/, '$1:').replace(/\d+ of \d+/, 'all')).sort()).toEqual([
-      "IngestFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may not be deleted either",
-      "KeyAdminFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
-    ]);
-    // Every action on every foreign resource, with and without the plan tag, was asked (none left out as unknown to IAM but a few).
-    for (const l of lines) expect(Number(/(\d+) of (\d+)/.exec(l.line)![2])).toBeGreaterThan(100);
-    expect(lines.every((l) => l.ok)).toBe(true);
-  });
-});
-
+// Before the roles' evaluation below: its ~20 s of evaluation in this process outlast the client's idle connections.
 describe("a user's deletion through the rehearsed ingest", () => {
   it("closes the user's keys at once through the key-management function the ingest invokes: 401 on the Public API, the API Gateway key deleted under the key manager's role, one audit line, nothing denied", async () => {
     const made = (await admin.create({ idempotencyKey: 'rehearsal-deleted-0001', userId: 'usr_eve', name: 'Before deletion' })) as CreatedKey;
@@ -174,6 +162,19 @@ describe("a user's deletion through the rehearsed ingest", () => {
     const audit = logs.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])).filter((l) => l.message === 'Key revoked' && l.keyId === made.keyId);
     expect(audit).toEqual([expect.objectContaining({ userId: 'usr_eve', keyId: made.keyId, by: 'user deleted', caller: 'task:close' })]);
     expect(rehearsal.problems()).toEqual([]);
+  });
+});
+
+describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {
+  it('the key-management function and the ingest are refused every action on a foreign key, stage or plan, and on their tags (the ingest on its own plan\'s keys too)', async () => {
+    const lines = await foreignKeysRefused(rehearsal);
+    expect(lines.map((l) => l.line.replace(/^(\w+?Function)\w*:/, '$1:').replace(/\d+ of \d+/, 'all')).sort()).toEqual([
+      "IngestFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may not be deleted either",
+      "KeyAdminFunction: all API Gateway actions on a foreign key, stage or plan (and their tags) refused; its own plan's key may be deleted",
+    ]);
+    // Every action on every foreign resource, with and without the plan tag, was asked (none left out as unknown to IAM but a few).
+    for (const l of lines) expect(Number(/(\d+) of (\d+)/.exec(l.line)![2])).toBeGreaterThan(100);
+    expect(lines.every((l) => l.ok)).toBe(true);
   });
 });
 
