@@ -137,6 +137,34 @@ describe('the key-management API', () => {
     expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]);
     expect(JSON.parse(stage.Properties.AccessLogSetting.Format)).toMatchObject({ caller: '$context.identity.caller', userArn: '$context.identity.userArn' });
   });
+
+  it("logs each request's route template, never its path (a path names a user id)", () => {
+    const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [ReturnType<typeof resources>[number]];
+    const format = stage.Properties.AccessLogSetting.Format as string;
+    expect(JSON.parse(format)).toMatchObject({ resource: '$context.resourcePath' });
+    // No variable that carries the request's path or its parameters.
+    expect(format.match(/\$context\.[\w.]+/g)!.filter((v) => /\.path$|requestOverride|\.params/i.test(v) || v === '$context.path')).toEqual([]);
+  });
+
+  it('sweeps plan keys every hour: an EventBridge rule invoking the function with the sweep task', () => {
+    const rules = resources(t, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules as [ReturnType<typeof resources>[number]];
+    expect(rule.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] }, Input: JSON.stringify({ task: 'sweep' }) })]);
+  });
+
+  it("lets the ingest invoke this function and nothing else of keys: its ARN in the ingest's environment, lambda:InvokeFunction on it alone", () => {
+    const [[ingestId, ingest]] = resources(t, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('IngestFunction')) as [ReturnType<typeof resources>[number]];
+    expect(ingest.Properties.Environment.Variables.KEY_ADMIN_FUNCTION_ARN).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] });
+    const roleId = ingest.Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = resources(t, 'AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+    const invokes = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('lambda:')));
+    expect({ ingestId, invokes }).toEqual({ ingestId, invokes: [expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] } })] });
+    expect(statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('apigateway:')))).toEqual([]);
+  });
 });
 
 describe("the key-management API's resource policy: only the web product's role gets in", () => {

@@ -12,7 +12,6 @@
  */
 import { beforeEach, expect, it } from '@jest/globals';
 import type { Context } from 'aws-lambda';
-import type { Dataset } from '../../lambdas/core/dataset.js';
 import { STALE_CREATE_MS } from '../../lambdas/core/key-rules.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
@@ -24,6 +23,7 @@ import { sweepPlanKeys } from '../../lambdas/store/plan-key-sweep.js';
 import { operatorAudit } from '../../local/operator-audit.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
+import { withoutUser } from '../support/keys.js';
 import { demoDataset } from '../support/fixtures.js';
 import { useTestStores, type TestStore } from '../support/store.js';
 import { recordingMetrics } from '../support/telemetry.js';
@@ -147,14 +147,7 @@ const deletions: [string, Deletion][] = [
   [
     'a resync of a file without the user',
     async (planKeys, { logger }) => {
-      const d = demoDataset();
-      const without: Dataset = {
-        ...d,
-        users: d.users.filter((u) => u.id !== 'usr_alice'),
-        events: d.events.filter((e) => e.creator_id !== 'usr_alice'),
-        rsvps: (d.rsvps ?? []).filter((r) => r.user_id !== 'usr_alice' && d.events.find((e) => e.id === r.event_id)?.creator_id !== 'usr_alice'),
-        api_keys: (d.api_keys ?? []).filter((k) => k.user_id !== 'usr_alice'),
-      };
+      const without = withoutUser(demoDataset(), 'usr_alice');
       await executeResync(store.client, store.tableName, planResync(await scanTable(store.client, store.tableName), without), { clock, planKeys, audit: revokeAudit(logger, recordingMetrics()) });
     },
   ],

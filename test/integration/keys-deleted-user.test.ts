@@ -13,7 +13,6 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import type { Dataset } from '../../lambdas/core/dataset.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
@@ -21,7 +20,7 @@ import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
-import { authenticates } from '../support/keys.js';
+import { authenticates, withoutUser } from '../support/keys.js';
 import { useTestStores, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -73,14 +72,7 @@ const deletions: [string, Deletion][] = [
   [
     'a resync of a file without the user',
     async (planKeys) => {
-      const d = demoDataset();
-      const without: Dataset = {
-        ...d,
-        users: d.users.filter((u) => u.id !== 'usr_alice'),
-        events: d.events.filter((e) => e.creator_id !== 'usr_alice'),
-        rsvps: (d.rsvps ?? []).filter((r) => r.user_id !== 'usr_alice' && d.events.find((e) => e.id === r.event_id)?.creator_id !== 'usr_alice'),
-        api_keys: (d.api_keys ?? []).filter((k) => k.user_id !== 'usr_alice'),
-      };
+      const without = withoutUser(demoDataset(), 'usr_alice');
       await executeResync(store.client, store.tableName, planResync(await scanTable(store.client, store.tableName), without), { clock, planKeys });
     },
   ],
