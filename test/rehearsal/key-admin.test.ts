@@ -162,7 +162,8 @@ describe("a user's deletion through the rehearsed ingest", () => {
     const audit = logs.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])).filter((l) => l.message === 'Key revoked' && l.keyId === made.keyId);
     expect(audit).toEqual([expect.objectContaining({ userId: 'usr_eve', keyId: made.keyId, by: 'user deleted', caller: 'task:close' })]);
     expect(rehearsal.problems()).toEqual([]);
-  });
+    // Two bundles start cold here (the ingest, then the key-management function from inside it).
+  }, 60_000);
 });
 
 describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {
