@@ -15,17 +15,19 @@
  * sends the record again as a new message (its continuation), so the
  * function may send to its own queue, and to nothing else.
  *
- * A user's deletion closes their keys (lambdas/store/user-keys.ts): the
- * function may delete the API Gateway API keys of this stack's usage plan
- * (tagged with its id at creation), and no other.
+ * A user's deletion closes their keys (lambdas/store/user-keys.ts) through
+ * the key-management function's `close` task, invoked synchronously
+ * (lambdas/ingest/key-closer.ts): the function may invoke that one function,
+ * and may read or write no key item and no API Gateway key itself.
  */
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { deleteThisPlansApiKeys } from './key-admin.js';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RouteFunction } from './route-function.js';
 import { QUEUE_VISIBILITY_SECONDS, WAITING_RECEIVES } from '../lambdas/core/retry-backoff.js';
 
@@ -48,8 +50,8 @@ export interface IngestProps {
    * new account: a burst of changes must not take it from the API.
    */
   readonly maxConcurrency: number;
-  /** The usage plan whose API keys a user's deletion deletes (lambdas/store/user-keys.ts). */
-  readonly usagePlanId: string;
+  /** The key-management function, whose `close` task a user's deletion invokes (lambdas/key-admin/tasks.ts). */
+  readonly keyAdmin: IFunction;
 }
 
 export class Ingest extends Construct {
@@ -82,8 +84,10 @@ export class Ingest extends Construct {
       timeoutSeconds: INGEST.timeoutSeconds,
     });
     ingest.bindTableWrites(props.table);
-    // A user's deletion deletes their keys' plan keys: this stack's only (lib/key-admin.ts, the same tag condition).
-    ingest.role.addToPolicy(deleteThisPlansApiKeys(Stack.of(this), props.usagePlanId));
+    // A user's deletion closes their keys through the key manager's function: invoking it is all the ingest may do with keys.
+    ingest.fn.addEnvironment('KEY_ADMIN_FUNCTION_ARN', props.keyAdmin.functionArn);
+    // The unqualified ARN only (no `:*` for versions and aliases: the function has none, and cdk-nag would see a wildcard).
+    ingest.role.addToPolicy(new PolicyStatement({ sid: 'CloseDeletedUsersKeys', actions: ['lambda:InvokeFunction'], resources: [props.keyAdmin.functionArn] }));
     // A fan-out cut short by the time limit queues its own continuation (lambdas/ingest/handler.ts).
     ingest.fn.addEnvironment('INGEST_QUEUE_URL', this.queue.queueUrl);
     this.queue.grantSendMessages(ingest.fn);

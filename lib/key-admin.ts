@@ -32,9 +32,18 @@
  *   attach keys to this usage plan only; delete only API keys carrying the
  *   tag (aws:ResourceTag): an API key's id is unknown until it exists, so the
  *   tag, which only creation can set, is what scopes deletion to this stack's
- *   keys.
+ *   keys; list API keys (GetApiKeys: the sweep; the collection has no
+ *   condition key, and the answer holds no key's value unless asked for).
+ *
+ * The function also runs two tasks invoked directly (lambdas/key-admin/tasks.ts):
+ * `close`, invoked by the ingest for a user's deletion (the ingest's role
+ * holds lambda:InvokeFunction on this function and no key item), and
+ * `sweep`, every hour by an EventBridge schedule (no plan key outlives its
+ * record: lambdas/store/plan-key-sweep.ts).
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AccessLogFormat, AuthorizationType, EndpointType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi, type UsagePlan } from 'aws-cdk-lib/aws-apigateway';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, ArnPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -51,6 +60,8 @@ export const KEY_ADMIN = {
   tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   /** One web product's settings area: far above its users' clicks, far below what could hurt the table or API Gateway's key quotas. */
   throttle: { rateLimit: 10, burstLimit: 20 },
+  /** How often the sweep runs: an orphaned plan key counts against the account's 10,000 for at most this long (plus a minute). */
+  sweepEveryHours: 1,
 } as const;
 
 export interface KeyAdminProps {
@@ -66,19 +77,23 @@ export interface KeyAdminProps {
   readonly callers: readonly string[];
 }
 
-// The caller is the IAM identity API Gateway verified; nothing else identifies a request here.
+// The caller is the IAM identity API Gateway verified; nothing else identifies a request here. The resource template
+// (`/admin/v1/users/{userId}/keys`), never the path: a path names a user id, and the function's audit lines are where
+// who did what to whose key is kept (with their retention), not the access log.
+export const KEY_ADMIN_ACCESS_LOG = {
+  requestId: '$context.requestId',
+  ip: '$context.identity.sourceIp',
+  caller: '$context.identity.caller',
+  userArn: '$context.identity.userArn',
+  method: '$context.httpMethod',
+  resource: '$context.resourcePath',
+  status: '$context.status',
+  responseType: '$context.error.responseType',
+  latencyMs: '$context.responseLatency',
+} as const;
 const accessLogFormat = AccessLogFormat.custom(
   JSON.stringify({
-    requestId: '$context.requestId',
-    ip: '$context.identity.sourceIp',
-    caller: '$context.identity.caller',
-    userArn: '$context.identity.userArn',
-    method: '$context.httpMethod',
-    resource: '$context.resourcePath',
-    path: '$context.path',
-    status: '$context.status',
-    responseType: '$context.error.responseType',
-    latencyMs: '$context.responseLatency',
+    ...KEY_ADMIN_ACCESS_LOG,
   }),
 );
 
@@ -104,6 +119,11 @@ export class KeyAdmin extends Construct {
     this.fn = fn.fn;
     this.role = fn.role;
     for (const statement of keyAdminStatements(stack, props.table, props.usagePlan.usagePlanId)) fn.role.addToPolicy(statement);
+    new Rule(this, 'Sweep', {
+      description: 'Deletes the API Gateway keys no key record holds (lambdas/store/plan-key-sweep.ts)',
+      schedule: Schedule.rate(Duration.hours(KEY_ADMIN.sweepEveryHours)),
+      targets: [new LambdaFunction(fn.fn, { event: RuleTargetInput.fromObject({ task: 'sweep' }), retryAttempts: 0 })],
+    });
 
     this.api = new RestApi(this, 'Api', {
       description: 'Public Events key management: the web product only (AWS IAM)',
@@ -176,7 +196,7 @@ export function tagOnCreateResource(stack: Stack): string {
   return stack.formatArn({ service: 'apigateway', account: '', resource: `/tags/${collection}\${*}` });
 }
 
-/** Deleting an API key of this stack's usage plan (tagged with its id at creation): the key manager's revoke, a user's deletion. */
+/** Deleting an API key of this stack's usage plan (tagged with its id at creation): a revoke, a user's deletion, the sweep. */
 export function deleteThisPlansApiKeys(stack: Stack, usagePlanId: string): PolicyStatement {
   return new PolicyStatement({
     sid: 'DeleteThisPlansApiKeys',
@@ -208,5 +228,7 @@ export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: s
     new PolicyStatement({ sid: 'TagOnlyKeysBeingCreated', actions: ['apigateway:PUT'], resources: [tagOnCreateResource(stack)], conditions: onlyThisPlansTag }),
     new PolicyStatement({ sid: 'AttachToThisUsagePlan', actions: ['apigateway:POST'], resources: [apigateway(`/usageplans/${usagePlanId}/keys`)] }),
     deleteThisPlansApiKeys(stack, usagePlanId),
+    // The sweep lists the API keys (GetApiKeys is apigateway:GET on the collection; no condition key narrows it).
+    new PolicyStatement({ sid: 'ListApiKeys', actions: ['apigateway:GET'], resources: [apigateway('/apikeys')] }),
   ];
 }

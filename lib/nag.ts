@@ -61,10 +61,6 @@ export const NAG_REASONS = {
     'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/arn%3A<AWS::Partition>%3Aapigateway%3A<AWS::Region>%3A%3A%2Fapikeys%2F<*>]',
     "Not a wildcard: ${*} is IAM's literal asterisk. CreateApiKey with tags is authorized as a PUT on the tags of the API keys collection with a literal * where the new key's id will be; this resource matches that request and no existing resource's tags, with only this stack's usage-plan tag (aws:RequestTag, aws:TagKeys).",
   ),
-  ingestApiKeyDeletion: ack(
-    'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
-    "A deleted user's keys lose their API Gateway plan keys; an API key's id exists only once API Gateway creates it, so the statement allows DELETE only of API keys tagged with this stack's usage plan id (aws:ResourceTag), which only their creation by the key-management function can set.",
-  ),
   cursorKeyRotation: ack(
     'SMG4',
     "The cursor key is an HMAC key, not a credential of another service: rotating it is putting a new random value (docs/deploy.md), after which the feed functions keep accepting the previous one for a cursor's 30-day lifetime; an automatic schedule would need a rotation function for no gain in what the key protects (cursors that reveal only public positions).",
@@ -83,7 +79,6 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(keyAdminApi).acknowledge(NAG_REASONS.keyAdminValidation, NAG_REASONS.keyAdminIam);
   Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
   Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
-  Validations.of(stack.ingest.role).acknowledge(NAG_REASONS.ingestApiKeyDeletion);
   Validations.of(stack.cursorKey).acknowledge(NAG_REASONS.cursorKeyRotation);
   const cdn = stack.embedCdn;
   if (cdn) {

@@ -122,7 +122,7 @@ export class PublicEventsStack extends Stack {
       retainLogs: production,
       environment: powertools,
       maxConcurrency: config.ingestMaxConcurrency,
-      usagePlanId: usagePlan.usagePlanId,
+      keyAdmin: this.keyAdmin.fn,
     }));
 
     const apis = { Public: publicApi, Embed: embedApi };

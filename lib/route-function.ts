@@ -52,8 +52,12 @@ export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';con
  */
 export const READ_ROUTE_PARTITIONS = ['EVENT#*', 'USER#*', 'TALLY#*', 'FEED#*'] as const;
 
-/** The ingest's partitions: event data, and the keys a user's deletion closes (their records and slots, the authorizer's items). */
-export const INGEST_PARTITIONS = [...READ_ROUTE_PARTITIONS, 'USERKEYS#*', 'APIKEY#*'] as const;
+/**
+ * The ingest's partitions: event data only. A user's deletion closes their
+ * keys through the key-management function (lambdas/ingest/key-closer.ts), so
+ * no key item is the ingest's to read or write.
+ */
+export const INGEST_PARTITIONS = READ_ROUTE_PARTITIONS;
 
 export interface RouteFunctionProps {
   /** File name in lambdas/handlers/ without .ts, or a path from the project root (`lambdas/ingest/handler`). */
@@ -142,10 +146,9 @@ export class RouteFunction extends Construct {
    * reads and writes on the base table (no index; no DeleteItem of event
    * data: removals are tombstones written with Put), and DeleteItem of the
    * changes feeds' items only (a member leaving a scope's list,
-   * lambdas/store/feed.ts): keys whose partition starts with FEED#. Of key
-   * management's partitions only the user's keys and the authorizer's items
-   * (INGEST_PARTITIONS): a user's deletion closes every key of theirs
-   * (lambdas/store/user-keys.ts); create requests and the rest stay out.
+   * lambdas/store/feed.ts): keys whose partition starts with FEED#. No key
+   * management partition (INGEST_PARTITIONS): a user's deletion closes their
+   * keys by invoking the key-management function (lib/ingest.ts).
    */
   bindTableWrites(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);

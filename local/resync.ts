@@ -42,7 +42,7 @@ import { sameContent } from '../lambdas/store/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/writer.js';
-import { KeyStore, type PlanKeys } from '../lambdas/store/key-store.js';
+import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/key-store.js';
 import { closeUserKeys } from '../lambdas/store/user-keys.js';
 
 const KEY_PARTITION = 'USERKEYS#';
@@ -212,7 +212,7 @@ function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonl
   for (const item of current) if (listed.has(keyOf(item)) && !shown.has(keyOf(item))) plan.members.drop.push(keyOnly(item));
 }
 
-export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys }): Promise<void> {
+export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys; audit?: RevokeAudit }): Promise<void> {
   // Removals first: nothing FILE hides is visible while the rest is written.
   await batchWriteAll(client, tableName, [], opts, plan.deletes);
   // Tombstones (removals a feed showed) before the rest, for the same reason.
@@ -222,7 +222,7 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).
   await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
-  const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys });
+  const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys, audit: opts?.audit });
   for (const { userId, version } of plan.keys.close) await closeUserKeys(store, userId, version);
   for (const userId of plan.keys.reopen) await store.reopenSlots(userId);
   for (const { userId, keyIds } of plan.keys.adopt) await store.adoptSlots(userId, keyIds);

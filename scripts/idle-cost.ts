@@ -134,6 +134,7 @@ const FREE: Record<string, string> = {
   'AWS::CloudFront::Distribution': 'pay as you go: billed per request and per GB, no monthly fee',
   'AWS::CloudFront::OriginRequestPolicy': 'no charge',
   'AWS::CloudFront::ResponseHeadersPolicy': 'no charge',
+  'AWS::Events::Rule': 'no charge for a scheduled rule (the function it invokes is billed per invocation)',
   'AWS::IAM::ManagedPolicy': 'no charge',
   'AWS::IAM::Policy': 'no charge',
   'AWS::IAM::Role': 'no charge',

@@ -30,8 +30,11 @@
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
- * A user's deletion closes their keys (lambdas/store/user-keys.ts): the
- * function may delete this stack's API Gateway plan keys, nothing else.
+ * A user's deletion closes their keys (lambdas/store/user-keys.ts): in AWS
+ * the function invokes the key-management function's `close` task and waits
+ * for it (key-closer.ts), since its role may read no key record; a failure
+ * fails the change, which comes back. Without that seam (the tests that
+ * build it on a local store) the closing runs in process, audited here.
  *
  * A batch's records are applied at once, each with its own applier (an
  * applier counts one change's writes): PRODUCT P14 lets changes arrive in any
@@ -59,9 +62,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js';
 import { isThrottle } from '../store/throttling.js';
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { ApiGatewayPlanKeys } from '../key-admin/usage-plan.js';
-import type { PlanKeys, RevokeAudit } from '../store/key-store.js';
+import { revokeAudit } from '../key-admin/revoke-audit.js';
+import type { PlanKeys } from '../store/key-store.js';
+import { invokeKeyCloser } from './key-closer.js';
 
 export class RecordNotApplied extends Error {
   constructor(message: string) {
@@ -85,19 +88,18 @@ export interface IngestDeps {
   retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
   /** Draws the jitter of a throttled record's backoff; Math.random unless a test fixes it. */
   random?: () => number;
-  /** Deletes a deleted user's keys' API Gateway plan keys (the function's role may delete only this stack's). */
+  /** Closes a deleted user's keys: in AWS, the key-management function's `close` task (key-closer.ts). */
+  closeUserKeys?: (userId: string, version: number) => Promise<void>;
+  /** Without `closeUserKeys`: the plan keys the in-process closing deletes (tests). */
   planKeys?: PlanKeys;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
-  // A user's deletion revokes their keys: each on the record, as the key-management function's revokes are (key-store.ts).
-  const revokeAudit: RevokeAudit = (revoked) => {
-    deps.metrics.publish({ [DIMENSIONS.operation]: 'revoked' }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
-    deps.logger.info('Key revoked', { userId: revoked.userId, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
-  };
+  // The closing: remote in AWS (audited by the key-management function), else in process and audited here.
+  const keys = deps.closeUserKeys ? { closeUserKeys: deps.closeUserKeys } : { planKeys: deps.planKeys, revokeAudit: revokeAudit(deps.logger, deps.metrics) };
   return async (event, context) => {
-    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, planKeys: deps.planKeys, revokeAudit };
+    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, ...keys };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
       if (outcome) {
@@ -162,7 +164,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
   };
 }
 
-const envSchema = z.object({ TABLE_NAME: z.string().min(1), INGEST_QUEUE_URL: z.url() });
+const envSchema = z.object({ TABLE_NAME: z.string().min(1), INGEST_QUEUE_URL: z.url(), KEY_ADMIN_FUNCTION_ARN: z.string().startsWith('arn:'), AWS_REGION: z.string().min(1) });
 
 function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const parsed = envSchema.safeParse(process.env);
@@ -172,8 +174,8 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
   const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
   const retryIn = async (receiptHandle: string, seconds: number) => void (await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds })));
-  const planKeys = new ApiGatewayPlanKeys(new APIGatewayClient({}));
-  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn, planKeys });
+  const closeUserKeys = invokeKeyCloser(parsed.data.KEY_ADMIN_FUNCTION_ARN, { region: parsed.data.AWS_REGION });
+  const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn, closeUserKeys });
   // Request id, cold start and function name on every line; debug sampling re-drawn per invocation; never the event (it carries e-mails).
   return middy(ingest).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }));
 }

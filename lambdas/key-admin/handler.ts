@@ -15,6 +15,10 @@
  * effect, whatever this request then answers (a 500 after the revoke, a 503,
  * a crash, then a retry answering 409), and for the keys a create's takeover
  * or a reclaimed slot revokes.
+ *
+ * The same function runs the key tasks the ingest and a schedule invoke
+ * directly (tasks.ts: a deleted user's keys closed, the plan keys swept):
+ * `buildKeyAdminFunction` tells them from API Gateway's events.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import middy from '@middy/core';
@@ -33,6 +37,8 @@ import { DIMENSIONS, METRICS, type KeyOperation, type MetricsSink } from '../htt
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import { KEY_ADMIN_BASE_PATH, keyAdminRouteFor } from './routes.js';
 import { KEY_ID_PATTERN, createKeyBody, keyIdParam, listQuery, userIdParam } from './schemas.js';
+import { revokeAudit } from './revoke-audit.js';
+import { buildKeyTasks, isKeyTask, type KeyTask, type KeyTaskResult } from './tasks.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
@@ -116,15 +122,19 @@ const LOOKS_LIKE_A_KEY = /^pk_.{17,}$/;
 const auditUserId = auditable(USER_ID_PATTERN);
 const auditKeyId = auditable(KEY_ID_PATTERN);
 
+/** The request or task a revoke's audit line belongs to: the key store writes it deep inside the manager, requests may overlap. */
+const current = new AsyncLocalStorage<{ caller: string }>();
+
+/** The function's entry: a key task invoked directly (tasks.ts), else a request of the API. */
+export function buildKeyAdminFunction(deps: KeyAdminDeps): (event: APIGatewayProxyEvent | KeyTask) => Promise<APIGatewayProxyResult | KeyTaskResult> {
+  const api = buildKeyAdmin(deps);
+  const tasks = buildKeyTasks(deps.manager.store, deps.logger);
+  return (event) => (isKeyTask(event) ? current.run({ caller: `task:${(event as KeyTask).task}` }, () => tasks(event)) : api(event as APIGatewayProxyEvent));
+}
+
 export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
-  // The request a revoke's audit line belongs to: the key store writes it deep inside the manager, requests may overlap.
-  const current = new AsyncLocalStorage<{ caller: string }>();
-  manager.store.audit = (revoked) => {
-    count('revoked');
-    const request = current.getStore();
-    logger.info('Key revoked', { caller: request?.caller ?? 'unknown', userId: revoked.userId, keyId: revoked.keyId, revokedAt: revoked.revokedAt, by: revoked.by });
-  };
+  manager.store.audit = revokeAudit(logger, metrics, () => ({ caller: current.getStore()?.caller ?? 'unknown' }));
   return (event) => {
     const caller = callerOf(event);
     return current.run({ caller }, () => handle(event, caller));
@@ -192,21 +202,20 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
 
 const envSchema = z.object({ TABLE_NAME: z.string().min(1), USAGE_PLAN_ID: z.string().min(1) });
 
-function lambdaHandler(): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
+type Entry = (event: APIGatewayProxyEvent | KeyTask, context: Context) => Promise<APIGatewayProxyResult | KeyTaskResult>;
+
+function lambdaHandler(): Entry {
   const parsed = envSchema.safeParse(process.env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
   const logger = lambdaLogger();
   const manager = new KeyManager(createDocumentClient(), parsed.data.TABLE_NAME, {
     planKeys: new ApiGatewayPlanKeys(new APIGatewayClient({}), parsed.data.USAGE_PLAN_ID),
   });
-  const handler = buildKeyAdmin({ manager, logger, metrics: lambdaMetrics() });
+  const handler = buildKeyAdminFunction({ manager, logger, metrics: lambdaMetrics() });
   // Request id, cold start and function name on every line; never the event (a create's answer carries the key, its body the name).
-  return middy(handler).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) as unknown as (
-    event: APIGatewayProxyEvent,
-    context: Context,
-  ) => Promise<APIGatewayProxyResult>;
+  return middy(handler).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) as unknown as Entry;
 }
 
 // Built at cold start in Lambda (a bad configuration fails the init); importing the module elsewhere has no side effects.
 let built: ReturnType<typeof lambdaHandler> | undefined = process.env.AWS_LAMBDA_FUNCTION_NAME ? lambdaHandler() : undefined;
-export const handler = (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => (built ??= lambdaHandler())(event, context);
+export const handler: Entry = (event, context) => (built ??= lambdaHandler())(event, context);

@@ -301,7 +301,7 @@ export class KeyManager {
       if (!(await this.store.putRecord(userId, record))) throw new RetiredFirst();
       const plan = this.store.planKeys;
       if (plan && usageIdentifier) {
-        const planKeyId = await plan.create(keyId, usageIdentifier);
+        const planKeyId = await plan.create(keyId, usageIdentifier, userId);
         unrecordedPlanKey = planKeyId;
         const recorded = await this.store.recordPlanKey(userId, keyId, planKeyId);
         unrecordedPlanKey = undefined;

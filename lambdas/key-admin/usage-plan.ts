@@ -12,8 +12,8 @@
  * separate calls so the key manager records the API key's id before it joins
  * the plan (lambdas/store/key-store.ts).
  */
-import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
-import type { PlanKeys } from '../store/key-store.js';
+import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
+import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../store/key-store.js';
 
 /** Tag on every API key made for a usage plan; its value is the plan's id. */
 export const USAGE_PLAN_TAG = 'public-events:usage-plan';
@@ -30,11 +30,12 @@ export class ApiGatewayPlanKeys implements PlanKeys {
     return this.usagePlanId;
   }
 
-  async create(keyId: string, usageIdentifier: string): Promise<string> {
+  async create(keyId: string, usageIdentifier: string, userId: string): Promise<string> {
     const usagePlanId = this.plan();
     const created = await this.client.send(
       new CreateApiKeyCommand({
-        name: keyId,
+        // The owner and the key: what the sweep needs to find the record that should name it (plan-key-sweep.ts).
+        name: planKeyName(userId, keyId),
         description: `Usage identifier of Public Events key ${keyId} (not the customer's key)`,
         enabled: true,
         value: usageIdentifier,
@@ -61,5 +62,20 @@ export class ApiGatewayPlanKeys implements PlanKeys {
       // Already gone (an earlier retire deleted it but could not record that): the goal is met.
       if ((error as Error).name !== 'NotFoundException') throw error;
     }
+  }
+
+  /** Every API key tagged with this plan's id, page after page (GetApiKeys answers at most 500 a page). */
+  async list(): Promise<PlanKeyEntry[]> {
+    const usagePlanId = this.plan();
+    const out: PlanKeyEntry[] = [];
+    let position: string | undefined;
+    do {
+      const page = await this.client.send(new GetApiKeysCommand({ limit: 500, includeValues: false, ...(position ? { position } : {}) }));
+      for (const k of page.items ?? []) {
+        if (k.id && k.tags?.[USAGE_PLAN_TAG] === usagePlanId) out.push({ id: k.id, name: k.name ?? '', createdAt: k.createdDate ?? new Date(0) });
+      }
+      position = page.position;
+    } while (position);
+    return out;
   }
 }

@@ -18,7 +18,7 @@ import { TTL_ATTRIBUTE, keys } from './table.js';
 
 export { SlotsContended } from './key-slots.js';
 export type { Retired } from './key-records.js';
-export { PlanKeyWithoutClient, type KeyStoreOptions, type PlanKeys, type RetiredBy, type RevokeAudit, type RevokedKey } from './key-table.js';
+export { PlanKeyWithoutClient, parsePlanKeyName, planKeyName, type KeyStoreOptions, type PlanKeyEntry, type PlanKeys, type RetiredBy, type RevokeAudit, type RevokedKey } from './key-table.js';
 
 export class KeyStore extends KeyRecords {
   /**

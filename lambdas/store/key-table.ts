@@ -20,12 +20,31 @@ import { KEY_RECORD_PREFIX, PK, SK, keys } from './table.js';
  * usage identifier, tagged with the usage plan's id, in the usage plan.
  */
 export interface PlanKeys {
-  /** Creates the API key (not yet in the plan); answers its id. */
-  create(keyId: string, usageIdentifier: string): Promise<string>;
+  /** Creates the API key (not yet in the plan), named for its owner and key (`planKeyName`); answers its id. */
+  create(keyId: string, usageIdentifier: string, userId: string): Promise<string>;
   /** Adds it to the usage plan; one already there is no error. */
   attach(planKeyId: string): Promise<void>;
   /** Deletes it, which takes it out of the plan; one already gone is no error. */
   remove(planKeyId: string): Promise<void>;
+  /** Every API key of the usage plan's tag, for the sweep (plan-key-sweep.ts); a port without it cannot sweep. */
+  list?(): Promise<PlanKeyEntry[]>;
+}
+
+/** An API key of the plan as the sweep sees it. */
+export interface PlanKeyEntry {
+  id: string;
+  name: string;
+  createdAt: Date;
+}
+
+/**
+ * The name of a key's API key: its owner and its id, so the sweep finds the
+ * record that should name it from the API key alone (`parsePlanKeyName`).
+ */
+export const planKeyName = (userId: string, keyId: string): string => `${userId}/${keyId}`;
+export function parsePlanKeyName(name: string): { userId: string; keyId: string } | null {
+  const m = /^(usr_[^/]+)\/(key_[0-9A-Za-z]+)$/.exec(name);
+  return m ? { userId: m[1]!, keyId: m[2]! } : null;
 }
 
 /** A record that holds an API Gateway plan key, met where no API Gateway client was given. */

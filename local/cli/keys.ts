@@ -12,7 +12,9 @@
  * it; the table defaults to the local one) or the AWS settings `--table NAME`
  * and `--usage-plan-id ID` (the stack's outputs), region and credentials from
  * the environment. `create` prints the key once; nothing else ever prints a
- * key or its hash.
+ * key or its hash. Every revoke that takes effect (a `revoke`, a stale slot
+ * a `create` reclaims) writes its `Key revoked` audit line on stderr
+ * (local/operator-audit.ts).
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
 import '../sdk-node-warning.js';
@@ -23,6 +25,7 @@ import { LOCAL_TABLE } from '../dynalite.js';
 import { fail } from './fail.js';
 import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
+import { operatorAudit } from '../operator-audit.js';
 
 const USAGE = `Usage:
   npm run keys -- create (--user USERNAME | --user-id USER_ID) --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
   const client = createDocumentClient({ endpoint: values.endpoint });
   const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
     planKeys: aws && values['usage-plan-id'] ? new ApiGatewayPlanKeys(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
+    audit: operatorAudit('npm run keys'),
   });
   // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
   const named = values.user !== undefined || values['user-id'] !== undefined;

@@ -7,7 +7,7 @@
  * one is refused at once (INVALID_API_KEY), as in AWS.
  *
  * Only the calls key management makes are interpreted (lambdas/key-admin/usage-plan.ts):
- * CreateApiKey, CreateUsagePlanKey, DeleteApiKey; anything else is reported
+ * CreateApiKey, CreateUsagePlanKey, DeleteApiKey, GetApiKeys (the sweep's, without values); anything else is reported
  * as not interpreted by the endpoint. Each call's IAM evaluation uses the
  * resource ARNs of
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html
@@ -67,8 +67,11 @@ export class ApiKeyStore {
    */
   readonly planKeys = new Set<string>();
 
-  /** `plans`: the usage plan ids of the template (a key attached to another is NotFoundException, as in AWS). */
-  constructor(private readonly plans: readonly string[]) {
+  /** `plans`: the usage plan ids of the template (a key attached to another is NotFoundException, as in AWS); `clock`: a new key's createdDate. */
+  constructor(
+    private readonly plans: readonly string[],
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     for (const p of plans) this.members.set(p, new Set());
   }
 
@@ -92,7 +95,7 @@ export class ApiKeyStore {
         run: () => {
           const value = typeof body.value === 'string' ? body.value : randomUUID().replace(/-/g, '');
           if (this.list().some((k) => k.value === value)) return { status: 409, errorType: 'ConflictException', body: { message: 'API Key already exists' } };
-          const key: ApiKey = { id, value, name: String(body.name ?? ''), enabled: body.enabled === true, tags, createdDate: Math.floor(Date.now() / 1000) };
+          const key: ApiKey = { id, value, name: String(body.name ?? ''), enabled: body.enabled === true, tags, createdDate: Math.floor(this.clock().getTime() / 1000) };
           this.keys.set(id, key);
           return { status: 201, body: { ...key } };
         },
@@ -112,6 +115,14 @@ export class ApiKeyStore {
           if (key.enabled) this.planKeys.add(key.value);
           return { status: 201, body: { id: key.id, type: 'API_KEY', value: key.value, name: key.name } };
         },
+      };
+    }
+    if (method === 'GET' && segments.length === 1 && segments[0] === 'apikeys') {
+      // One page holds every key here (GetApiKeys pages at 500; the rehearsal never makes that many).
+      return {
+        operation: 'GetApiKeys',
+        evaluations: [{ fn, action: 'apigateway:GET', resource: arn('/apikeys'), context: {} }],
+        run: () => ({ status: 200, body: { items: this.list().map(({ value: _value, ...k }) => k) } }),
       };
     }
     if (method === 'DELETE' && segments.length === 2 && segments[0] === 'apikeys') {

@@ -9,13 +9,16 @@
  * queue; API Gateway's key calls (CreateApiKey, CreateUsagePlanKey,
  * DeleteApiKey) to the in-memory key store the usage plans read
  * (api-keys.ts), evaluated with its ARNs and tag condition keys; Secrets Manager's GetSecretValue
- * (AWS_ENDPOINT_URL_SECRETS_MANAGER) to the template's secrets, with values made for the rehearsal. A denied
+ * (AWS_ENDPOINT_URL_SECRETS_MANAGER) to the template's secrets, with values made for the rehearsal; Lambda's
+ * Invoke (AWS_ENDPOINT_URL_LAMBDA: a function invoking another, the ingest the key-management function) to the
+ * invoked function's host, evaluated as lambda:InvokeFunction on its ARN. A denied
  * call is answered AccessDeniedException, as AWS does, and recorded.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiKeyStore } from './api-keys.js';
+import type { Invocation } from './lambda-host.js';
 import { ACCOUNT, REGION, describeDenial, evaluate, type AwsCall, type Denial, type PolicyDocument } from './iam.js';
 
 export interface KeySchema {
@@ -39,6 +42,8 @@ export interface EndpointOptions {
   readonly apiKeys: ApiKeyStore;
   /** The template's secrets by ARN: the current value and, once rotated, the previous one. */
   readonly secrets: ReadonlyMap<string, { current: string; previous?: string }>;
+  /** Runs a function of the template (by logical id) for Lambda's Invoke; undefined: no such function. */
+  readonly invoke?: (functionId: string) => ((event: unknown) => Promise<Invocation>) | undefined;
 }
 
 export interface AwsEndpoint {
@@ -178,12 +183,37 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
     return answer(out.status, out.errorType, out.body);
   }
 
+  // Lambda's Invoke (RequestResponse): POST /2015-03-31/functions/{name or ARN}/invocations; a function error is a 200
+  // with X-Amz-Function-Error, as Lambda answers it.
+  async function lambdaInvoke(fn: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
+    const m = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec((req.url ?? '').split('?')[0]!);
+    const answer = (status: number, headers: Record<string, string>, text: string) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), ...headers });
+      res.end(text);
+    };
+    if (req.method !== 'POST' || !m || String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse') !== 'RequestResponse') {
+      unsupported.push(`${fn}: lambda ${req.method} ${req.url} is not interpreted by the rehearsal`);
+      return answer(400, { 'x-amzn-errortype': 'InvalidRequestContentException' }, JSON.stringify({ message: 'rehearsal: only a RequestResponse Invoke is interpreted' }));
+    }
+    const name = decodeURIComponent(m[1]!);
+    const target = name.startsWith('arn:') ? name.split(':')[6] ?? '' : name;
+    const resource = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${target}`;
+    const run = opts.invoke?.(target);
+    const denial = await authorize(fn, [{ fn, action: 'lambda:InvokeFunction', resource, context: {} }], 'Invoke');
+    if (denial) return answer(403, { 'x-amzn-errortype': 'AccessDeniedException' }, JSON.stringify({ Message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: lambda:InvokeFunction on resource: ${resource}` }));
+    if (!run) return answer(404, { 'x-amzn-errortype': 'ResourceNotFoundException' }, JSON.stringify({ Message: `Function not found: ${resource}` }));
+    const out = await run(JSON.parse(body.toString('utf8') || '{}'));
+    if (out.ok) return answer(200, {}, out.payload);
+    return answer(200, { 'x-amz-function-error': 'Unhandled' }, JSON.stringify({ errorType: out.errorType, errorMessage: out.errorMessage }));
+  }
+
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
       const credential = /Credential=([^/]+)\/\d{8}\/[^/]+\/([^/]+)\//.exec(String(req.headers.authorization ?? ''));
       const fn = credential?.[1] ?? 'unsigned';
       if (credential?.[2] === 'apigateway') return apiGateway(fn, req, body, res);
+      if (credential?.[2] === 'lambda') return lambdaInvoke(fn, req, body, res);
       const [service, operation] = String(req.headers['x-amz-target'] ?? '').split('.');
       const parsed = JSON.parse(body.toString('utf8') || '{}') as Body;
       if (service?.startsWith('DynamoDB_') && operation) {

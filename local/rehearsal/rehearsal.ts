@@ -208,6 +208,9 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
 
     // The template's secrets (the cursor key): a random value each, as GenerateSecretString would make.
     const secrets = new Map(template.ofType('AWS::SecretsManager::Secret').map(([sid]) => [Template.secretArn(sid), { current: randomBytes(32).toString('base64url') }]));
+    // The function hosts, made once the endpoint's URL is known; a function invoking another reaches them through it.
+    const hosts = new Map<string, LambdaHost>();
+    const invocations: string[] = [];
     if (secrets.size !== 1) throw new TemplateError('SecretsManager', `expected one secret (the cursor key), found ${secrets.size}`);
     const endpoint = await startAwsEndpoint({
       secrets,
@@ -227,6 +230,14 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         return true;
       },
       apiKeys,
+      invoke: (id) => {
+        const host = hosts.get(id);
+        if (!host) return undefined;
+        return (event) => {
+          invocations.push(id);
+          return host.invoke(event);
+        };
+      },
     });
     endpointUrl = endpoint.url;
     closers.push(() => endpoint.close());
@@ -239,11 +250,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       AWS_ENDPOINT_URL_SQS: endpoint.url,
       AWS_ENDPOINT_URL_API_GATEWAY: endpoint.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint.url,
+      AWS_ENDPOINT_URL_LAMBDA: endpoint.url,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
     };
     // Environment values resolved only now: queue URLs need the endpoint's port.
-    const hosts = new Map<string, LambdaHost>();
     for (const spec of specs) {
       const environment = Object.fromEntries(
         Object.entries((template.prop(spec.logicalId, 'Environment.Variables') ?? {}) as Record<string, Json>).map(([k, v]) => [k, String(v)]),
@@ -252,7 +263,6 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     }
     closers.push(async () => Promise.all([...hosts.values()].map((h) => h.close())));
 
-    const invocations: string[] = [];
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
       const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });

@@ -3,17 +3,22 @@
  * blocks), sent as shown to the real local server over HTTP, demo data, with
  * the block's variables substituted: it gets the status its page says (the
  * leading number of its comment, else 200), and its answer matches the
- * surface's OpenAPI document (test/support/http.ts).
+ * surface's OpenAPI document (test/support/http.ts). The key-management
+ * API's requests (`curl --aws-sigv4`, signed with the local key pair) are
+ * run with curl itself against the server's key-management port: what is
+ * tested is curl's own signing, as a reader runs it.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { get } from '../support/http.js';
 import { NOW } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 import { asRequest, shownCommands } from '../support/shown-commands.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
-const requests = shownCommands()
-  .filter((c) => c.command.startsWith('curl '))
-  .map(asRequest);
+const curls = shownCommands().filter((c) => c.command.startsWith('curl '));
+const requests = curls.filter((c) => !c.command.includes('--aws-sigv4')).map(asRequest);
+const signed = curls.filter((c) => c.command.includes('--aws-sigv4'));
 
 let server: TestServer;
 beforeAll(async () => {
@@ -43,5 +48,23 @@ describe('the requests the docs show', () => {
     expect(request.url.startsWith('http://127.0.0.1:3000/')).toBe(true);
     const reply = await get(request.url.replace('http://127.0.0.1:3000', server.url), request.headers);
     expect({ status: reply.status }).toEqual({ status: request.status });
+  });
+});
+
+describe('the signed requests the docs show (curl --aws-sigv4, the key-management API)', () => {
+  it('are there to run', () => {
+    expect(signed.filter((c) => c.page === 'docs/managing-keys.md').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(signed.map((c) => [`${c.page}: ${c.command}`, c] as const))('%s', async (_, shown) => {
+    const words = [...shown.command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)]
+      .map((m) => (m[1] ?? m[2] ?? m[3]) as string)
+      .map((w) => w.replace(/\$([A-Z_]+)/g, (all, name: string) => shown.vars[name] ?? all))
+      // The page names the key-management port npm start prints; the test's server has its own.
+      .map((w) => w.replace('http://127.0.0.1:PORT/admin/v1', server.keyAdminUrl));
+    expect(words[0]).toBe('curl');
+    const { stdout } = await promisify(execFile)('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...words.slice(1)]);
+    const status = Number(/^(\d{3})\b/.exec(shown.comment)?.[1] ?? 200);
+    expect({ status: Number(stdout) }).toEqual({ status });
   });
 });

@@ -18,14 +18,26 @@ const env = () => ({
   AWS_SECRET_ACCESS_KEY: LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey,
 });
 
-it('creates a key, retries without a second key or a second reveal, lists, revokes, and is told a second revoke is already done', async () => {
-  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', ['usr_frank'], env()).done;
+it('creates a key that answers 200 on the Public API, retries without a second key or a second reveal, lists, revokes (the key answers 401 at once), and is told a second revoke is already done', async () => {
+  const { code, stdout, stderr } = await runTs('keys/examples/manage-keys.ts', ['usr_frank'], { ...env(), PUBLIC_API_URL: `${server.url}/api/public/v1` }).done;
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-  const [created, retried, ...rest] = stdout.trim().split('\n');
-  const keyId = /^created (key_\w+) \(events:read\); key shown once: pk_\w{3}…$/.exec(created!)?.[1];
+  const [created, works, retried, ...rest] = stdout.trim().split('\n');
+  const keyId = /^created (key_\w+) \(events:read\); key shown once: pk_\w{40}$/.exec(created!)?.[1];
   expect(keyId).toBeDefined();
+  expect(works).toBe('the key on the Public API: 200');
   expect(retried).toBe(`retried: ${keyId}, replayed=true, key not shown again`);
-  expect(rest).toEqual([`listed: ${keyId} active "Website"`, expect.stringMatching(new RegExp(`^revoked ${keyId} at \\d{4}-`)), 'again: 409 ALREADY_REVOKED (keyId)']);
+  expect(rest).toEqual([
+    `listed: ${keyId} active "Website"`,
+    expect.stringMatching(new RegExp(`^revoked ${keyId} at \\d{4}-`)),
+    'the key on the Public API after its revoke: 401',
+    'again: 409 ALREADY_REVOKED (keyId)',
+  ]);
+});
+
+it('without PUBLIC_API_URL, makes, lists and revokes without trying the key', async () => {
+  const { code, stdout } = await runTs('keys/examples/manage-keys.ts', ['usr_frank'], env()).done;
+  expect(code).toBe(0);
+  expect(stdout).not.toContain('Public API');
 });
 
 it('is refused without the local pair, as AWS refuses unsigned or wrongly signed requests', async () => {

@@ -12,13 +12,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../../lambdas/key-admin/routes.js';
 import { routes, SURFACES } from '../../lambdas/routes.js';
 import { INDEXES } from '../../lambdas/store/table.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import { sweepPlanKeys } from '../../lambdas/store/plan-key-sweep.js';
 import { ApiGatewayPlanKeys, USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
 import { evaluate, evaluateAs, type PolicyDocument } from '../../local/rehearsal/iam.js';
@@ -113,13 +114,18 @@ describe('the key-management API', () => {
     for (const [, m] of own) expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
   });
 
-  it('is reached by no Public or Embed method, and only its own API may invoke its function', () => {
+  it('is reached by no Public or Embed method, and only its own API (and the sweep\'s schedule) may invoke its function', () => {
     const invoking = methods.filter(([, m]) => JSON.stringify(m.Properties.Integration ?? {}).includes(keyAdminFunction));
     expect(invoking.length).toBe(KEY_ADMIN_ROUTES.length);
     for (const [, m] of invoking) expect(m.Properties.RestApiId.Ref).toBe(keyAdminApi);
     const permissions = resources(t, 'AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(keyAdminFunction));
     expect(permissions.length).toBeGreaterThan(0);
-    for (const [, p] of permissions) expect(resolve(p.Properties.SourceArn)).toContain(`REF(${keyAdminApi})`);
+    const sweep = logicalId('AWS::Events::Rule', 'KeyAdminSweep');
+    for (const [, p] of permissions) {
+      if (p.Properties.Principal === 'events.amazonaws.com') expect(p.Properties.SourceArn).toEqual({ 'Fn::GetAtt': [sweep, 'Arn'] });
+      else expect(resolve(p.Properties.SourceArn)).toContain(`REF(${keyAdminApi})`);
+    }
+    expect(permissions.filter(([, p]) => p.Properties.Principal === 'events.amazonaws.com')).toHaveLength(1);
   });
 
   it('is in neither route table nor OpenAPI document', () => {
@@ -136,6 +142,34 @@ describe('the key-management API', () => {
     const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [ReturnType<typeof resources>[number]];
     expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]);
     expect(JSON.parse(stage.Properties.AccessLogSetting.Format)).toMatchObject({ caller: '$context.identity.caller', userArn: '$context.identity.userArn' });
+  });
+
+  it("logs each request's route template, never its path (a path names a user id)", () => {
+    const [[, stage]] = resources(t, 'AWS::ApiGateway::Stage').filter(([, s]) => s.Properties.RestApiId.Ref === keyAdminApi) as [ReturnType<typeof resources>[number]];
+    const format = stage.Properties.AccessLogSetting.Format as string;
+    expect(JSON.parse(format)).toMatchObject({ resource: '$context.resourcePath' });
+    // No variable that carries the request's path or its parameters.
+    expect(format.match(/\$context\.[\w.]+/g)!.filter((v) => /\.path$|requestOverride|\.params/i.test(v) || v === '$context.path')).toEqual([]);
+  });
+
+  it('sweeps plan keys every hour: an EventBridge rule invoking the function with the sweep task', () => {
+    const rules = resources(t, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules as [ReturnType<typeof resources>[number]];
+    expect(rule.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] }, Input: JSON.stringify({ task: 'sweep' }) })]);
+  });
+
+  it("lets the ingest invoke this function and nothing else of keys: its ARN in the ingest's environment, lambda:InvokeFunction on it alone", () => {
+    const [[ingestId, ingest]] = resources(t, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('IngestFunction')) as [ReturnType<typeof resources>[number]];
+    expect(ingest.Properties.Environment.Variables.KEY_ADMIN_FUNCTION_ARN).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] });
+    const roleId = ingest.Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = resources(t, 'AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+    const invokes = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('lambda:')));
+    expect({ ingestId, invokes }).toEqual({ ingestId, invokes: [expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] } })] });
+    expect(statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('apigateway:')))).toEqual([]);
   });
 });
 
@@ -242,6 +276,12 @@ describe("the key-management function's role: exactly what key management does",
       { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
     );
     await expect(manager.createOnce({ idempotencyKey: 'role-check-2', userId: 'usr_frank', name: 'compensated' })).rejects.toThrow('Throttled');
+    // The sweep (lambdas/store/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the collection).
+    apiGateway.on(GetApiKeysCommand).callsFake(async () => {
+      calls.push({ action: 'apigateway:GET', resource: 'arn:aws:apigateway:eu-west-1::/apikeys' });
+      return { items: [] };
+    });
+    await sweepPlanKeys(manager.store);
   });
   afterAll(async () => {
     apiGateway.restore();
@@ -296,7 +336,7 @@ describe("the key-management function's role: exactly what key management does",
   });
 });
 
-describe("the ingest function's role: this stack's plan keys only", () => {
+describe("the ingest function's role: no API Gateway key at all (a deleted user's keys are the key-management function's to close)", () => {
   const ingestRole = logicalId('AWS::IAM::Role', 'IngestFunctionRole');
   const ingestStatements = resources(t, 'AWS::IAM::Policy')
     .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === ingestRole))
@@ -305,8 +345,8 @@ describe("the ingest function's role: this stack's plan keys only", () => {
   const evaluateCall = (call: Call) => evaluate({ fn: 'IngestFunction', action: call.action, resource: call.resource, context: contextOf(call) }, ingestRole, [policyOf(ingestStatements)]);
   const allowed = async (call: Call) => (await evaluateCall(call)).allowed;
 
-  it('may delete an API key of this usage plan (a deleted user\'s key)', async () => {
-    expect(await allowed({ action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: { [USAGE_PLAN_TAG]: planId } })).toBe(true);
+  it('may not delete even an API key of this usage plan', async () => {
+    expect(await allowed({ action: 'apigateway:DELETE', resource: 'arn:aws:apigateway:eu-west-1::/apikeys/abc', resourceTags: { [USAGE_PLAN_TAG]: planId } })).toBe(false);
   });
 
   it('refuses every other API Gateway action, and every action on a foreign key, stage or plan', async () => {

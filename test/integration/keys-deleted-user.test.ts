@@ -13,14 +13,14 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import type { Dataset } from '../../lambdas/core/dataset.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
+import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
-import { authenticates } from '../support/keys.js';
+import { authenticates, withoutUser } from '../support/keys.js';
 import { useTestStores, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -60,9 +60,11 @@ type Deletion = (planKeys: PlanKeys) => Promise<void>;
 const deletions: [string, Deletion][] = [
   ['a change record (the applier, as data:apply runs it)', async (planKeys) => void (await new ChangeApplier(store.client, store.tableName, { clock, planKeys }).apply({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' }))],
   [
-    'the ingest Lambda',
+    "the ingest Lambda, invoking the key-management function's close task (as in AWS)",
     async (planKeys) => {
-      const ingest = buildIngest({ client: store.client, tableName: store.tableName, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, planKeys });
+      const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(store.client, store.tableName, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
+      const closeUserKeys = async (userId: string, version: number) => void (await keyAdmin({ task: 'close', userId, version }));
+      const ingest = buildIngest({ client: store.client, tableName: store.tableName, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, closeUserKeys });
       const out = await ingest(sqsEvent([JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' })]), { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 } as unknown as Context);
       expect(out.batchItemFailures).toEqual([]);
     },
@@ -70,14 +72,7 @@ const deletions: [string, Deletion][] = [
   [
     'a resync of a file without the user',
     async (planKeys) => {
-      const d = demoDataset();
-      const without: Dataset = {
-        ...d,
-        users: d.users.filter((u) => u.id !== 'usr_alice'),
-        events: d.events.filter((e) => e.creator_id !== 'usr_alice'),
-        rsvps: (d.rsvps ?? []).filter((r) => r.user_id !== 'usr_alice' && d.events.find((e) => e.id === r.event_id)?.creator_id !== 'usr_alice'),
-        api_keys: (d.api_keys ?? []).filter((k) => k.user_id !== 'usr_alice'),
-      };
+      const without = withoutUser(demoDataset(), 'usr_alice');
       await executeResync(store.client, store.tableName, planResync(await scanTable(store.client, store.tableName), without), { clock, planKeys });
     },
   ],

@@ -37,7 +37,9 @@
  * whose clock reads 23:59:59.9 can take its slot after a create whose clock
  * reads 00:00:00.1 has taken its own.
  *
- * The rules (issue 37), checked after every write that lands and at the end:
+ * The rules (issue 37), checked after every write that lands (on a view of
+ * the table kept by re-reading the items each write names, checked against
+ * a Scan at the end) and at the end:
  * a key whose revoke (or user's deletion) answered never authenticates
  * again; no more than the limit of a user's keys authenticate, each holding
  * a slot; every key that authenticates has its plan key in the plan (AWS);
@@ -49,8 +51,8 @@
  * authorizer item and its record are that user's, whatever was renamed
  * meanwhile), and no create request is left pending.
  */
-import { CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
+import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { authorize } from '../../lambdas/core/authorize.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { NotAuthenticatedError } from '../../lambdas/core/errors.js';
@@ -59,6 +61,8 @@ import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { KeyStore } from '../../lambdas/store/key-store.js';
+import { sweepPlanKeys } from '../../lambdas/store/plan-key-sweep.js';
 import type { ApiKeyItem, KeyCounterItem, KeyRecordItem, KeyRequestItem } from '../../lambdas/store/items.js';
 import { batchWriteAll } from '../../lambdas/store/batch-write.js';
 import { ensureTable } from '../../local/dynalite.js';
@@ -371,8 +375,8 @@ export class KeyExplorer {
     this.runs++;
     const tableName = await this.freshTable(s.dataset);
     const observer = this.observer;
-    const apiKeys = new ApiKeyStore([PLAN_ID]);
     let now = T0;
+    const apiKeys = new ApiKeyStore([PLAN_ID], () => new Date(now));
     /** Each actor's clock: its start, plus the time that passed for everyone. */
     const clockOf = (spec: ActorSpec) => {
       const start = spec.clockAt ? Date.parse(spec.clockAt) : T0;
@@ -426,16 +430,31 @@ export class KeyExplorer {
       go();
     };
 
-    const snapshot = async (): Promise<Snapshot> => {
-      const items = new Map<string, Record<string, unknown>>();
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await observer.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }));
-        for (const item of out.Items ?? []) items.set(`${item.pk}|${item.sk}`, item);
-        start = out.LastEvaluatedKey;
-      } while (start);
-      return { items, attached: new Set(apiKeys.planKeys), apiKeys: apiKeys.list().map((k) => ({ id: k.id, value: k.value })) };
+    /**
+     * The table as the rules see it, kept by reading again (GetItem) the items
+     * each landed write names, instead of a Scan after every write: only the
+     * actors write, and only the items their calls name (footprintOf), so it
+     * is what a Scan would show, at a fraction of the cost (issue 47). A
+     * call whose footprint is unknown (`*`) is followed by a full Scan, and
+     * the end compares the view with one.
+     */
+    const view = new Map<string, Record<string, unknown>>();
+    const rescan = async () => {
+      view.clear();
+      for (const item of await scanItems(observer, tableName)) view.set(`${item.pk}|${item.sk}`, item);
     };
+    await rescan();
+    const refresh = async (footprint: Footprint): Promise<void> => {
+      if (footprint.writes.includes('*')) return rescan();
+      for (const w of footprint.writes) {
+        if (!w.startsWith('item ')) continue;
+        const [pk, sk] = w.slice('item '.length).split('|') as [string, string];
+        const got = (await observer.send(new GetCommand({ TableName: tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
+        if (got) view.set(`${pk}|${sk}`, got);
+        else view.delete(`${pk}|${sk}`);
+      }
+    };
+    const snapshot = (): Snapshot => ({ items: new Map(view), attached: new Set(apiKeys.planKeys), apiKeys: apiKeys.list().map((k) => ({ id: k.id, value: k.value })) });
 
     /** Runs one call of actor i through its turn and its fault. */
     const gated = async <T>(i: number, command: string, input: Record<string, unknown>, send: () => Promise<T>): Promise<T> => {
@@ -459,12 +478,18 @@ export class KeyExplorer {
           a.faultsHit.push('lost');
           // It lands; the answer is lost; the SDK sends the same request again, and the caller sees that answer.
           await send().catch(() => undefined);
-          if (lands) await this.observe(s, actors, await snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (landed, answer lost)`);
+          if (lands) {
+            await refresh(footprint);
+            await this.observe(s, actors, snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (landed, answer lost)`);
+          }
           answer = await send();
         } else {
           answer = await send();
         }
-        if (lands) await this.observe(s, actors, await snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (${command})`);
+        if (lands) {
+          await refresh(footprint);
+          await this.observe(s, actors, snapshot(), counted, violations, `after ${a.spec.name}'s call ${a.calls} (${command})`);
+        }
         if (fault?.kind === 'crash') {
           a.faultsHit.push('crash');
           a.attemptDead = true;
@@ -527,8 +552,12 @@ export class KeyExplorer {
     await Promise.all(pending);
 
     for (const a of actors) if (!a.answers.at(-1)?.definitive) violations.push(`${a.spec.name} got no definitive answer in ${MAX_ATTEMPTS} attempts: ${a.answers.map((x) => x.outcome).join(', ')}`);
-    const end = await snapshot();
+    const viewed = snapshot();
+    await rescan();
+    const end = snapshot();
+    if (!sameItems(viewed.items, end.items)) violations.push('at the end: the view kept write by write differs from a Scan of the table (a write outside its footprint)');
     await this.checkEnd(s, actors, end, violations);
+    if (s.aws) await this.checkSweep(actors, end, tableName, apiKeys, () => new Date(now + STALE_CREATE_MS + 1_000), violations);
     const final = JSON.stringify({
       items: [...end.items.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, Object.fromEntries(Object.entries(v).filter(([f]) => !['revoke_id', 'plan_key_id', 'rev'].includes(f)).sort())]),
       plan: end.apiKeys.map((k) => `${k.value}:${end.attached.has(k.value)}`).sort(),
@@ -625,6 +654,33 @@ export class KeyExplorer {
     }
   }
 
+  /**
+   * No plan key outlives its record (issue 45): once a minute has passed, the
+   * sweep (lambdas/store/plan-key-sweep.ts, through the real ApiGatewayPlanKeys
+   * over the modelled API Gateway) leaves exactly the plan keys of the usable
+   * keys, each in the plan, whatever crash left one behind (a create cut off
+   * between CreateApiKey and recording its id, or after recording it on a
+   * record its user's deletion had erased), and makes no usable key unusable.
+   */
+  private async checkSweep(actors: ActorState[], before: Snapshot, tableName: string, apiKeys: ApiKeyStore, aMinuteOn: () => Date, violations: string[]): Promise<void> {
+    const apiGateway = { send: async (command: object) => modelledApiGateway(apiKeys, command) };
+    const sweeper = new KeyStore(this.observer, tableName, { clock: aMinuteOn, planKeys: new ApiGatewayPlanKeys(apiGateway, PLAN_ID) });
+    await sweepPlanKeys(sweeper);
+    const items = new Map((await scanItems(this.observer, tableName)).map((i) => [`${i.pk}|${i.sk}`, i]));
+    const after: Snapshot = { items, attached: new Set(apiKeys.planKeys), apiKeys: apiKeys.list().map((k) => ({ id: k.id, value: k.value })) };
+    const usages = new Set<string>();
+    for (const key of this.allKeys(actors)) {
+      const wasUsable = await usable(before, key);
+      if (wasUsable && !(await usable(after, key))) violations.push('after the sweep: a usable key no longer authenticates');
+      const item = after.items.get(`APIKEY#${hashApiKey(key)}|APIKEY`) as ApiKeyItem | undefined;
+      if (item && !item.revoked && item.usage_identifier) usages.add(item.usage_identifier);
+    }
+    const left = after.apiKeys.filter((k) => !k.value.startsWith('seeded') && !usages.has(k.value));
+    if (left.length) violations.push(`after the sweep: ${left.length} API key(s) no usable key holds (${left.map((k) => k.id).join(', ')})`);
+    const detached = after.apiKeys.filter((k) => usages.has(k.value) && !after.attached.has(k.value));
+    if (detached.length) violations.push(`after the sweep: ${detached.length} usable key(s) whose plan key is not in the plan`);
+  }
+
   private allKeys(actors: ActorState[]): string[] {
     return actors.flatMap((a) => a.keys);
   }
@@ -646,6 +702,11 @@ export class KeyExplorer {
     for (const item of snap.items.values()) if (item.type === 'API_KEY' && item.key_id === keyId && !item.revoked) return item.usage_identifier as string | undefined;
     return undefined;
   }
+}
+
+function sameItems(a: ReadonlyMap<string, Record<string, unknown>>, b: ReadonlyMap<string, Record<string, unknown>>): boolean {
+  const canonical = (m: ReadonlyMap<string, Record<string, unknown>>) => JSON.stringify([...m.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, Object.entries(v).sort(([x], [y]) => x.localeCompare(y))]));
+  return canonical(a) === canonical(b);
 }
 
 async function scanItems(client: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
@@ -694,10 +755,14 @@ function modelledApiGateway(store: ApiKeyStore, command: object): Record<string,
         ? store.interpret('KeyAdmin', 'POST', `/usageplans/${String(input.usagePlanId)}/keys`, { keyId: input.keyId, keyType: input.keyType })
         : command instanceof DeleteApiKeyCommand
           ? store.interpret('KeyAdmin', 'DELETE', `/apikeys/${String(input.apiKey)}`, {})
-          : undefined;
+          : command instanceof GetApiKeysCommand
+            ? store.interpret('KeyAdmin', 'GET', '/apikeys', {})
+            : undefined;
   if (!call) throw new Error(`API Gateway call not modelled: ${command.constructor.name}`);
   const answer = call.run();
   if (answer.errorType) throw Object.assign(new Error(String(answer.body?.message ?? answer.errorType)), { name: answer.errorType });
+  // What the SDK would make of the JSON: epoch seconds become a Date.
+  if (command instanceof GetApiKeysCommand) return { items: ((answer.body?.items ?? []) as { createdDate: number }[]).map((k) => ({ ...k, createdDate: new Date(k.createdDate * 1000) })) };
   return answer.body ?? {};
 }
 

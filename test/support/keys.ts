@@ -1,9 +1,11 @@
 /**
  * What the key tests share: deterministic "random" characters (so a test
  * knows the key a create makes even when the create fails), the question
- * "does this key authenticate?" asked of the real authorizer, and a user's
+ * "does this key authenticate?" asked of the real authorizer, a dataset
+ * without a user (a resync after their deletion), and a user's
  * slot record as stored.
  */
+import type { Dataset } from '../../lambdas/core/dataset.js';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { authorize } from '../../lambdas/core/authorize.js';
@@ -55,4 +57,15 @@ export async function authenticates(reader: ApiKeyReader, key: string, at = new 
 
 export async function slotsOf(client: DynamoDBDocumentClient, tableName: string, userId: string): Promise<KeyCounterItem | undefined> {
   return (await client.send(new GetCommand({ TableName: tableName, Key: keys.keyCounter(userId), ConsistentRead: true }))).Item as KeyCounterItem | undefined;
+}
+
+/** A dataset without a user: their events, the RSVPs to those and their own, and their keys left out (a resync's file after the user's deletion). */
+export function withoutUser(d: Dataset, userId: string): Dataset {
+  return {
+    ...d,
+    users: d.users.filter((u) => u.id !== userId),
+    events: d.events.filter((e) => e.creator_id !== userId),
+    rsvps: (d.rsvps ?? []).filter((r) => r.user_id !== userId && d.events.find((e) => e.id === r.event_id)?.creator_id !== userId),
+    api_keys: (d.api_keys ?? []).filter((k) => k.user_id !== userId),
+  };
 }

@@ -42,9 +42,9 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run keys -- (create|list|revoke) .*--endpoint http:\/\/127\.0\.0\.1:PORT$/, by: 'test/e2e/keys-and-quota.test.ts', proof: (m) => `keysCli('${m[1]}'` },
   // The web product's example against the local server, with the documented local pair (the test checks the page's pair is the server's).
   {
-    shown: /^KEY_ADMIN_URL=http:\/\/127\.0\.0\.1:PORT\/admin\/v1 AWS_REGION=[a-z0-9-]+ AWS_ACCESS_KEY_ID=\S+ AWS_SECRET_ACCESS_KEY=\S+ npx tsx keys\/examples\/manage-keys\.ts usr_frank$/,
+    shown: /^KEY_ADMIN_URL=http:\/\/127\.0\.0\.1:PORT\/admin\/v1 PUBLIC_API_URL=http:\/\/127\.0\.0\.1:3000\/api\/public\/v1 AWS_REGION=[a-z0-9-]+ AWS_ACCESS_KEY_ID=\S+ AWS_SECRET_ACCESS_KEY=\S+ npx tsx keys\/examples\/manage-keys\.ts usr_frank$/,
     by: 'test/e2e/key-admin-example.test.ts',
-    proof: () => "runTs('keys/examples/manage-keys.ts', ['usr_frank'], env())",
+    proof: () => "runTs('keys/examples/manage-keys.ts', ['usr_frank'], { ...env(), PUBLIC_API_URL: `${server.url}/api/public/v1` })",
   },
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.

@@ -1,6 +1,6 @@
 /** The API Gateway side of a key, with the AWS SDK mocked (aws-sdk-client-mock). */
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 
@@ -12,16 +12,16 @@ const plan = () => new ApiGatewayPlanKeys(new APIGatewayClient({ region: 'eu-wes
 const named = (name: string, message = name) => Object.assign(new Error(message), { name });
 
 describe('ApiGatewayPlanKeys', () => {
-  it('creates an enabled API key with the usage identifier as its value, tagged with the plan, not yet in the plan', async () => {
+  it('creates an enabled API key named for its owner and key, with the usage identifier as its value, tagged with the plan, not yet in the plan', async () => {
     apiGateway.on(CreateApiKeyCommand).resolves({ id: 'apikey1' });
-    expect(await plan().create('key_abc', 'ui_0123')).toBe('apikey1');
-    expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toMatchObject({ name: 'key_abc', enabled: true, value: 'ui_0123', tags: { 'public-events:usage-plan': 'plan123' } });
+    expect(await plan().create('key_abc', 'ui_0123', 'usr_frank')).toBe('apikey1');
+    expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toMatchObject({ name: 'usr_frank/key_abc', enabled: true, value: 'ui_0123', tags: { 'public-events:usage-plan': 'plan123' } });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)).toHaveLength(0);
   });
 
   it('refuses an answer without an id', async () => {
     apiGateway.on(CreateApiKeyCommand).resolves({});
-    await expect(plan().create('key_abc', 'ui_0123')).rejects.toThrow('no id');
+    await expect(plan().create('key_abc', 'ui_0123', 'usr_frank')).rejects.toThrow('no id');
   });
 
   it('attaches to its own plan; a key already in the plan counts as attached', async () => {
@@ -50,5 +50,19 @@ describe('ApiGatewayPlanKeys', () => {
   it('passes on any other failure to delete', async () => {
     apiGateway.on(DeleteApiKeyCommand).rejects(named('BadRequestException', 'Bad request'));
     await expect(plan().remove('apikey1')).rejects.toThrow('Bad request');
+  });
+
+  it("lists the plan's API keys page after page, never their values, and only those tagged with this plan", async () => {
+    const at = new Date('2026-11-21T12:00:00.000Z');
+    apiGateway
+      .on(GetApiKeysCommand)
+      .resolvesOnce({ items: [{ id: 'a1', name: 'usr_frank/key_a', createdDate: at, tags: { 'public-events:usage-plan': 'plan123' } }, { id: 'x1', name: 'other', tags: {} }], position: 'p2' })
+      .resolvesOnce({ items: [{ id: 'a2', name: 'usr_eve/key_b', createdDate: at, tags: { 'public-events:usage-plan': 'plan123' } }, { id: 'y1', name: 'usr_eve/key_c', tags: { 'public-events:usage-plan': 'other-plan' } }] });
+    expect(await plan().list()).toEqual([
+      { id: 'a1', name: 'usr_frank/key_a', createdAt: at },
+      { id: 'a2', name: 'usr_eve/key_b', createdAt: at },
+    ]);
+    const inputs = apiGateway.commandCalls(GetApiKeysCommand).map((c) => c.args[0].input);
+    expect(inputs).toEqual([{ limit: 500, includeValues: false }, { limit: 500, includeValues: false, position: 'p2' }]);
   });
 });
