@@ -8,26 +8,25 @@
  * throws, so the change fails and SQS delivers it again; closing is
  * idempotent.
  *
- * Lambda's Invoke API (POST /2015-03-31/functions/{name}/invocations, a
- * function error told by X-Amz-Function-Error), signed with Signature
- * Version 4 by the AWS SDK's own signer: @aws-sdk/client-lambda is not a
- * dependency of the project (one request shape is all the ingest needs).
- * The endpoint follows the SDK's own settings (AWS_ENDPOINT_URL_LAMBDA,
- * AWS_ENDPOINT_URL), which the rehearsal points at its AWS stand-in.
+ * The SDK's Lambda client signs and retries the call (its standard
+ * strategy, like every other AWS call here); a throttle that outlasts its
+ * retries is marked `$retryable.throttling`, so the ingest backs off as for
+ * a DynamoDB throttle (lambdas/store/throttling.ts). The endpoint
+ * follows the SDK's own settings (AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL),
+ * which the rehearsal points at its AWS stand-in.
  */
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { Sha256 } from '@smithy/core/checksum';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { KeyTask } from '../key-admin/tasks.js';
 
 export class KeyCloseFailed extends Error {
   constructor(
     message: string,
-    /** A throttle of the invoke: the change backs off as for a DynamoDB throttle (lambdas/store/throttling.ts). */
+    /** A throttle of the invoke: the change backs off as for a DynamoDB throttle. */
     readonly $retryable?: { throttling: boolean },
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'KeyCloseFailed';
   }
 }
@@ -35,34 +34,41 @@ export class KeyCloseFailed extends Error {
 export interface KeyCloserOptions {
   region: string;
   credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
-  /** Default: AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL, else Lambda's regional endpoint. */
+  /** Default: the SDK's (AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL, else Lambda's regional endpoint). */
   endpoint?: string;
+  /** The SDK's attempts per invoke (its default: 3). */
+  maxAttempts?: number;
 }
 
+interface SdkError {
+  name?: string;
+  message?: string;
+  $retryable?: { throttling?: boolean };
+  $metadata?: { httpStatusCode?: number };
+}
+
+/** Lambda's throttle (TooManyRequestsException, 429: a concurrency or rate limit) is not marked retryable in its model. */
+const isInvokeThrottle = (err: SdkError): boolean => !!err.$retryable?.throttling || err.name === 'TooManyRequestsException' || err.$metadata?.httpStatusCode === 429;
+
 export function invokeKeyCloser(functionArn: string, opts: KeyCloserOptions): (userId: string, version: number) => Promise<void> {
-  const endpoint = new URL(opts.endpoint ?? process.env.AWS_ENDPOINT_URL_LAMBDA ?? process.env.AWS_ENDPOINT_URL ?? `https://lambda.${opts.region}.amazonaws.com`);
-  const signer = new SignatureV4({ service: 'lambda', region: opts.region, sha256: Sha256, credentials: opts.credentials ?? defaultProvider() });
-  const path = `${endpoint.pathname.replace(/\/$/, '')}/2015-03-31/functions/${encodeURIComponent(functionArn)}/invocations`;
+  const client = new LambdaClient({
+    region: opts.region,
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}),
+  });
   return async (userId, version) => {
     const task: KeyTask = { task: 'close', userId, version };
-    const body = JSON.stringify(task);
-    const signed = await signer.sign({
-      method: 'POST',
-      protocol: endpoint.protocol,
-      hostname: endpoint.hostname,
-      ...(endpoint.port ? { port: Number(endpoint.port) } : {}),
-      // The signer signs the path as sent: its one segment that is escaped (the function's ARN) must be escaped in both.
-      path,
-      headers: { host: endpoint.host, 'content-type': 'application/json', 'x-amz-invocation-type': 'RequestResponse' },
-      body,
-    });
-    const response = await fetch(`${endpoint.origin}${path}`, { method: 'POST', headers: signed.headers, body });
-    const text = await response.text();
-    if (!response.ok) {
-      const type = (response.headers.get('x-amzn-errortype') ?? `HTTP ${response.status}`).split(':')[0]!;
-      throw new KeyCloseFailed(`closing ${userId}'s keys: Lambda refused the invoke (${type}): ${text.slice(0, 300)}`, response.status === 429 ? { throttling: true } : undefined);
+    let out;
+    try {
+      out = await client.send(new InvokeCommand({ FunctionName: functionArn, InvocationType: 'RequestResponse', Payload: new TextEncoder().encode(JSON.stringify(task)) }));
+    } catch (e) {
+      const err = e as SdkError;
+      throw new KeyCloseFailed(`closing ${userId}'s keys: Lambda refused the invoke (${err.name ?? 'Error'}): ${String(err.message ?? e).slice(0, 300)}`, isInvokeThrottle(err) ? { throttling: true } : undefined, { cause: e });
     }
-    const functionError = response.headers.get('x-amz-function-error');
-    if (functionError) throw new KeyCloseFailed(`closing ${userId}'s keys failed in the key-management function (${functionError}): ${text.slice(0, 300)}`);
+    if (out.FunctionError) {
+      const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';
+      throw new KeyCloseFailed(`closing ${userId}'s keys failed in the key-management function (${out.FunctionError}): ${text.slice(0, 300)}`);
+    }
   };
 }
