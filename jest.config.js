@@ -13,7 +13,7 @@
  *   properties at fewer runs, the fault sweeps at FAULT_POINTS=
  *   first-of-each-kind: test/support/dynamodb-local.env.ts, docs/tests.md
  *   "Two stores"); dynalite runs their full count. Without Java
- *   it is left out and the run ends saying so, unless REQUIRE_DYNAMODB_LOCAL=1
+ *   it is left out and the run says so before jest's summary, unless REQUIRE_DYNAMODB_LOCAL=1
  *   (CI) makes that a failure: test/support/second-store.js.
  * `--selectProjects dynalite` runs only the first.
  */

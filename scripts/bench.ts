@@ -27,6 +27,11 @@
  * Last, the cost per million requests of every route (scripts/bench-cost.ts),
  * priced from this run's read units, round trips, times and response bytes,
  * with the authorizer timed the same way for the keyed routes.
+ *
+ * The exact tables (per route its calls, round trips and read capacity; per
+ * function its bundle size: scripts/bench-tables.ts) come first. `--exact`
+ * measures only those (seconds); `--write` also puts them in
+ * docs/performance.md between their markers.
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
 import '../local/sdk-node-warning.js';
@@ -35,21 +40,16 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { build } from 'esbuild';
 import { fixedClock } from '../lambdas/core/clock.js';
-import { configSchema } from '../lambdas/core/config.js';
 import { validateDataset } from '../lambdas/core/dataset.js';
-import { encodeCursor, staticKeyring, everyShardAt } from '../lambdas/core/feed-cursor.js';
-import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
-import { silentLogger } from '../lambdas/http/logger.js';
-import { AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER, resourcePath, routes } from '../lambdas/routes.js';
+import type { AuthorizerHandler, HandlerModule } from '../lambdas/http/deps.js';
+import { routes } from '../lambdas/routes.js';
 import { createDocumentClient } from '../lambdas/store/client.js';
-import { DynamoRepository } from '../lambdas/store/repository.js';
-import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
+import { LOCAL_TABLE, startDynalite } from '../local/dynalite.js';
 import { KeyManager } from '../lambdas/key-admin/key-manager.js';
-import { writeDataset } from '../local/loader.js';
-import { BUNDLE_EXTERNALS, ESM_REQUIRE_BANNER } from '../lib/route-function.js';
+import { bundleFunction, bundledFunctions } from './bench-bundles.js';
+import { BENCH_NOW, authorizerEvent, benchContext, benchDeps, consumedCapacity, demoStore, proxyEvent, routeHandler } from './bench-routes.js';
+import { exactTables, writeTables } from './bench-tables.js';
 import { changeFigures } from './bench-changes.js';
 import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
@@ -60,40 +60,15 @@ import { headFigures } from './bench-head.js';
 import { throttledBurstFigures } from './throttle-burst.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
+const ARGS = new Set(process.argv.slice(2));
+for (const arg of ARGS) if (arg !== '--exact' && arg !== '--write') throw new Error(`npm run bench: unknown argument ${arg} (--exact: only the exact tables; --write: put them in docs/performance.md)`);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const WARMUP = Math.min(30, ITERATIONS);
 const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 7);
-const NOW = '2026-11-21T12:00:00.000Z';
+const NOW = BENCH_NOW;
 /** Host sizes for the scaling table (BENCH_HOST_SIZES=100,1000,10000 by default; the bench test uses small ones). */
 const HOST_SIZES = (process.env.BENCH_HOST_SIZES ?? '100,1000,10000').split(',').map(Number);
 const HOST_ITERATIONS = Number(process.env.BENCH_HOST_ITERATIONS ?? 5);
-
-/** The bench's cursor key (the functions read theirs from the stack's secret). */
-const CURSOR_KEY = Buffer.from('bench-cursor-key');
-function startCursor(scope: string): string {
-  return encodeCursor({ scope, mode: 'members', position: everyShardAt(1), after: '', asOf: Date.parse(NOW) / 1000 }, CURSOR_KEY);
-}
-
-/** One typical request per route (demo data). */
-const CASES: Record<string, { path: Record<string, string>; query?: Record<string, string> }> = {
-  getEvent: { path: { eventId: 'evt_jazz01' } },
-  getEventGuests: { path: { eventId: 'evt_jazz01' }, query: { status: 'all' } },
-  getUserEvents: { path: { username: 'eve-series' }, query: { type: 'upcoming', limit: '10' } },
-  getUserProfileEvents: { path: { username: 'alice' } },
-  getUserUpcomingEvents: { path: { username: 'eve-series' } },
-  getUserPastEvents: { path: { username: 'eve-series' } },
-  embedGetEvent: { path: { eventId: 'evt_jazz01' } },
-  embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
-  embedGetUserFeed: { path: { username: 'eve-series' } },
-  embedGetEventFeed: { path: { eventId: 'evt_jazz01' } },
-  // A page of a start (from no cursor a feed answers only its position): the members and their items.
-  getEventChanges: { path: {}, query: { cursor: startCursor('EVENTS') } },
-  getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
-  getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
-  getPlaceEventChanges: { path: {}, query: { city: 'Amsterdam', country: 'NL', cursor: startCursor('PLACE#NL#amsterdam') } },
-  publicOpenApi: { path: {} },
-  embedOpenApi: { path: {} },
-};
 
 interface Recorded {
   name: string;
@@ -127,32 +102,11 @@ async function timeInterleaved(a: () => Promise<unknown>, b: () => Promise<unkno
   return [median(sa), median(sb)];
 }
 
-function proxyEvent(route: (typeof routes)[number], c: (typeof CASES)[string]): APIGatewayProxyEvent {
-  return {
-    resource: resourcePath(route),
-    path: resourcePath(route),
-    httpMethod: 'GET',
-    headers: {},
-    multiValueHeaders: {},
-    pathParameters: c.path,
-    queryStringParameters: c.query ?? null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
-}
-
 async function runtimeFigures() {
-  const store = await startDynalite();
+  const store = await demoStore();
   const client = createDocumentClient({ endpoint: store.endpoint });
   // The replay client: same SDK, no recorder, so the ratio isolates this project's code.
   const raw = createDocumentClient({ endpoint: store.endpoint });
-  await ensureTable(client, LOCAL_TABLE);
-  const checked = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
-  if (!checked.ok) throw new Error(checked.problems.join('\n'));
-  await writeDataset(client, LOCAL_TABLE, checked.dataset);
 
   // Records every call with its wire input and consumed read capacity.
   let recording = false;
@@ -162,19 +116,11 @@ async function runtimeFigures() {
       const input = args.input as Record<string, unknown>;
       input.ReturnConsumedCapacity = 'TOTAL';
       const out = await next(args);
-      // BatchGetItem answers one ConsumedCapacity per table, in an array.
-      const used = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
-      const capacity = [used ?? []].flat().reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
-      if (recording) recorded.push({ name: String(context.commandName), input: structuredClone(input), capacity });
+      if (recording) recorded.push({ name: String(context.commandName), input: structuredClone(input), capacity: consumedCapacity(out.output) });
       return out;
     },
     { step: 'serialize', name: 'benchRecorder', priority: 'high' },
   );
-
-  const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
-  const repository = new DynamoRepository(client, LOCAL_TABLE);
-  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(NOW), logger: silentLogger });
-  const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];
   const measured: MeasuredRoute[] = [];
@@ -189,20 +135,16 @@ async function runtimeFigures() {
     }
   };
   for (const route of routes) {
-    const c = CASES[route.id];
-    if (!c) throw new Error(`no bench case for ${route.id}`);
-    const mod = (await import(`../lambdas/handlers/${route.handler}.js`)) as HandlerModule<HttpHandler>;
-    const handler = mod.build(deps);
-    const event = proxyEvent(route, c);
+    const handler = await routeHandler(route, client);
+    const event = proxyEvent(route);
 
     recorded = [];
     recording = true;
-    const res = await handler(event, context);
+    const res = await handler(event, benchContext);
     recording = false;
     if (res.statusCode !== 200) throw new Error(`${route.id}: ${res.statusCode} ${res.body}`);
     const calls = [...recorded];
     const capacity = calls.reduce((sum, r) => sum + r.capacity, 0);
-    const replay = replayOf(calls);
     // What the response weighs on the wire, for the cost table: body and the handler's own headers.
     const wire = {
       id: route.id,
@@ -216,40 +158,27 @@ async function runtimeFigures() {
     };
     if (calls.length === 0) {
       // The OpenAPI documents: no DynamoDB call to compare with, so no ratio; timed alone for the cost table.
-      const [handlerMs] = await timeInterleaved(() => handler(event, context), async () => {});
+      const [handlerMs] = await timeInterleaved(() => handler(event, benchContext), async () => {});
       measured.push({ ...wire, handlerMs, dynamoMs: 0 });
-      rows.push(`| ${route.id} | 0 | none | 0.0 | n/a | 1 document |`);
+      rows.push(`| ${route.id} | n/a |`);
       continue;
     }
-    const [handlerMs, rawMs] = await timeInterleaved(() => handler(event, context), replay);
+    const [handlerMs, rawMs] = await timeInterleaved(() => handler(event, benchContext), replayOf(calls));
     measured.push({ ...wire, handlerMs, dynamoMs: rawMs });
-    // The iCalendar feeds (PRODUCT P15) are counted by their events.
-    const calendar = res.headers?.['content-type']?.toString().startsWith('text/calendar');
-    const data = calendar ? res.body.split('BEGIN:VEVENT').slice(1) : (JSON.parse(res.body).data as unknown);
-    const returned = Array.isArray(data) ? data.length : Array.isArray((data as { events?: unknown[] }).events) ? (data as { events: unknown[] }).events.length : 1;
-    rows.push(
-      `| ${route.id} | ${calls.length} | ${calls.map((x) => x.name.replace('Command', '')).join(' + ')} | ${capacity.toFixed(1)} | ${(handlerMs / rawMs).toFixed(2)} | ${returned} |`,
-    );
+    rows.push(`| ${route.id} | ${(handlerMs / rawMs).toFixed(2)} |`);
   }
 
   // The Public API's authorizer, with a real key in the table: its GetItem, timed against its replay like a route.
   const { key } = await new KeyManager(client, LOCAL_TABLE, { clock: fixedClock(NOW) }).create({ userId: 'usr_alice', name: 'bench' });
-  const authorize = ((await import('../lambdas/handlers/authorizer.js')) as HandlerModule<AuthorizerHandler>).build(deps);
-  const authEvent = {
-    type: 'REQUEST',
-    methodArn: 'arn:aws:execute-api:us-east-1:123456789012:api/production/GET/api/public/v1/events/evt_jazz01',
-    resource: '/api/public/v1/events/{eventId}',
-    path: '/api/public/v1/events/evt_jazz01',
-    httpMethod: 'GET',
-    headers: { 'x-events-api-key': key },
-  } as unknown as APIGatewayRequestAuthorizerEvent;
+  const authorize = ((await import('../lambdas/handlers/authorizer.js')) as HandlerModule<AuthorizerHandler>).build(benchDeps(client));
+  const authEvent = authorizerEvent(key);
   recorded = [];
   recording = true;
-  const decision = await authorize(authEvent, context);
+  const decision = await authorize(authEvent, benchContext);
   recording = false;
   if (decision.policyDocument.Statement[0]?.Effect !== 'Allow') throw new Error(`bench authorizer: ${JSON.stringify(decision)}`);
   const authCalls = [...recorded];
-  const [authMs, authRawMs] = await timeInterleaved(() => authorize(authEvent, context), replayOf(authCalls));
+  const [authMs, authRawMs] = await timeInterleaved(() => authorize(authEvent, benchContext), replayOf(authCalls));
   const authorizer: MeasuredInvocation = {
     readUnits: authCalls.reduce((sum, r) => sum + r.capacity, 0),
     roundTrips: authCalls.length,
@@ -263,9 +192,8 @@ async function runtimeFigures() {
   return { rows, measured, authorizer };
 }
 
-async function bundleFigures() {
-  const outDir = join(ROOT, 'cdk.out', 'bench-bundles');
-  mkdirSync(outDir, { recursive: true });
+/** Each bundle's gzipped size and init ratio (its size is an exact table); the bundles were built by exactTables into outDir. */
+async function bundleFigures(outDir: string) {
   const sdkOnly = join(outDir, 'sdk-only.mjs');
   writeFileSync(sdkOnly, "import '@aws-sdk/client-dynamodb';\nimport '@aws-sdk/lib-dynamodb';\n");
 
@@ -297,10 +225,7 @@ async function bundleFigures() {
     return median(bundle) / median(base);
   };
 
-  const entries: Array<{ name: string; entry: string; dir?: string }> = [
-    ...[...new Set<string>(routes.map((r) => r.handler)), AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER].map((name) => ({ name, entry: join(ROOT, 'lambdas/handlers', `${name}.ts`) })),
-    { name: 'ingest', entry: join(ROOT, 'lambdas/ingest/handler.ts') },
-  ];
+  const built = bundledFunctions().map(({ name }) => ({ name, file: join(outDir, `${name}.mjs`) }));
   const tracerPath = process.env.BENCH_TRACER_NODE_PATH;
   if (tracerPath) {
     // The Tracer resolves through a link beside the probe (its own dependencies from
@@ -322,34 +247,42 @@ async function bundleFigures() {
         '',
       ].join('\n'),
     );
-    entries.push({ name: 'get-event + Powertools Tracer (probe)', entry: probe, dir });
+    const file = join(dir, 'get-event-with-tracer.mjs');
+    await bundleFunction(probe, file);
+    built.push({ name: 'get-event + Powertools Tracer (probe)', file });
   }
 
   const rows: string[] = [];
-  for (const { name, entry, dir } of entries) {
-    const outfile = join(dir ?? outDir, `${name.replace(/\W+/g, '-')}.mjs`);
-    // As lib/route-function.ts bundles (same externals, same banner, same target).
-    await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: 'node',
-      target: 'node24',
-      format: 'esm',
-      minify: true,
-      outfile,
-      external: BUNDLE_EXTERNALS,
-      banner: { js: ESM_REQUIRE_BANNER },
-      logLevel: 'error',
-    });
-    const code = readFileSync(outfile);
-    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${initRatio(outfile).toFixed(2)} |`);
+  for (const { name, file } of built) {
+    const code = readFileSync(file);
+    rows.push(`| ${name} | ${(code.length / 1024).toFixed(1)} | ${(gzipSync(code).length / 1024).toFixed(1)} | ${initRatio(file).toFixed(2)} |`);
   }
   return { rows, baseline: median(baselineSamples) };
 }
 
+const bundleDir = join(ROOT, 'cdk.out', 'bench-bundles');
+const exact = await exactTables(bundleDir);
+if (ARGS.has('--write')) writeTables(exact);
+const exactReport = [
+  `Exact (the same in every run of a commit; docs/performance.md holds them between its bench markers${ARGS.has('--write') ? ', rewritten now' : ''}):`,
+  '',
+  `Per route, its typical request over the demo data (clock ${NOW}): DynamoDB calls, round trips (calls sent together count once), read capacity as the store reports it.`,
+  '',
+  exact.routes,
+  '',
+  'Function bundles (esbuild, minified, as CDK bundles them; the AWS SDK external, Powertools bundled into every function, no layer).',
+  '',
+  exact.bundles,
+  '',
+].join('\n');
+if (ARGS.has('--exact')) {
+  process.stdout.write(exactReport);
+  process.exit(0);
+}
+
 const runtime = await runtimeFigures();
 const costs = costFigures(runtime.measured, runtime.authorizer);
-const bundles = await bundleFigures();
+const bundles = await bundleFigures(bundleDir);
 const demo = validateDataset(JSON.parse(readFileSync(join(ROOT, 'data/demo.json'), 'utf8')));
 if (!demo.ok) throw new Error(demo.problems.join('\n'));
 const changes = await changeFigures(demo.dataset);
@@ -377,14 +310,15 @@ const trips = await (async () => {
 })();
 process.stdout.write(
   [
-    `Benchmark: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
+    exactReport,
+    `Timed: demo data on dynalite, clock ${NOW}, ${ITERATIONS} timed requests per route (median), Node ${process.version}`,
     '',
-    '| Route | DynamoDB calls | Operations | Read capacity units | Handler time / raw DynamoDB time | Items returned |',
-    '|---|---|---|---|---|---|',
+    '| Route | Handler time / raw DynamoDB time |',
+    '|---|---|',
     ...runtime.rows,
     '',
-    'Lambda bundles (esbuild, minified, as CDK bundles them): the AWS SDK is external (the Lambda runtime provides it, so it does not count in',
-    'the sizes below); Powertools is bundled into every function (no layer), so its bytes are counted.',
+    'Lambda bundles: the AWS SDK is external (the Lambda runtime provides it, so it does not count in the sizes below);',
+    'Powertools is bundled into every function (no layer), so its bytes are counted.',
     `Init = import time of the bundle / import time of the DynamoDB client alone (${bundles.baseline.toFixed(0)} ms here).`,
     '',
     '| Handler | Bundle KiB | Gzipped KiB | Init ratio |',

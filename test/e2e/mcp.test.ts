@@ -20,7 +20,6 @@ import { buildMcp } from '../../scripts/build-mcp.js';
 import { KEYS } from '../support/fixtures.js';
 import { ROOT } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/local.js';
-import { shownCommands } from '../support/shown-commands.js';
 
 let typed: TestServer;
 let dated: TestServer;
@@ -252,24 +251,7 @@ describe('the built file, copied alone into an empty folder (stdio)', () => {
     expect(JSON.parse(stdout).structuredContent.data.id).toBe('evt_jazz01');
   });
 
-  // docs/mcp.md's Inspector commands as shown, through npx (the installed Inspector); only the file's place and the
-  // test server's base URL differ (the page's adapter reaches `npm start`'s server by default).
-  const shown = shownCommands().filter((c) => c.page === 'docs/mcp.md' && c.command.startsWith('npx @modelcontextprotocol/inspector --cli '));
-  it('the page shows the Inspector commands this runs', () => {
-    expect(shown.map((c) => c.command.split(' --method ')[1]?.split(' ')[0])).toEqual(['tools/list', 'tools/call']);
-  });
-  it.each(shown.map((c) => [c.command, c] as const))('as the page shows it: %s', async (_, { command }) => {
-    const args = command
-      .split(/\s+/)
-      .slice(1)
-      .map((a) => (a === 'dist/public-events-mcp.mjs' ? bin : a));
-    args.splice(args.indexOf('--cli') + 1, 0, '-e', `PUBLIC_API_BASE_URL=${typed.publicBaseUrl}`);
-    const { code, stdout, stderr } = await run('npx', args, { PATH: process.env.PATH, HOME: process.env.HOME });
-    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    const answer = JSON.parse(stdout) as { tools?: Array<{ name: string }>; structuredContent?: { data: { id: string } } };
-    if (command.includes('tools/list')) expect(answer.tools?.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
-    else expect(answer.structuredContent?.data.id).toBe('evt_jazz01');
-  });
+  // docs/mcp.md's commands as the page shows them, from an empty folder: test/e2e/mcp-empty-folder.test.ts.
 
   it('fails at start, naming the variable, when the key is missing', async () => {
     const { code, stderr } = await run(process.execPath, [bin], { PATH: process.env.PATH });

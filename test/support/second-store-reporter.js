@@ -1,8 +1,9 @@
 /**
  * Jest reporter: when jest.config.js left the second store out (no Java 17),
- * the run ends with one line naming the change-path files that ran on
- * dynalite only and how to add DynamoDB Local (second-store.js). Silent when
- * the second store ran, and when no change-path file ran at all.
+ * the run prints one line, just before jest's summary (which jest adds after
+ * every reporter), naming the change-path files that ran on dynalite only
+ * and how to add DynamoDB Local (second-store.js). Silent when the second
+ * store ran, and when no change-path file ran at all.
  */
 import { relative } from 'node:path';
 import { leftOutLine } from './second-store.js';

@@ -30,6 +30,7 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
   { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))' },
+  { shown: /^npm run rehearse -- --serve$/, by: 'test/rehearsal/serve.test.ts', proof: () => "runNpm(['run', 'rehearse', '--', '--serve'])" },
   { shown: /^npm test -- --selectProjects rehearsal$/, by: 'jest.config.js', proof: () => "displayName: 'rehearsal'" },
   // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
   { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
@@ -52,8 +53,11 @@ const EXERCISED: Exercised[] = [
   // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
   { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
-  // Run as shown (through npx), against the built file copied alone into an empty folder.
-  { shown: /^npx @modelcontextprotocol\/inspector --cli /, by: 'test/e2e/mcp.test.ts', proof: () => "run('npx', args" },
+  // Run as shown through sh (npx -y, the JSON-RPC handshake through printf), in an empty folder holding only the built file.
+  { shown: /^npx -y @modelcontextprotocol\/inspector@[\w.-]+ --cli /, by: 'test/e2e/mcp-empty-folder.test.ts', proof: () => "onPage('npx -y @modelcontextprotocol/inspector@')" },
+  { shown: /^printf '%s\\n' .* \| PUBLIC_API_KEY=\S+ node public-events-mcp\.mjs$/, by: 'test/e2e/mcp-empty-folder.test.ts', proof: () => "onPage(\"printf '%s\\\\n' \")" },
+  // The exact tables of docs/performance.md: that test runs the CLI with --exact and checks what --write puts in their sections.
+  { shown: /^npm run bench -- --exact --write$/, by: 'test/integration/performance-tables.test.ts', proof: () => "runTs('scripts/bench.ts', ['--exact'])" },
   { shown: /^npm run idle-cost$/, by: 'test/infra/idle-cost.test.ts', proof: () => "page('performance.md').includes(report)" },
   { shown: /^npm run openapi$/, by: 'test/unit/openapi.test.ts', proof: () => 'keeps docs/openapi/ current (npm run openapi)' },
   { shown: /^npm run client:types$/, by: 'test/unit/client-types.test.ts', proof: () => 'staleClientTypes' },

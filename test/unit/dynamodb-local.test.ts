@@ -94,7 +94,7 @@ describe('whether npm test runs the second store', () => {
   });
 });
 
-describe('the line the run ends with when the second store was left out', () => {
+describe('the line before jest\'s summary when the second store was left out', () => {
   // As jest.config.js gives them (CHANGE_PATH_TESTS).
   const changePathTests = ['<rootDir>/test/integration/ingest.test.ts', '<rootDir>/test/integration/item-size.test.ts', '<rootDir>/test/integration/batch-write.test.ts'];
   const ran = (...files: string[]) => ({ testResults: files.map((f) => ({ testFilePath: join(ROOT, f) })) });
