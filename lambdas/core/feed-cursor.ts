@@ -88,14 +88,16 @@ export const PLACE_SCOPE_MAX_LENGTH = 75;
 const PLACE_SCOPE_PREFIX = 'PLACE#';
 /**
  * A place's scope: `PLACE#{place name}` (lambdas/core/place.ts, placeName),
- * readable for the places there are; a longer name (a city of 100
- * characters, accents decomposed and separators escaped, can pass 300) is
- * named by its SHA-256 behind `=`, which no place name starts with (its
- * first part is `*`, a code or `~`).
+ * readable for the places most names are; a longer name (a city of 100
+ * characters, accents decomposed and separators escaped, can pass 300) or
+ * one beyond printable ASCII (a cursor carries its scope as UTF-8, three
+ * bytes a character for "東京") is named by its SHA-256 behind `=`, which
+ * no place name starts with (its first part is `*`, a code or `~`). So a
+ * scope is at most PLACE_SCOPE_MAX_LENGTH bytes, whatever the place.
  */
 function placeScope(name: string): string {
   const readable = `${PLACE_SCOPE_PREFIX}${name}`;
-  return readable.length <= PLACE_SCOPE_MAX_LENGTH ? readable : `${PLACE_SCOPE_PREFIX}=${createHash('sha256').update(name).digest('base64url')}`;
+  return readable.length <= PLACE_SCOPE_MAX_LENGTH && /^[\x20-\x7e]*$/.test(readable) ? readable : `${PLACE_SCOPE_PREFIX}=${createHash('sha256').update(name).digest('base64url')}`;
 }
 
 /** The feeds' scopes, as cursors name them (the store keeps each scope's entries under its name). */
