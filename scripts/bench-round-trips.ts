@@ -73,7 +73,18 @@ const guest = { id: 'usr_guest', username: 'guest' };
 const loner = { id: 'usr_loner', username: 'loner', name: 'Lone' };
 const solo = { id: 'usr_solo', username: 'solo' };
 const newcomer = { id: 'usr_new', username: 'newcomer' };
-const party: SourceEvent = { id: 'evt_party', creator_id: host.id, title: 'Party', start_date: '2027-01-01T20:00:00.000Z', timezone: 'UTC', status: 'published', visibility: 'public', created_at: '2026-11-01T00:00:00.000Z' };
+/** In a city and a country: the most place feeds an event is in (three: both, the country, the city; PRODUCT P17). */
+const party: SourceEvent = {
+  id: 'evt_party',
+  creator_id: host.id,
+  title: 'Party',
+  location: { name: 'Hall', city: 'Lisbon', country: 'PT' },
+  start_date: '2027-01-01T20:00:00.000Z',
+  timezone: 'UTC',
+  status: 'published',
+  visibility: 'public',
+  created_at: '2026-11-01T00:00:00.000Z',
+};
 const night = (i: number, creator: string): SourceEvent => ({ ...party, id: `evt_n${i}`, creator_id: creator, title: `Night ${i}`, start_date: new Date(Date.parse('2027-02-01T20:00:00Z') + i * 86_400_000).toISOString() });
 
 /** The dataset the round trips are measured on: a party with a few guests, a host of `links` events, a user with no events. */
@@ -97,6 +108,8 @@ export const ROUND_TRIP_CASES: [string, Change][] = [
   ['RSVP deletion', { type: 'rsvp.deleted', version: 1, event_id: party.id, user_id: loner.id }],
   ['new RSVP (no)', { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_fan', status: 'no', rsvp_date: '2026-11-04T00:00:00.000Z' } }],
   ['event edit that moves no list (title)', { type: 'event.upserted', version: 1, event: { ...party, title: 'Party, renamed' } }],
+  // Out of two place feeds (Lisbon, and Lisbon in Portugal) and into two (Porto, Porto in Portugal); still in Portugal's.
+  ['event move to another city', { type: 'event.upserted', version: 2, event: { ...party, title: 'Party, renamed', location: { name: 'Casa', city: 'Porto', country: 'PT' } } }],
   ['user edit without a fan-out (a user with no events)', { type: 'user.upserted', version: 1, user: { ...solo, name: 'Solo' } }],
   ['user edit of private fields only (e-mail)', { type: 'user.upserted', version: 1, user: { ...host, email: 'host@example.com' } }],
   ['stale duplicate', { type: 'rsvp.deleted', version: 1, event_id: party.id, user_id: loner.id }],
@@ -158,6 +171,8 @@ export const ROUND_TRIP_BOUNDS: Record<string, number> = {
   'RSVP deletion': 8,
   'new RSVP (no)': 8,
   'event edit that moves no list (title)': 6,
+  // The new places' member joins, then their entries (a member joins before its entry): one wave more than an edit.
+  'event move to another city': 7,
   'user edit without a fan-out (a user with no events)': 6,
   'user edit of private fields only (e-mail)': 6,
 };
@@ -176,4 +191,18 @@ export async function roundTripFigures(endpoint: string, admin: DynamoDBDocument
     lines.push(`| ${links} | ${edit.roundTrips} / ${edit.calls} | ${rename.roundTrips} / ${rename.calls} |`);
   }
   return lines;
+}
+
+/** `npx tsx scripts/bench-round-trips.ts`: the bench's section alone, on an embedded store of its own. */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { startDynalite } = await import('../local/dynalite.js');
+  const { fixedClock } = await import('../lambdas/core/clock.js');
+  const store = await startDynalite();
+  const admin = createDocumentClient({ endpoint: store.endpoint });
+  try {
+    process.stdout.write(`${(await roundTripFigures(store.endpoint, admin, fixedClock('2026-11-21T12:00:00.000Z'))).join('\n')}\n`);
+  } finally {
+    admin.destroy();
+    await store.close();
+  }
 }

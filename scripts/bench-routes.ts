@@ -57,6 +57,7 @@ export const ROUTE_CASES: Record<RouteId, RouteCase> = {
   getEventChanges: { path: {}, query: { cursor: startCursor('EVENTS') } },
   getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
   getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
+  getPlaceEventChanges: { path: {}, query: { city: 'Amsterdam', country: 'NL', cursor: startCursor('PLACE#NL#amsterdam') } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };

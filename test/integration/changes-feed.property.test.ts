@@ -24,8 +24,8 @@ import { feedContext } from '../support/feed-keys.js';
 import { ChangeApplier } from '../../lambdas/store/applier.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
-import { historyArb, type History } from '../support/change-streams.js';
-import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient, type Fault, type FeedChange as Change_ } from '../support/feed-consumer.js';
+import { FOLLOWED_PLACES, historyArb, type History } from '../support/change-streams.js';
+import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, placesShowing, scopesOf, withObservedClient, type Fault, type FeedChange as Change_ } from '../support/feed-consumer.js';
 import { sweepExpired, withinRetention } from '../support/ttl.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
@@ -38,9 +38,13 @@ const TIMEOUT = 60_000 + RUNS * 6_000;
 const clock = fixedClock(NOW.toISOString());
 const store = useFileStore();
 
-/** Ever public, over every state the fold passed through. */
-function trackPublic(state: FoldState, ever: { events: Set<string>; guests: Set<string> }): void {
-  for (const [id, v] of state.events) if (v.record && isPubliclyVisible(v.record)) ever.events.add(id);
+/** Ever public (events: also where, by place feed), over every state the fold passed through. */
+function trackPublic(state: FoldState, ever: { events: Set<string>; guests: Set<string>; places: Set<string> }): void {
+  for (const [id, v] of state.events) {
+    if (!v.record || !isPubliclyVisible(v.record)) continue;
+    ever.events.add(id);
+    for (const shown of placesShowing(id, v.record.location)) ever.places.add(shown);
+  }
   for (const v of state.rsvps.values()) {
     const event = state.events.get(v.record?.event_id ?? '')?.record;
     if (v.record && event && isPubliclyVisible(event) && state.users.get(v.record.user_id)?.record) ever.guests.add(`${v.record.event_id}\u0000${v.record.user_id}`);
@@ -49,11 +53,11 @@ function trackPublic(state: FoldState, ever: { events: Set<string>; guests: Set<
 
 const loadedTable = (h: History): Promise<string> => store.loaded('feed', h.d0);
 
-/** The scopes a consumer follows: every user id the stream mentions (by their name now) and every event. */
+/** The scopes a consumer follows: every user id the stream mentions (by their name now), every event, and every place the generator puts events in. */
 function scopesOfHistory(table: string, h: History) {
   const userIds = new Set([...h.d0.users.map((u) => u.id), ...h.made.flatMap((c) => ('user' in c ? [c.user.id] : []))]);
   const eventIds = [...new Set([...h.d0.events.map((e) => e.id), ...h.made.flatMap((c) => ('event' in c ? [c.event.id] : []))])];
-  return scopesOf(store.client, table, userIds, eventIds);
+  return scopesOf(store.client, table, userIds, eventIds, FOLLOWED_PLACES);
 }
 
 /** Applies a change with a client that lets the consumer read after every `every`-th call, and goes wrong as `fault` says. */
@@ -68,10 +72,10 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         const table = await loadedTable(h);
         const repo = new DynamoRepository(store.client, table);
         const consumer = new FeedConsumer(repo, scopesOfHistory(table, h));
-        const ever = { events: new Set<string>(), guests: new Set<string>() };
+        const ever = { events: new Set<string>(), guests: new Set<string>(), places: new Set<string>() };
         const state = initialState(h.d0);
         trackPublic(state, ever);
-        await consumer.poll();
+        await consumer.poll(true);
         for (const [i, change] of h.delivered.entries()) {
           applyChange(state, change);
           trackPublic(state, ever);
@@ -86,6 +90,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         }
         for (const id of consumer.seen.events) expect({ id, everPublic: ever.events.has(id) }).toEqual({ id, everPublic: true });
         for (const id of consumer.seen.guests) expect({ id, everPublic: ever.guests.has(id) }).toEqual({ id, everPublic: true });
+        for (const id of consumer.seen.places) expect({ id, everPublicThere: ever.places.has(id) }).toEqual({ id, everPublicThere: true });
 
         await sweepExpired(store.client, table, withinRetention(NOW));
         await consumer.drain();
@@ -108,6 +113,8 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
         expect(pages.map((c) => c.id).sort()).toEqual([...publicEvents].sort());
         await fresh.drain();
         expect(Object.fromEntries(fresh.replicas.get('catalogue') ?? new Map())).toEqual(Object.fromEntries(expected.get('catalogue') ?? new Map()));
+        // A follower of a place from no cursor holds exactly the place's public events.
+        for (const [scope, members] of expected) if (scope.startsWith('place:')) expect({ scope, members: Object.fromEntries(fresh.replicas.get(scope) ?? new Map()) }).toEqual({ scope, members: Object.fromEntries(members) });
         // Nothing owes a feed entry once the write side is quiet: a feed note is owed only while a source is pending.
         for (const item of await scanAll(store.client, table)) expect({ key: `${String(item.pk)} ${String(item.sk)}`, pending: item.pending }).toEqual({ key: `${String(item.pk)} ${String(item.sk)}`, pending: undefined });
       }),
@@ -128,7 +135,7 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
           const table = await loadedTable(h);
           const repo = new DynamoRepository(store.client, table);
           const consumer = new FeedConsumer(repo, scopesOfHistory(table, h));
-          await consumer.poll();
+          await consumer.poll(true);
           const turns = new Turns(order, 2);
           const clients = [0, 1].map((i) => turns.gate(i, store.newClient()));
           let calls = 0;

@@ -204,8 +204,10 @@ describe('the keys are read again on a schedule, and a failed read is backed off
 describe('a consumer following every feed through two rotations', () => {
   const ann = user('usr_ann', 'ann');
   const bob = user('usr_bob', 'bob');
+  /** Followed by its place's feed too: one more function whose containers rotate keys. */
+  const inBerlin = { location: { name: 'Hall', city: 'Berlin', country: null } };
   const d0: Dataset = {
-    ...dataset([ann, bob], [event('evt_a', ann.id, 'A v1'), event('evt_b', bob.id, 'B v1'), event('evt_c', ann.id, 'C v1')]),
+    ...dataset([ann, bob], [event('evt_a', ann.id, 'A v1', inBerlin), event('evt_b', bob.id, 'B v1'), event('evt_c', ann.id, 'C v1')]),
     rsvps: [{ event_id: 'evt_a', user_id: bob.id, status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' }],
   };
 
@@ -219,8 +221,8 @@ describe('a consumer following every feed through two rotations', () => {
       const repo = new DynamoRepository(store.client, table);
 
       // Each feed is its own function; its containers live on (the worst case: one started between a staging and its promotion serves to the end).
-      const containers: Record<FeedFunction, CursorKeyring[]> = { catalogue: [], host: [], guests: [] };
-      const served: Record<FeedFunction, number> = { catalogue: 0, host: 0, guests: 0 };
+      const containers: Record<FeedFunction, CursorKeyring[]> = { catalogue: [], host: [], guests: [], place: [] };
+      const served: Record<FeedFunction, number> = { catalogue: 0, host: 0, guests: 0, place: 0 };
       const answered = new Set<string>();
       const startContainers = () => {
         for (const feed of Object.keys(containers) as FeedFunction[]) containers[feed].push(secretsManagerKeyring(keys.arn, sm, clock));
@@ -231,7 +233,7 @@ describe('a consumer following every feed through two rotations', () => {
         answered.add(`${feed} ${i}`);
         return { feeds: repo, keyring: containers[feed][i]!, now: new Date(now) };
       };
-      const consumer = () => new FeedConsumer(repo, scopesOf(store.client, table, new Set([ann.id, bob.id]), ['evt_a', 'evt_b']), contextOf);
+      const consumer = () => new FeedConsumer(repo, scopesOf(store.client, table, new Set([ann.id, bob.id]), ['evt_a', 'evt_b'], [{ city: 'Berlin' }]), contextOf);
       // Polls twice a day; polls once, right after the first promotion, then 29 days later, then after the second; away for 31 days.
       const [follower, monthly, away] = [consumer(), consumer(), consumer()];
       startContainers();
@@ -248,7 +250,7 @@ describe('a consumer following every feed through two rotations', () => {
         const i = step++;
         const hidden = i % 8 === 3;
         const kinds: Change[] = [
-          { type: 'event.upserted', version: next('evt_a'), event: event('evt_a', ann.id, `A v${i}`) },
+          { type: 'event.upserted', version: next('evt_a'), event: event('evt_a', ann.id, `A v${i}`, inBerlin) },
           { type: 'event.upserted', version: next('evt_b'), event: event('evt_b', bob.id, `B v${i}`) },
           i % 8 === 2
             ? { type: 'rsvp.upserted', version: next('rsvp'), rsvp: { event_id: 'evt_a', user_id: ann.id, status: 'yes', rsvp_date: clock().toISOString() } }
@@ -303,7 +305,7 @@ describe('a consumer following every feed through two rotations', () => {
       // Only the consumer away for more than 30 days was asked to start again.
       expect({ follower: follower.restarts, monthly: monthly.restarts, away: away.restarts > 0 }).toEqual({ follower: 0, monthly: 0, away: true });
       // Every container answered, the ones started between a staging and its promotion included.
-      expect(answered.size).toBe(9);
+      expect(answered.size).toBe(12);
     } finally {
       sm.destroy();
       await keys.close();

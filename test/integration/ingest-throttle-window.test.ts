@@ -43,18 +43,20 @@ afterAll(async () => store?.close());
 const START = Date.parse('2026-11-21T12:00:00.000Z');
 
 const guests = Array.from({ length: 12 }, (_, i) => ({ id: `usr_g${String(i).padStart(2, '0')}`, username: `g${i}` }));
-const other = { ...party, id: 'evt_other', title: 'Other' };
+/** In Lisbon; its one change also moves it to Porto, so a place's feed partition is on its path (PRODUCT P17). */
+const other = { ...party, id: 'evt_other', title: 'Other', location: { name: 'Hall', city: 'Lisbon', country: null } };
 
 describe('a partition throttled for minutes while SQS redelivers', () => {
   it.each([
     ['the guest feed', 'FEED#GUESTS#evt_party'],
     ["the event's partition", 'EVENT#evt_party'],
+    ["the old place's feed", 'FEED#PLACE#*#lisbon'],
   ])('%s throttled for 10 minutes of 12 RSVPs: backoff per record, lag reported, every record applied at its first delivery after', async (_name, partition) => {
-    const table = `throttle-${partition.split('#')[0]!.toLowerCase()}`;
+    const table = `throttle-${partition.replace(/[^A-Za-z0-9_.-]+/g, '-').toLowerCase()}`;
     const d0: Dataset = { users: [host, ...guests], events: [party, other], rsvps: [] };
     await ensureTable(store.client, table);
     await writeDataset(store.client, table, d0);
-    const follower = new FeedConsumer(new DynamoRepository(store.client, table), scopesOf(store.client, table, new Set([host.id]), [party.id, other.id]));
+    const follower = new FeedConsumer(new DynamoRepository(store.client, table), scopesOf(store.client, table, new Set([host.id]), [party.id, other.id], [{ city: 'lisbon' }, { city: 'Porto' }]));
     await follower.drain();
 
     let now = START;
@@ -68,7 +70,7 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
 
     const changes: Change[] = [
       ...guests.map((g, i): Change => ({ type: 'rsvp.upserted', version: 1, occurred_at: new Date(START + i * 1000).toISOString(), rsvp: { event_id: party.id, user_id: g.id, status: 'yes', rsvp_date: '2026-11-21T12:00:00.000Z' } })),
-      { type: 'event.upserted', version: 2, occurred_at: new Date(START).toISOString(), event: { ...other, title: 'Other, renamed' } },
+      { type: 'event.upserted', version: 2, occurred_at: new Date(START).toISOString(), event: { ...other, title: 'Other, renamed', location: { name: 'Hall', city: 'Porto', country: null } } },
     ];
     const windowEnds = START + 10 * 60_000;
     window.open();

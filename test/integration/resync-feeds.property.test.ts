@@ -22,8 +22,8 @@ import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { FEED_NOTE } from '../../lambdas/store/feed.js';
 import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
-import { historyArb } from '../support/change-streams.js';
-import { FEED_NOW, FeedConsumer, expectReplicasMatch, scopesOf, withObservedClient, type Fault } from '../support/feed-consumer.js';
+import { FOLLOWED_PLACES, historyArb } from '../support/change-streams.js';
+import { FEED_NOW, FeedConsumer, expectReplicasMatch, placesShowing, scopesOf, withObservedClient, type Fault } from '../support/feed-consumer.js';
 import { sweepExpired } from '../support/ttl.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
@@ -33,11 +33,13 @@ const TIMEOUT = 60_000 + RUNS * 6_000;
 const clock = fixedClock(FEED_NOW.toISOString());
 const store = useFileStore();
 
-/** The ids a dataset shows: public events, and guests (linked RSVPs) of public events. */
-function shownIds(d: Dataset, ever: { events: Set<string>; guests: Set<string> }): void {
+/** The ids a dataset shows: public events (and in which place feeds), and guests (linked RSVPs) of public events. */
+function shownIds(d: Dataset, ever: { events: Set<string>; guests: Set<string>; places: Set<string> }): void {
   const users = new Set(d.users.map((u) => u.id));
-  const shown = new Set(d.events.filter((e) => isPubliclyVisible(e) && users.has(e.creator_id)).map((e) => e.id));
+  const publicEvents = d.events.filter((e) => isPubliclyVisible(e) && users.has(e.creator_id));
+  const shown = new Set(publicEvents.map((e) => e.id));
   for (const id of shown) ever.events.add(id);
+  for (const e of publicEvents) for (const place of placesShowing(e.id, e.location)) ever.places.add(place);
   for (const r of d.rsvps ?? []) if (r.user_id && shown.has(r.event_id) && users.has(r.user_id)) ever.guests.add(`${r.event_id}\u0000${r.user_id}`);
 }
 
@@ -55,7 +57,7 @@ describe('changes feeds across data:load --replace (fast-check, PRODUCT P16)', (
         const repo = new DynamoRepository(store.client, table);
         const userIds = new Set([...h.d0.users, ...file.users].map((u) => u.id));
         const eventIds = [...new Set([...h.d0.events, ...file.events].map((e) => e.id))];
-        const scopes = scopesOf(store.client, table, userIds, eventIds);
+        const scopes = scopesOf(store.client, table, userIds, eventIds, FOLLOWED_PLACES);
         const consumer = new FeedConsumer(repo, scopes);
         await consumer.drain();
 
@@ -67,11 +69,12 @@ describe('changes feeds across data:load --replace (fast-check, PRODUCT P16)', (
         }
         expect(await replace(table, file, every, {}, consumer)).toBe(true);
         await sweepExpired(store.client, table);
-        const ever = { events: new Set<string>(), guests: new Set<string>() };
+        const ever = { events: new Set<string>(), guests: new Set<string>(), places: new Set<string>() };
         shownIds(h.d0, ever);
         shownIds(file, ever);
         for (const id of consumer.seen.events) expect({ id, everPublic: ever.events.has(id) }).toEqual({ id, everPublic: true });
         for (const id of consumer.seen.guests) expect({ id, everPublic: ever.guests.has(id) }).toEqual({ id, everPublic: true });
+        for (const id of consumer.seen.places) expect({ id, everPublicThere: ever.places.has(id) }).toEqual({ id, everPublicThere: true });
 
         await consumer.drain();
         await expectReplicasMatch(store.client, table, consumer, (await scopes()).users);

@@ -17,6 +17,30 @@ const STATUSES = ['published', 'published', 'draft', 'cancelled'] as const;
 const VISIBILITIES = ['public', 'public', 'private', 'unlisted'] as const;
 const RSVP_STATUSES = ['yes', 'maybe', 'no'] as const;
 const BASE = Date.parse('2026-11-01T00:00:00.000Z');
+/**
+ * Where events are (PRODUCT P17): a few places in several spellings (case,
+ * spaces, a country's code or name), a city or a country alone, and none;
+ * edits move events between them.
+ */
+const LOCATIONS = [
+  null,
+  { city: 'Lisbon', country: 'PT' },
+  { city: ' LISBON ', country: 'Portugal' },
+  { city: 'Porto', country: 'pt' },
+  { city: 'Lisbon', country: 'Spain' },
+  { city: null, country: 'ES' },
+  { city: 'porto', country: null },
+] as const;
+/** Every place query the events above can answer, spelled otherwise than the data: a follower of each sees every move. */
+export const FOLLOWED_PLACES: readonly { city?: string; country?: string }[] = [
+  { city: 'lisbon' },
+  { city: 'PORTO' },
+  { country: 'portugal' },
+  { country: 'es' },
+  { city: ' Lisbon', country: 'PT' },
+  { city: 'porto ', country: 'Portugal' },
+  { city: 'LISBON', country: 'Spain' },
+];
 
 interface Step {
   kind: number;
@@ -71,7 +95,7 @@ function event(id: string, creatorId: string, s: Step, edit = 0): SourceEvent {
     title: `Event ${id} v${edit}`,
     description: s.c % 3 ? `**Desc** ${edit}` : null,
     cover: null,
-    location: s.b % 2 ? { name: `Hall ${s.b}`, city: null, country: 'US' } : null,
+    location: ((place) => (place ? { name: `Hall ${s.b}`, ...place } : null))(LOCATIONS[(s.a + s.b + s.c) % LOCATIONS.length]),
     start_date: new Date(start).toISOString(),
     end_date: s.a % 2 ? new Date(start + 7_200_000).toISOString() : null,
     timezone: s.c % 2 ? 'Europe/Berlin' : 'America/Chicago',

@@ -8,7 +8,8 @@ import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { partitionOf } from './throttle-window.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
-import { catalogueChanges, guestChanges, hostChanges, type FeedContext, type FeedPage } from '../../lambdas/core/feeds.js';
+import { catalogueChanges, guestChanges, hostChanges, placeChanges, type FeedContext, type FeedPage } from '../../lambdas/core/feeds.js';
+import { cityKey, countryKey, placeName, placeOf, placeQueriesOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from './feed-keys.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
@@ -23,16 +24,25 @@ export const FEED_SITE = 'https://s.example';
 
 export type Content = Record<string, unknown>;
 export type FeedChange = { id: string; change: 'upserted' | 'removed'; event?: Content; guest?: Content };
-/** The scopes to follow now: users by id (with their name now) and event ids. */
-export type ScopeList = () => Promise<{ users: Map<string, string>; events: string[] }>;
+/** A place as a consumer asks for it: a city, a country or both, in any spelling the route accepts. */
+export type PlaceQuery = { city?: string; country?: string };
+/** The scopes to follow now: users by id (with their name now), event ids, and places. */
+export type ScopeList = () => Promise<{ users: Map<string, string>; events: string[]; places?: readonly PlaceQuery[] }>;
 /** The feed's function a page is read through: each feed is its own Lambda function, with its own containers and keys. */
-export type FeedFunction = 'catalogue' | 'host' | 'guests';
+export type FeedFunction = 'catalogue' | 'host' | 'guests' | 'place';
+
+/** A place query as the route resolves it (lambdas/core/place-params.ts): its keys. */
+export const placeKeyOf = (q: PlaceQuery): PlaceKey => ({ ...(q.country !== undefined ? { country: countryKey(q.country) } : {}), ...(q.city !== undefined ? { city: cityKey(q.city) } : {}) });
+/** The replica name of a place's feed: its place name, so that two spellings of one place are one scope. */
+export const placeScopeName = (place: PlaceKey): string => `place:${placeName(place)}`;
 
 export class FeedConsumer {
   readonly replicas = new Map<string, Map<string, Content>>();
   private readonly cursors = new Map<string, string>();
+  /** Whether the consumer followed any place (then every place that shows an event must be among them). */
+  followsPlaces = false;
   /** Ids seen per scope kind, to check against what was ever public. */
-  readonly seen: { events: Set<string>; guests: Set<string> } = { events: new Set(), guests: new Set() };
+  readonly seen: { events: Set<string>; guests: Set<string>; places: Set<string> } = { events: new Set(), guests: new Set(), places: new Set() };
   /** Starts again after a 410 (an expired chunk behind the cursor). */
   restarts = 0;
   private readonly restarting = new Set<string>();
@@ -46,20 +56,35 @@ export class FeedConsumer {
     private readonly contextOf: (feed: FeedFunction) => FeedContext = () => feedContext(repo, FEED_NOW),
   ) {}
 
-  /** One page of every feed (a feed whose route answers 404 or 400 now is left for later). */
-  async poll(): Promise<boolean> {
-    const { users, events } = await this.scopes();
+  /** The place whose feed the next poll reads (polls take the places in turn). */
+  private placeTurn = 0;
+
+  /**
+   * One page of every feed (a feed whose route answers 404 or 400 now is left
+   * for later), of places one in turn unless `everyPlace`: a consumer may
+   * read a feed at any time, and a poll between every few calls of a change
+   * stays as cheap as before the place feeds (the suite's time); drain reads
+   * them all.
+   */
+  async poll(everyPlace = false): Promise<boolean> {
+    const { users, events, places = [] } = await this.scopes();
     let more = false;
     more = (await this.read('catalogue', (cursor) => catalogueChanges(this.contextOf('catalogue'), { cursor, limit: 3 }, FEED_SITE))) || more;
     for (const [userId, username] of users) {
       more = (await this.read(`host:${userId}`, (cursor) => hostChanges(this.contextOf('host'), { cursor, limit: 3, username, variant: 'typed' }, FEED_SITE))) || more;
     }
     for (const eventId of events) more = (await this.read(`guests:${eventId}`, (cursor) => guestChanges(this.contextOf('guests'), this.repo, { cursor, limit: 3, eventId }))) || more;
+    const turn = places.length ? this.placeTurn++ % places.length : 0;
+    for (const query of everyPlace ? places : places.slice(turn, turn + 1)) {
+      const place = placeKeyOf(query);
+      this.followsPlaces = true;
+      more = (await this.read(placeScopeName(place), (cursor) => placeChanges(this.contextOf('place'), { cursor, limit: 3, place }, FEED_SITE))) || more;
+    }
     return more;
   }
 
   async drain(): Promise<void> {
-    for (let i = 0; i < 500 && (await this.poll()); i++);
+    for (let i = 0; i < 500 && (await this.poll(true)); i++);
   }
 
   private async read(scope: string, page: (cursor: SealedCursor | undefined) => Promise<FeedPage<FeedChange>>): Promise<boolean> {
@@ -96,11 +121,16 @@ export class FeedConsumer {
         replica.set(c.id, (c.event ?? c.guest)!);
       }
       this.seen[scope.startsWith('guests:') ? 'guests' : 'events'].add(scope.startsWith('guests:') ? `${scope.slice(7)}\u0000${c.id}` : c.id);
+      // An id appears in a place's feed only once it was public there (P16: `removed` only where it was shown).
+      if (scope.startsWith('place:')) this.seen.places.add(`${scope}\u0000${c.id}`);
     }
     this.cursors.set(scope, answer.next_cursor);
     return answer.has_more;
   }
 }
+
+/** The place feeds an event at `location` is shown in while public, by replica name, each with the id: for "ever public there". */
+export const placesShowing = (id: string, location: Parameters<typeof placeOf>[0]): string[] => placeQueriesOf(placeOf(location)).map((place) => `${placeScopeName(place)}\u0000${id}`);
 
 /** Each scope's read model now, from the indexes: what the read routes show. */
 export async function expectedScopes(client: DynamoDBDocumentClient, table: string): Promise<Map<string, Map<string, Content>>> {
@@ -115,26 +145,28 @@ export async function expectedScopes(client: DynamoDBDocumentClient, table: stri
       const event = toPublicEvent(item as unknown as EventItem, FEED_SITE);
       add('catalogue', event.id, event);
       add(`host:${event.creator.id}`, event.id, event);
+      for (const place of placeQueriesOf(placeOf((item as unknown as EventItem).location))) add(placeScopeName(place), event.id, event);
     }
     if (item.type === 'RSVP') add(`guests:${String(item.event_id)}`, (item.guest as { id: string }).id, toGuest(item as unknown as RsvpItem));
   }
   return out;
 }
 
-/** The scopes of these users (by their name now, while they exist) and events. */
-export function scopesOf(client: DynamoDBDocumentClient, table: string, userIds: ReadonlySet<string>, eventIds: readonly string[]): ScopeList {
+/** The scopes of these users (by their name now, while they exist), events and places. */
+export function scopesOf(client: DynamoDBDocumentClient, table: string, userIds: ReadonlySet<string>, eventIds: readonly string[], places: readonly PlaceQuery[] = []): ScopeList {
   return async () => {
     const users = new Map<string, string>();
     for (const item of await scanAll(client, table)) if (item.type === 'USER' && !item.deleted && userIds.has(String(item.user_id))) users.set(String(item.user_id), String((item.user as { username: string }).username));
-    return { users, events: [...eventIds] };
+    return { users, events: [...eventIds], places };
   };
 }
 
 /**
  * Each replica equals its scope's read model: a guest feed while its event is
  * public and a host's while the user exists (otherwise the read route answers
- * 404 or 400 and so does the feed, which a consumer then cannot follow), and
- * every scope that shows anything was followed.
+ * 404 or 400 and so does the feed, which a consumer then cannot follow), a
+ * place's feed the public events located there now, and every scope that
+ * shows anything was followed (places: when the consumer follows any).
  */
 export async function expectReplicasMatch(client: DynamoDBDocumentClient, table: string, consumer: FeedConsumer, liveUsers: ReadonlyMap<string, string>): Promise<Map<string, Map<string, Content>>> {
   const expected = await expectedScopes(client, table);
@@ -144,7 +176,8 @@ export async function expectReplicasMatch(client: DynamoDBDocumentClient, table:
     if (scope.startsWith('host:') && !liveUsers.has(scope.slice(5))) continue;
     expect({ scope, members: Object.fromEntries(replica) }).toEqual({ scope, members: Object.fromEntries(expected.get(scope) ?? new Map()) });
   }
-  for (const scope of expected.keys()) if (!scope.startsWith('host:')) expect(consumer.replicas.has(scope)).toBe(true);
+  // A consumer that follows places follows every place that shows an event (the generators' places are few).
+  for (const scope of expected.keys()) if (!scope.startsWith('host:') && (consumer.followsPlaces || !scope.startsWith('place:'))) expect({ scope, followed: consumer.replicas.has(scope) }).toEqual({ scope, followed: true });
   return expected;
 }
 

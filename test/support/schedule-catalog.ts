@@ -98,8 +98,16 @@ const event = (id: string, creator: string, start: string): SourceEvent => ({
   visibility: 'public',
   created_at: '2026-11-01T00:00:00.000Z',
 });
-/** Starts half an hour before a new year, so a small move crosses a day, a month and a year. */
-const gig = event('evt_g', 'usr_a', '2026-12-31T23:30:00.000Z');
+/**
+ * Starts half an hour before a new year, so a small move crosses a day, a
+ * month and a year. In a city (a country alone would do as well: one place
+ * feed, PRODUCT P17), so that every race of its changes covers the feed of
+ * its place; its moves and re-creation go to another city or another
+ * spelling of this one.
+ */
+const gig: SourceEvent = { ...event('evt_g', 'usr_a', '2026-12-31T23:30:00.000Z'), location: { name: 'Club', city: 'Lisbon', country: null } };
+/** Elsewhere: Porto, spelled as a data source might. */
+const inPorto = { location: { name: 'Casa', city: ' PORTO ', country: null } };
 const talk = event('evt_t', 'usr_a', '2027-02-01T18:00:00.000Z');
 const fest = event('evt_f', 'usr_b', '2027-03-01T18:00:00.000Z');
 const rsvp = (eventId: string, userId: string, status: 'yes' | 'maybe' | 'no') => ({ event_id: eventId, user_id: userId, status, rsvp_date: '2026-11-02T00:00:00.000Z' });
@@ -115,7 +123,7 @@ const c = {
   moveGigToBob: { type: 'event.upserted', version: 1, event: { ...gig, creator_id: 'usr_b' } },
   deleteAlice: { type: 'user.deleted', version: 1, user_id: 'usr_a' },
   deleteGig: { type: 'event.deleted', version: 1, event_id: 'evt_g' },
-  recreateGig: { type: 'event.upserted', version: 2, event: { ...gig, title: 'Gig again' } },
+  recreateGig: { type: 'event.upserted', version: 2, event: { ...gig, title: 'Gig again', location: { name: 'Club', city: 'lisbon ', country: null } } },
   hideGig: { type: 'event.upserted', version: 1, event: { ...gig, visibility: 'private' } },
   unhideGig: { type: 'event.upserted', version: 2, event: gig },
   bobGoesToGig: { type: 'rsvp.upserted', version: 1, rsvp: rsvp('evt_g', 'usr_b', 'yes') },
@@ -124,8 +132,8 @@ const c = {
   deleteBob: { type: 'user.deleted', version: 1, user_id: 'usr_b' },
   editAlice: { type: 'user.upserted', version: 1, user: { ...alice, name: 'Alice A.' } },
   deleteAliceLater: { type: 'user.deleted', version: 2, user_id: 'usr_a' },
-  gigIntoNextYear: { type: 'event.upserted', version: 1, event: { ...gig, start_date: '2027-01-01T00:30:00.000Z' } },
-  hideGigAfterMove: { type: 'event.upserted', version: 2, event: { ...gig, start_date: '2027-01-01T00:30:00.000Z', visibility: 'private' } },
+  gigIntoNextYear: { type: 'event.upserted', version: 1, event: { ...gig, ...inPorto, start_date: '2027-01-01T00:30:00.000Z' } },
+  hideGigAfterMove: { type: 'event.upserted', version: 2, event: { ...gig, ...inPorto, start_date: '2027-01-01T00:30:00.000Z', visibility: 'private' } },
   carolRenamedToAlice: { type: 'user.upserted', version: 1, user: { ...carol, username: 'alice' } },
 } satisfies Record<string, Change>;
 
@@ -142,6 +150,7 @@ const namedUserPairs: Scenario[] = [
 const namedEventPairs: Scenario[] = [
   { name: 'delete vs newer re-create', d0, changes: [c.deleteGig, c.recreateGig] },
   { name: 'hide vs RSVP', d0, changes: [c.hideGig, c.bobGoesToGig] },
+  // The move also changes the gig's city (Lisbon to Porto): it leaves one place feed and enters another.
   { name: 'move across a year boundary vs hide', d0, changes: [c.gigIntoNextYear, c.hideGigAfterMove] },
 ];
 /** More races of the catalog, run at depth deep (they passed at default depth when added). */

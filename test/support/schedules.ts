@@ -28,7 +28,8 @@ import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js'
 import { createWriteClient } from '../../lambdas/store/client.js';
 import { directClient } from './direct-dynalite.js';
 import { INDEXES, PK, SK, createTableInput, keys } from '../../lambdas/store/table.js';
-import { catalogueChanges, guestChanges, type FeedPage } from '../../lambdas/core/feeds.js';
+import { catalogueChanges, guestChanges, placeChanges, type FeedPage } from '../../lambdas/core/feeds.js';
+import { placeMatches, placeOf, placeQueriesOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from './feed-keys.js';
 import { feedMemberOf, memberKey, scopesShowing } from '../../lambdas/store/feed.js';
@@ -533,6 +534,14 @@ export class Explorer {
       });
       for (const c of guests) if (c.change === 'upserted' && !shown(keys.rsvp(eventId, c.id)[PK]!, keys.rsvp(eventId, c.id)[SK]!)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
     }
+    // A place's feed shows an event only while the event index reaches it and it is located there.
+    const items = new Map((await scanAll(this.client, table)).filter((i) => i.type === 'EVENT').map((i) => [String(i.event_id), i]));
+    for (const place of placesOf(s)) {
+      for (const c of await fromNoCursor((cursor) => placeChanges(ctx, { cursor, limit: 100, place }, 'https://s.example'))) {
+        const there = placeMatches(placeOf(items.get(c.id)?.location as Parameters<typeof placeOf>[0]), place);
+        if (c.change === 'upserted' && !(shown(`EVENT#${c.id}`, 'EVENT') && there)) throw new Error(`feed: the place ${JSON.stringify(place)} shows ${c.id}, which no read route shows there (${where})`);
+      }
+    }
   }
 
   private async checkFinal(s: Scenario, table: string, where: string): Promise<void> {
@@ -547,6 +556,19 @@ export class Explorer {
         const member = memberKey(scope, feedMemberOf(item));
         if (!listed.has(`${member.pk} ${member.sk}`)) throw new Error(`feed: ${feedMemberOf(item)} is shown in ${scope} but not among its members at the end of ${where}`);
       }
+    }
+    // A follower of each place from no cursor holds exactly the place's public events (the event index, located there).
+    const repo = new DynamoRepository(this.client, table);
+    const ctx = feedContext(repo, this.clock());
+    const shownEvents = (await scanAll(this.client, table, INDEXES.event.name)).filter((i) => i.type === 'EVENT');
+    for (const place of placesOf(s)) {
+      const replica = new Set<string>();
+      for (const c of await fromNoCursor((cursor) => placeChanges(ctx, { cursor, limit: 100, place }, 'https://s.example'))) {
+        if (c.change === 'upserted') replica.add(c.id);
+        else replica.delete(c.id);
+      }
+      const expected = shownEvents.filter((i) => placeMatches(placeOf(i.location as Parameters<typeof placeOf>[0]), place)).map((i) => String(i.event_id));
+      if (JSON.stringify([...replica].sort()) !== JSON.stringify(expected.sort())) throw new Error(`feed: the place ${JSON.stringify(place)} lists ${[...replica].join(', ')}, not ${expected.join(', ')}, at the end of ${where}`);
     }
     const model = JSON.stringify(readModel(items));
     const all = [...new Set(s.changes.map((_, i) => i))];
@@ -570,6 +592,13 @@ export class Explorer {
     }
     return found;
   }
+}
+
+/** Every place query the scenario's events answer at some point: the place feeds a follower of its places reads. */
+function placesOf(s: Scenario): PlaceKey[] {
+  const events = [...s.d0.events, ...s.changes.flatMap((c) => ('event' in c ? [c.event] : []))];
+  const byName = new Map(events.flatMap((e) => placeQueriesOf(placeOf(e.location))).map((q) => [JSON.stringify(q), q]));
+  return [...byName.values()];
 }
 
 /** Every change of a feed read from no cursor until it is up to date. */

@@ -13,7 +13,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ValidationError } from '../../lambdas/core/errors.js';
 import { CURSOR_LIFETIME_SECONDS, CURSOR_MAX_LENGTH, FEED_SHARDS, encodeCursor, feedScopes, keyIdOf, openCursor, parseCursor, staticKeyring, type CursorKeyring, type FeedCursor } from '../../lambdas/core/feed-cursor.js';
-import { catalogueChanges, CursorExpiredError, guestChanges, hostChanges, type FeedContext } from '../../lambdas/core/feeds.js';
+import { catalogueChanges, CursorExpiredError, guestChanges, hostChanges, placeChanges, type FeedContext } from '../../lambdas/core/feeds.js';
+import { cityKey, countryKey, placeName, type PlaceKey } from '../../lambdas/core/place.js';
 import type { EventReader, FeedReader } from '../../lambdas/core/ports.js';
 import { legacyCursor, unshardedCursor } from '../support/feed-keys.js';
 
@@ -29,9 +30,21 @@ const id = fc.stringMatching(/^[A-Za-z0-9_-]{1,30}$/);
 const key = fc.uint8Array({ minLength: 1, maxLength: 64 });
 /** Three distinct keys: the current, the pending and the previous one. */
 const held = fc.uniqueArray(key, { minLength: 3, maxLength: 3, selector: (k) => Buffer.from(k).toString('hex') });
+/** Any place a query can name (up to the routes' 100 characters a part, any characters), as the routes fold it. */
+const placeArb: fc.Arbitrary<PlaceKey> = fc
+  .record({ city: fc.option(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 100 }), { nil: undefined }), country: fc.option(fc.oneof(fc.constantFrom('PT', 'pt', 'Portugal', 'ES'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 100 })), { nil: undefined }) })
+  .map(({ city, country }) => ({ ...(countryKey(country) !== undefined ? { country: countryKey(country) } : {}), ...(cityKey(city) !== undefined ? { city: cityKey(city) } : {}) }))
+  .filter((p) => p.city !== undefined || p.country !== undefined);
+/** The place each place scope the cursors below use was made from: its page needs the place, the cursor names the scope. */
+const placeOfScope = new Map<string, PlaceKey>();
+const placeScopeArb = placeArb.map((place) => {
+  const scope = feedScopes.place(placeName(place));
+  placeOfScope.set(scope, place);
+  return scope;
+});
 const cursorAt = (asOf: fc.Arbitrary<number>): fc.Arbitrary<FeedCursor> =>
   fc.record({
-    scope: fc.oneof(fc.constant(feedScopes.catalogue()), id.map(feedScopes.host), id.map(feedScopes.guests)),
+    scope: fc.oneof(fc.constant(feedScopes.catalogue()), id.map(feedScopes.host), id.map(feedScopes.guests), placeScopeArb),
     members: fc.option(id, { nil: undefined }),
     // One position per head shard, up to the 12 digits of the store's chunk keys.
     position: fc.array(fc.nat({ max: 999_999_999_999 }), { minLength: FEED_SHARDS, maxLength: FEED_SHARDS }),
@@ -48,6 +61,8 @@ function pageOf(c: FeedCursor, text: string, keyring: CursorKeyring): Promise<un
   const req = { cursor: parseCursor(text)!, limit: 100 };
   if (c.scope.startsWith(feedScopes.host(''))) return hostChanges(ctx, { ...req, username: 'someone', variant: 'typed' }, SITE);
   if (c.scope.startsWith(feedScopes.guests(''))) return guestChanges(ctx, noReads, { ...req, eventId: c.scope.slice(feedScopes.guests('').length) });
+  const place = placeOfScope.get(c.scope);
+  if (place) return placeChanges(ctx, { ...req, place }, SITE);
   return catalogueChanges(ctx, req, SITE);
 }
 
@@ -73,7 +88,7 @@ describe('feed cursors, whatever they hold', () => {
 
   it("a cursor of another feed is a 400 naming cursor whatever its age and key (the caller's mistake, not a start again)", async () => {
     await fc.assert(
-      fc.asyncProperty(cursorAt(fc.integer({ min: 0, max: NOW_SECONDS })), key, format, id, async (c, k, how, eventId) => {
+      fc.asyncProperty(cursorAt(fc.integer({ min: 0, max: NOW_SECONDS })), key, format, id, placeArb, async (c, k, how, eventId, place) => {
         const text = seal(c, k, how);
         const ctx: FeedContext = { feeds: noReads, keyring: noKeys, now: NOW };
         const req = { cursor: parseCursor(text)!, limit: 100 };
@@ -81,6 +96,7 @@ describe('feed cursors, whatever they hold', () => {
           [c.scope !== feedScopes.catalogue(), () => catalogueChanges(ctx, req, SITE)],
           [!c.scope.startsWith(feedScopes.host('')), () => hostChanges(ctx, { ...req, username: 'someone', variant: 'typed' }, SITE)],
           [c.scope !== feedScopes.guests(eventId), () => guestChanges(ctx, noReads, { ...req, eventId })],
+          [c.scope !== feedScopes.place(placeName(place)), () => placeChanges(ctx, { ...req, place }, SITE)],
         ];
         for (const [another, read] of others) if (another) await expect(read()).rejects.toMatchObject({ statusCode: 400, errors: [{ field: 'cursor' }] });
       }),
@@ -128,6 +144,21 @@ describe('feed cursors, whatever they hold', () => {
     const text = encodeCursor(c, Buffer.from('any key'));
     expect(text.length).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
     expect(parseCursor(text)?.cursor).toEqual(c);
+  });
+
+  it("any place's scope is printable ASCII within a guest feed's longest (75), so its longest cursor fits too; two spellings of a place share it", () => {
+    fc.assert(
+      fc.property(placeArb, (place) => {
+        const scope = feedScopes.place(placeName(place));
+        expect(scope.length).toBeLessThanOrEqual(feedScopes.guests('e'.repeat(68)).length);
+        expect(scope).toMatch(/^PLACE#[\x20-\x7e]+$/);
+        const c: FeedCursor = { scope, mode: 'members', position: Array.from({ length: FEED_SHARDS }, () => 999_999_999_999), after: 'u'.repeat(68), asOf: 9_999_999_999 };
+        expect(parseCursor(encodeCursor(c, Buffer.from('any key')))?.cursor).toEqual(c);
+      }),
+    );
+    const lisbon = (city: string, country: string) => feedScopes.place(placeName({ city: cityKey(city), country: countryKey(country) }));
+    expect(new Set([lisbon('Lisbon', 'PT'), lisbon(' LISBON ', 'portugal'), lisbon('lisbon', 'PRT')])).toEqual(new Set(['PLACE#PT#lisbon']));
+    expect(feedScopes.place(placeName({ city: cityKey('東京') }))).toMatch(/^PLACE#=[A-Za-z0-9_-]{43}$/);
   });
 
   it('a cursor from before the head shards (one position) is a 410 within its lifetime once its MAC holds, and a 400 when forged', async () => {
