@@ -31,6 +31,7 @@ import { methodArnTooLong, sizeLimitBreach } from '../request-limits.js';
 import { parseRequestTarget } from '../request-target.js';
 import { verifySigV4 } from '../sigv4-check.js';
 import { ACCOUNT, REGION, evaluateAs, type PolicyDocument } from './iam.js';
+import { watchLimit } from './contention.js';
 import type { LambdaHost } from './lambda-host.js';
 import { Template, TemplateError, type Json } from './template.js';
 import type { WebProduct } from './web-product.js';
@@ -59,6 +60,7 @@ const RESPONSE_TYPES: Record<string, { status: number; message: string }> = {
  * API Gateway's integration timeout for REST APIs, 29 s by default: past it the
  * client gets 504 INTEGRATION_TIMEOUT whatever the function's own Timeout
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html).
+ * Counted in wall time stretched by the machine's contention (contention.ts).
  */
 export const INTEGRATION_TIMEOUT_MS = 29_000;
 
@@ -113,6 +115,8 @@ export interface RestApiOptions {
   /** False: the stage's and the plans' throttles are not applied (quota still is). */
   readonly throttle: boolean;
   readonly onInvoke?: (fn: string) => void;
+  /** The machine's contention, read while the integration timeout runs (tests inject one); default: contention.ts's. */
+  readonly contention?: () => number;
 }
 
 export class RestApiRehearsal {
@@ -429,11 +433,13 @@ export class RestApiRehearsal {
       isBase64Encoded: false,
       requestContext: { ...requestContext, authorizer },
     };
-    let timer: NodeJS.Timeout | undefined;
+    // Wall time stretched by the machine's contention (contention.ts): the gateway waits on a function
+    // whose own limit is stretched the same way.
+    let stop = () => {};
     const out = await Promise.race([
       this.invoke(m.integration.fn, event),
-      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), (m.integration as { timeoutMs: number }).timeoutMs))),
-    ]).finally(() => clearTimeout(timer));
+      new Promise<'timeout'>((resolve) => (stop = watchLimit((m.integration as { timeoutMs: number }).timeoutMs, () => resolve('timeout'), { contention: this.opts.contention }))),
+    ]).finally(() => stop());
     if (out === 'timeout') {
       this.functionErrors.push(`${m.integration.fn}: no answer within the integration timeout`);
       return this.gatewayResponse('INTEGRATION_TIMEOUT', requestId);
