@@ -90,8 +90,11 @@ export function watchLimit(limitMs: number, onOver: () => void, opts: WatchOptio
   let stretch = contention();
   const timer = setInterval(() => {
     stretch = Math.max(stretch, contention());
+    const wallMs = performance.now() - start;
+    // A process's CPU time runs no faster than the wall clock (one thread at work), so it is read only past the limit.
+    if (wallMs <= limitMs) return;
     const cpuNow = cpuStart === undefined ? undefined : processCpuMs(opts.pid);
-    const spent = { wallMs: performance.now() - start, cpuMs: cpuNow === undefined || cpuStart === undefined ? undefined : cpuNow - cpuStart, stretch };
+    const spent = { wallMs, cpuMs: cpuNow === undefined || cpuStart === undefined ? undefined : cpuNow - cpuStart, stretch };
     if (overLimit(limitMs, spent)) {
       clearInterval(timer);
       onOver();
