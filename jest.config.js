@@ -87,7 +87,8 @@ export const REHEARSAL_TESTS = [
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */
 export const common = {
-  testEnvironment: 'node',
+  // Node's, its timeouts stretched by the machine's load (why: the file's comment).
+  testEnvironment: '<rootDir>/test/support/load-aware-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js',

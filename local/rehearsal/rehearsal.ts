@@ -19,7 +19,7 @@ import { createDocumentClient } from '../../lambdas/store/client.js';
 import { createTableInput } from '../../lambdas/store/table.js';
 import type { WriteSummary } from '../../lambdas/store/writer.js';
 import { startDynalite } from '../dynalite.js';
-import { servingWhenReady } from '../http-server.js';
+import { KEEP_ALIVE_MS, servingWhenReady } from '../http-server.js';
 import { readDataset, writeDataset } from '../loader.js';
 import { withDemoKey, type LocalServer } from '../server.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../sigv4-check.js';
@@ -409,6 +409,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
 
 /** Listens on a free loopback port; the server is closed, its connections cut, with the rehearsal. */
 async function listenLocally(server: Server, closers: (() => Promise<unknown>)[]): Promise<void> {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   closers.push(
     () =>

@@ -72,7 +72,13 @@ const hosts: LambdaHost[] = [];
 const servers: Server[] = [];
 afterAll(async () => {
   await Promise.all(hosts.map((h) => h.close()));
-  for (const s of servers) s.close();
+  // fetch keeps its connections: without cutting them the servers stayed open past the file, and jest had to force its worker out.
+  await Promise.all(
+    servers.map((s) => {
+      s.closeAllConnections();
+      return new Promise((resolve) => s.close(resolve));
+    }),
+  );
   rmSync(ASSETS, { recursive: true, force: true });
 });
 
