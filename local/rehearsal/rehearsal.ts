@@ -46,6 +46,8 @@ export interface RehearsalOptions {
    * so; test/rehearsal/ checks them on.
    */
   readonly throttle?: boolean;
+  /** What the throttles' token buckets refill by, in ms (rest-api.ts); a test holds it still so that a busy machine's slow sends refill nothing. */
+  readonly throttleClockMs?: () => number;
   /** Edits a copy of the synthesized template before it is served: tests show what a missing statement or a narrower grant does. */
   readonly amendTemplate?: (template: Json) => void;
 }
@@ -255,7 +257,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     const invocations: string[] = [];
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
-      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
+      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, ...(opts.throttleClockMs ? { throttleClockMs: opts.throttleClockMs } : {}), onInvoke: (fn) => invocations.push(fn) });
       const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
       await listenLocally(server, closers);
       apis.push({ id: apiId, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, rest });

@@ -83,15 +83,17 @@ interface Node {
 
 class TokenBucket {
   private tokens: number;
-  private last = performance.now();
+  private last: number;
   constructor(
     private readonly rate: number,
     private readonly burst: number,
+    private readonly clockMs: () => number,
   ) {
     this.tokens = burst;
+    this.last = clockMs();
   }
   take(): boolean {
-    const now = performance.now();
+    const now = this.clockMs();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
     this.last = now;
     if (this.tokens < 1) return false;
@@ -117,6 +119,8 @@ export interface RestApiOptions {
   readonly onInvoke?: (fn: string) => void;
   /** The machine's contention, read while the integration timeout runs (tests inject one); default: contention.ts's. */
   readonly contention?: () => number;
+  /** What the throttles' token buckets refill by, in ms (a test holds it still: its requests then take no time); default: performance.now. */
+  readonly throttleClockMs?: () => number;
 }
 
 export class RestApiRehearsal {
@@ -141,7 +145,10 @@ export class RestApiRehearsal {
     return { ...doc, Statement: doc.Statement.map((st) => ({ ...st, Resource: Array.isArray(st.Resource) ? st.Resource.map(expand) : expand(st.Resource) })) };
   }
 
+  private readonly throttleClock: () => number;
+
   constructor(private readonly opts: RestApiOptions) {
+    this.throttleClock = opts.throttleClockMs ?? (() => performance.now());
     const t = opts.template;
     const id = opts.apiId;
     const where = (rid: string) => `${rid} (API ${id})`;
@@ -214,7 +221,7 @@ export class RestApiRehearsal {
     const [stageId] = stages[0]!;
     this.stageName = String(t.prop(stageId, 'StageName'));
     const wide = ((t.prop(stageId, 'MethodSettings') ?? []) as Json[]).find((s) => s.ResourcePath === '/*' && s.HttpMethod === '*');
-    if (wide?.ThrottlingRateLimit !== undefined) this.stageThrottle = new TokenBucket(Number(wide.ThrottlingRateLimit), Number(wide.ThrottlingBurstLimit));
+    if (wide?.ThrottlingRateLimit !== undefined) this.stageThrottle = new TokenBucket(Number(wide.ThrottlingRateLimit), Number(wide.ThrottlingBurstLimit), this.throttleClock);
 
     for (const [pid, plan] of t.ofType('AWS::ApiGateway::UsagePlan')) {
       const stagesOfPlan = (plan.Properties?.ApiStages ?? []) as Json[];
@@ -404,7 +411,7 @@ export class RestApiRehearsal {
       if (!usageKey || !this.opts.planKeys.has(usageKey)) return this.gatewayResponse('INVALID_API_KEY', requestId, authorizer);
       for (const plan of this.plans) {
         if (plan.throttle && this.opts.throttle) {
-          const bucket = plan.buckets.get(usageKey) ?? new TokenBucket(plan.throttle.rate, plan.throttle.burst);
+          const bucket = plan.buckets.get(usageKey) ?? new TokenBucket(plan.throttle.rate, plan.throttle.burst, this.throttleClock);
           plan.buckets.set(usageKey, bucket);
           if (!bucket.take()) return this.gatewayResponse('THROTTLED', requestId, authorizer);
         }

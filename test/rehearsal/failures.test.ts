@@ -82,7 +82,7 @@ afterAll(async () => {
   rmSync(ASSETS, { recursive: true, force: true });
 });
 
-async function serve(json: Json, opts: { planKeys?: string[]; throttle?: boolean; contention?: () => number } = {}) {
+async function serve(json: Json, opts: { planKeys?: string[]; throttle?: boolean; contention?: () => number; throttleClockMs?: () => number } = {}) {
   const t = new Template(json, 'Test', { queueUrl: (id) => id });
   const functions = new Map<string, LambdaHost>();
   for (const [id] of t.ofType('AWS::Lambda::Function')) {
@@ -94,7 +94,7 @@ async function serve(json: Json, opts: { planKeys?: string[]; throttle?: boolean
     hosts.push(host);
     functions.set(id, host);
   }
-  const rest = new RestApiRehearsal({ template: t, apiId: 'Api', functions, now: () => new Date('2026-11-21T12:00:00Z'), planKeys: new Set(opts.planKeys ?? []), throttle: opts.throttle ?? true, contention: opts.contention });
+  const rest = new RestApiRehearsal({ template: t, apiId: 'Api', functions, now: () => new Date('2026-11-21T12:00:00Z'), planKeys: new Set(opts.planKeys ?? []), throttle: opts.throttle ?? true, contention: opts.contention, throttleClockMs: opts.throttleClockMs });
   const server = createServer((req, res) => void rest.handle(req, res));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -130,8 +130,8 @@ describe('function limits, as Lambda enforces them, through the gateway', () => 
     const quiet = await serve(template(), { contention: () => 1 });
     expect((await quiet.call('/waits')).status).toBe(502);
     expect(quiet.rest.functionErrors).toEqual(['waitsFn: Sandbox.Timedout: Task timed out after 1.00 seconds']);
-    // Three runnable tasks per core: the same wait fits its stretched limit (a loaded box slows the store and the process alike).
-    const busy = await serve(template(), { contention: () => 3 });
+    // Ten runnable tasks per core: the same wait fits its stretched limit (a loaded box slows the store and the process alike).
+    const busy = await serve(template(), { contention: () => 10 });
     expect(await busy.call('/waits')).toMatchObject({ status: 200, body: 'waited' });
     // However loaded the machine is said to be (a wall limit of 100 s), a function that computes past its Timeout is timed out by its CPU time.
     const loaded = await serve(template(), { contention: () => 100 });
@@ -211,7 +211,8 @@ describe("the usage plan's quota and throttle, as the template sets them", () =>
   });
 
   it('throttles a key past its burst: THROTTLED (429 "Too Many Requests")', async () => {
-    const { call } = await serve(plan({ Throttle: { RateLimit: 1, BurstLimit: 2 } }), { planKeys: ['k1'] });
+    // The buckets' clock held still: three requests in no time, however long a busy machine takes to send them.
+    const { call } = await serve(plan({ Throttle: { RateLimit: 1, BurstLimit: 2 } }), { planKeys: ['k1'], throttleClockMs: () => 0 });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await call('/ok', { 'x-api-key': 'k1' })).status);
     expect(statuses).toEqual([200, 200, 429]);
