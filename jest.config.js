@@ -1,6 +1,7 @@
 /**
  * Jest runs the TypeScript sources as native ES modules (the project is
- * "type": "module" because middy >= 5 is ESM-only). ts-jest only transpiles;
+ * "type": "module" because middy >= 5 is ESM-only). The transform only strips
+ * types (esbuild: test/support/esbuild-transform.js);
  * type checking is `npm run typecheck`, run first by `npm test`.
  *
  * Three projects share one run and its workers:
@@ -88,10 +89,11 @@ export const REHEARSAL_TESTS = [
 
 /** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */
 export const common = {
-  testEnvironment: 'node',
+  // Node's, its timeouts stretched by the machine's load (why: the file's comment).
+  testEnvironment: '<rootDir>/test/support/load-aware-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
+    '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js',
   },
   // Sources import siblings as `./x.js` (ESM rules); jest resolves them to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

@@ -2,6 +2,7 @@
  * The embedded DynamoDB-compatible store: dynalite, in-process, in memory, on a
  * loopback port. No Java, no Docker. Used by `npm start` and by the tests.
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -25,14 +26,62 @@ export async function startDynalite(port = 0): Promise<EmbeddedStore> {
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const { port: bound } = server.address() as AddressInfo;
+  const answers = trackAnswers(server);
   return {
     endpoint: `http://127.0.0.1:${bound}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: () => answers.closeWhenAnswered(),
+  };
+}
+
+/** How long close() waits for the calls it was sent before cutting them (a client still sending would hold it for ever). */
+const DRAIN_MS = 10_000;
+
+/**
+ * The calls a dynalite server has not answered yet, and a close that waits for
+ * them. dynalite queues a write behind its item lock; closed under such a
+ * write, its database refuses it and dynalite throws from a timer ("Database
+ * is closed"), which ends the process (a jest worker, `npm start`). A caller
+ * that goes through the server's handler without a socket counts its calls
+ * with `track`.
+ */
+export function trackAnswers(server: Server): { track<T>(call: Promise<T>): Promise<T>; closeWhenAnswered(): Promise<void> } {
+  let pending = 0;
+  let drained: (() => void) | undefined;
+  const settle = () => {
+    pending -= 1;
+    if (pending === 0) drained?.();
+  };
+  server.on('request', (_req, res) => {
+    pending += 1;
+    // Answered when dynalite ends the answer, whether or not its client is still there to read it (a
+    // client gone mid-call, such as a killed Lambda environment, leaves its write queued all the same).
+    const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+    let ended = false;
+    res.end = ((...args: unknown[]) => {
+      if (!ended) (ended = true), settle();
+      return end(...args);
+    }) as typeof res.end;
+  });
+  return {
+    track: (call) => {
+      pending += 1;
+      return call.finally(settle);
+    },
+    closeWhenAnswered: async () => {
+      if (pending > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          timer = setTimeout(resolve, DRAIN_MS);
+        });
+        clearTimeout(timer);
+      }
+      await new Promise<void>((resolve, reject) => {
         // SDK clients keep sockets alive; without this close() waits for them.
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
-      }),
+      });
+    },
   };
 }
 

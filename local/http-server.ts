@@ -22,6 +22,16 @@ export function deferred<T>() {
  * itself (malformed requests, oversized headers, CONNECT, an unknown
  * `Expect`) gets the envelope too, never a bare status line or a reset.
  */
+/**
+ * How long an idle kept-alive connection stays open. Node's 5 s lets a client
+ * (fetch keeps connections, and stops reusing one 1 s before the server's
+ * announced timeout) send on a connection the server is closing at that
+ * moment, a reset (ECONNRESET) that a busy machine, whose event loops lag by
+ * seconds, made happen in tests; a minute makes the race as rare as a minute's
+ * silence between two requests.
+ */
+export const KEEP_ALIVE_MS = 60_000;
+
 export function servingWhenReady(app: Promise<RequestListener>): Server {
   // The response being written on each connection, so an error answer never interleaves with it.
   const inFlight = new WeakMap<Duplex, ServerResponse>();
@@ -30,7 +40,7 @@ export function servingWhenReady(app: Promise<RequestListener>): Server {
     res.once('close', () => inFlight.get(req.socket) === res && inFlight.delete(req.socket));
     void app.then((handle) => handle(req, res));
   };
-  const server = createServer({ maxHeaderSize: NODE_MAX_HEADER_SIZE, requireHostHeader: false }, serve);
+  const server = createServer({ maxHeaderSize: NODE_MAX_HEADER_SIZE, requireHostHeader: false, keepAliveTimeout: KEEP_ALIVE_MS }, serve);
   server.on('checkExpectation', serve);
   server.on('connection', rememberRequestTargets);
   server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, inFlight.get(socket)));

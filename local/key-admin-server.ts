@@ -12,6 +12,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Clock } from '../lambdas/core/clock.js';
 import type { KeyAdminHandler } from '../lambdas/key-admin/handler.js';
 import { KEY_ADMIN_BASE_PATH, matchKeyAdminPath } from '../lambdas/key-admin/routes.js';
+import { KEEP_ALIVE_MS } from './http-server.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL, verifySigV4, type LocalPrincipal } from './sigv4-check.js';
 
 /** API Gateway's payload limit is 10 MB; nothing here needs more than a few hundred bytes. */
@@ -91,7 +92,7 @@ export async function startKeyAdminServer(opts: {
     } as unknown as APIGatewayProxyEvent; // only the fields the handler reads; the rest of API Gateway's event is irrelevant here
     return opts.handler(event);
   };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => {
     const requestId = randomUUID();
     answer(req, requestId).then(
       (result) => send(res, result, requestId),

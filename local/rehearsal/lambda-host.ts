@@ -8,12 +8,14 @@
  * reused (a warm start).
  *
  * Limits as Lambda enforces them: the template's Timeout (the process is
- * killed: "Task timed out"), its MemorySize (V8's heap is capped at it, an
+ * killed: "Task timed out"; counted as contention.ts says, so that a busy
+ * machine does not time out a function that did nothing wrong), its MemorySize (V8's heap is capped at it, an
  * overrun ends the process: Runtime.ExitError), and the 6 MB synchronous
  * response payload (Lambda's quota; larger is a function error).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { machineContention, watchLimit } from './contention.js';
 
 /** Lambda's synchronous invocation response limit, 6 MB (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
@@ -65,6 +67,8 @@ export class LambdaHost {
       clock?: () => Date;
       /** Each line the function writes (its logs); default: stderr to this process's stderr, stdout dropped. */
       onLog?: (fn: string, line: string) => void;
+      /** The machine's contention, read while a limit runs (tests inject one); default: contention.ts's. */
+      contention?: () => number;
     } = {},
   ) {}
 
@@ -95,16 +99,20 @@ export class LambdaHost {
       dead: false,
       stderrTail: [],
       ready: new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`${spec.logicalId}: init did not finish in ${INIT_TIMEOUT_MS / 1000} s`));
-        }, INIT_TIMEOUT_MS);
+        const stop = watchLimit(
+          INIT_TIMEOUT_MS,
+          () => {
+            child.kill('SIGKILL');
+            reject(new Error(`${spec.logicalId}: init did not finish in ${INIT_TIMEOUT_MS / 1000} s`));
+          },
+          { pid: child.pid, contention: this.options.contention },
+        );
         child.once('message', () => {
-          clearTimeout(timer);
+          stop();
           resolve();
         });
         child.once('exit', (code) => {
-          clearTimeout(timer);
+          stop();
           reject(new Error(`${spec.logicalId}: runtime exited (${code}) before it was ready`));
         });
       }),
@@ -168,13 +176,17 @@ export class LambdaHost {
       };
       const onExit = (code: number | null, signal: string | null) =>
         done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited with error: ${signal ?? `exit status ${code}`}${worker.stderrTail.length ? ` (${worker.stderrTail.join(' | ').slice(0, 300)})` : ''}` });
-      const timer = setTimeout(() => {
-        done({ ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds` });
-        worker.dead = true;
-        worker.child.kill('SIGKILL');
-      }, timeoutMs);
+      const stop = watchLimit(
+        timeoutMs,
+        () => {
+          done({ ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds` });
+          worker.dead = true;
+          worker.child.kill('SIGKILL');
+        },
+        { pid: worker.child.pid, contention: this.options.contention },
+      );
       const done = (r: Invocation) => {
-        clearTimeout(timer);
+        stop();
         worker.child.off('message', onMessage);
         worker.child.off('exit', onExit);
         resolve(r);
@@ -182,7 +194,7 @@ export class LambdaHost {
       worker.child.on('message', onMessage);
       worker.child.once('exit', onExit);
       const now = this.options.clock?.().toISOString();
-      worker.child.send({ id, event, requestId: id, now, deadline: performance.timeOrigin + performance.now() + timeoutMs }, (error) => {
+      worker.child.send({ id, event, requestId: id, now, timeoutMs, stretch: (this.options.contention ?? machineContention)() }, (error) => {
         if (error) done({ ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited: ${error.message}` });
       });
     });

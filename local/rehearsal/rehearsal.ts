@@ -19,7 +19,7 @@ import { createDocumentClient } from '../../lambdas/store/client.js';
 import { createTableInput } from '../../lambdas/store/table.js';
 import type { WriteSummary } from '../../lambdas/store/writer.js';
 import { startDynalite } from '../dynalite.js';
-import { servingWhenReady } from '../http-server.js';
+import { KEEP_ALIVE_MS, servingWhenReady } from '../http-server.js';
 import { readDataset, writeDataset } from '../loader.js';
 import { withDemoKey, type LocalServer } from '../server.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../sigv4-check.js';
@@ -46,6 +46,8 @@ export interface RehearsalOptions {
    * so; test/rehearsal/ checks them on.
    */
   readonly throttle?: boolean;
+  /** What the throttles' token buckets refill by, in ms (rest-api.ts); a test holds it still so that a busy machine's slow sends refill nothing. */
+  readonly throttleClockMs?: () => number;
   /** Edits a copy of the synthesized template before it is served: tests show what a missing statement or a narrower grant does. */
   readonly amendTemplate?: (template: Json) => void;
 }
@@ -265,7 +267,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
 
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
-      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, onInvoke: (fn) => invocations.push(fn) });
+      const rest = new RestApiRehearsal({ template, apiId, functions: hosts, now, planKeys, iam: webProduct, throttle: opts.throttle !== false, ...(opts.throttleClockMs ? { throttleClockMs: opts.throttleClockMs } : {}), onInvoke: (fn) => invocations.push(fn) });
       const server: Server = servingWhenReady(Promise.resolve((req, res) => void rest.handle(req, res)));
       await listenLocally(server, closers);
       apis.push({ id: apiId, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, rest });
@@ -419,6 +421,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
 
 /** Listens on a free loopback port; the server is closed, its connections cut, with the rehearsal. */
 async function listenLocally(server: Server, closers: (() => Promise<unknown>)[]): Promise<void> {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   closers.push(
     () =>

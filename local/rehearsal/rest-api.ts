@@ -31,6 +31,7 @@ import { methodArnTooLong, sizeLimitBreach } from '../request-limits.js';
 import { parseRequestTarget } from '../request-target.js';
 import { verifySigV4 } from '../sigv4-check.js';
 import { ACCOUNT, REGION, evaluateAs, type PolicyDocument } from './iam.js';
+import { watchLimit } from './contention.js';
 import type { LambdaHost } from './lambda-host.js';
 import { Template, TemplateError, type Json } from './template.js';
 import type { WebProduct } from './web-product.js';
@@ -59,6 +60,7 @@ const RESPONSE_TYPES: Record<string, { status: number; message: string }> = {
  * API Gateway's integration timeout for REST APIs, 29 s by default: past it the
  * client gets 504 INTEGRATION_TIMEOUT whatever the function's own Timeout
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html).
+ * Counted in wall time stretched by the machine's contention (contention.ts).
  */
 export const INTEGRATION_TIMEOUT_MS = 29_000;
 
@@ -81,15 +83,17 @@ interface Node {
 
 class TokenBucket {
   private tokens: number;
-  private last = performance.now();
+  private last: number;
   constructor(
     private readonly rate: number,
     private readonly burst: number,
+    private readonly clockMs: () => number,
   ) {
     this.tokens = burst;
+    this.last = clockMs();
   }
   take(): boolean {
-    const now = performance.now();
+    const now = this.clockMs();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
     this.last = now;
     if (this.tokens < 1) return false;
@@ -113,6 +117,10 @@ export interface RestApiOptions {
   /** False: the stage's and the plans' throttles are not applied (quota still is). */
   readonly throttle: boolean;
   readonly onInvoke?: (fn: string) => void;
+  /** The machine's contention, read while the integration timeout runs (tests inject one); default: contention.ts's. */
+  readonly contention?: () => number;
+  /** What the throttles' token buckets refill by, in ms (a test holds it still: its requests then take no time); default: performance.now. */
+  readonly throttleClockMs?: () => number;
 }
 
 export class RestApiRehearsal {
@@ -137,7 +145,10 @@ export class RestApiRehearsal {
     return { ...doc, Statement: doc.Statement.map((st) => ({ ...st, Resource: Array.isArray(st.Resource) ? st.Resource.map(expand) : expand(st.Resource) })) };
   }
 
+  private readonly throttleClock: () => number;
+
   constructor(private readonly opts: RestApiOptions) {
+    this.throttleClock = opts.throttleClockMs ?? (() => performance.now());
     const t = opts.template;
     const id = opts.apiId;
     const where = (rid: string) => `${rid} (API ${id})`;
@@ -210,7 +221,7 @@ export class RestApiRehearsal {
     const [stageId] = stages[0]!;
     this.stageName = String(t.prop(stageId, 'StageName'));
     const wide = ((t.prop(stageId, 'MethodSettings') ?? []) as Json[]).find((s) => s.ResourcePath === '/*' && s.HttpMethod === '*');
-    if (wide?.ThrottlingRateLimit !== undefined) this.stageThrottle = new TokenBucket(Number(wide.ThrottlingRateLimit), Number(wide.ThrottlingBurstLimit));
+    if (wide?.ThrottlingRateLimit !== undefined) this.stageThrottle = new TokenBucket(Number(wide.ThrottlingRateLimit), Number(wide.ThrottlingBurstLimit), this.throttleClock);
 
     for (const [pid, plan] of t.ofType('AWS::ApiGateway::UsagePlan')) {
       const stagesOfPlan = (plan.Properties?.ApiStages ?? []) as Json[];
@@ -400,7 +411,7 @@ export class RestApiRehearsal {
       if (!usageKey || !this.opts.planKeys.has(usageKey)) return this.gatewayResponse('INVALID_API_KEY', requestId, authorizer);
       for (const plan of this.plans) {
         if (plan.throttle && this.opts.throttle) {
-          const bucket = plan.buckets.get(usageKey) ?? new TokenBucket(plan.throttle.rate, plan.throttle.burst);
+          const bucket = plan.buckets.get(usageKey) ?? new TokenBucket(plan.throttle.rate, plan.throttle.burst, this.throttleClock);
           plan.buckets.set(usageKey, bucket);
           if (!bucket.take()) return this.gatewayResponse('THROTTLED', requestId, authorizer);
         }
@@ -429,11 +440,13 @@ export class RestApiRehearsal {
       isBase64Encoded: false,
       requestContext: { ...requestContext, authorizer },
     };
-    let timer: NodeJS.Timeout | undefined;
+    // Wall time stretched by the machine's contention (contention.ts): the gateway waits on a function
+    // whose own limit is stretched the same way.
+    let stop = () => {};
     const out = await Promise.race([
       this.invoke(m.integration.fn, event),
-      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), (m.integration as { timeoutMs: number }).timeoutMs))),
-    ]).finally(() => clearTimeout(timer));
+      new Promise<'timeout'>((resolve) => (stop = watchLimit((m.integration as { timeoutMs: number }).timeoutMs, () => resolve('timeout'), { contention: this.opts.contention }))),
+    ]).finally(() => stop());
     if (out === 'timeout') {
       this.functionErrors.push(`${m.integration.fn}: no answer within the integration timeout`);
       return this.gatewayResponse('INTEGRATION_TIMEOUT', requestId);

@@ -18,7 +18,9 @@ try {
   initError = error;
 }
 
-process.on('message', async ({ id, event, deadline, requestId, now }) => {
+process.on('message', async ({ id, event, timeoutMs, stretch, requestId, now }) => {
+  const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
   try {
     if (initError) throw initError;
     if (now) globalThis[Symbol.for('rehearsal.setNow')]?.(now);
@@ -31,8 +33,12 @@ process.on('message', async ({ id, event, deadline, requestId, now }) => {
       awsRequestId: requestId,
       logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
       logStreamName: 'rehearsal',
-      // Real time, whatever clock the handler sees: the deadline is the parent's.
-      getRemainingTimeInMillis: () => Math.max(0, deadline - performance.timeOrigin - performance.now()),
+      // Real time, whatever clock the handler sees, spent as the parent counts it (contention.ts): the
+      // larger of this process's CPU time and its wall time shrunk by the machine's contention at the start.
+      getRemainingTimeInMillis: () => {
+        const cpu = process.cpuUsage(cpuStart);
+        return Math.max(0, timeoutMs - Math.max((cpu.user + cpu.system) / 1000, (performance.now() - wallStart) / stretch));
+      },
     };
     const result = await handler(event, context);
     process.send({ id, ok: true, payload: JSON.stringify(result ?? null) });

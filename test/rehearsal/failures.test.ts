@@ -23,7 +23,12 @@ import { Template, type Json } from '../../local/rehearsal/template.js';
 const ASSETS = mkdtempSync(join(new URL('../../cdk.out', import.meta.url).pathname, 'rehearsal-test-'));
 const HANDLERS: Record<string, string> = {
   ok: `export const handler = async () => ({ statusCode: 200, body: '{"ok":true}' });`,
-  slow: `export const handler = () => new Promise((r) => setTimeout(() => r({ statusCode: 200, body: 'late' }), 3000));`,
+  // Waits, never computes: past its Timeout only in wall time (an hour: whatever the machine's load, its limit comes first).
+  slow: `export const handler = () => new Promise((r) => setTimeout(() => r({ statusCode: 200, body: 'late' }), 3_600_000));`,
+  // Waits 1.5 s of wall time, over its 1 s Timeout unless the machine is busy enough to stretch it.
+  waits: `export const handler = () => new Promise((r) => setTimeout(() => r({ statusCode: 200, body: 'waited' }), 1500));`,
+  // Computes, never waits: over its Timeout in CPU time, however busy the machine.
+  burner: `export const handler = async () => { for (;;); };`,
   huge: `export const handler = async () => ({ statusCode: 200, body: 'x'.repeat(${MAX_RESPONSE_BYTES + 1024}) });`,
   hungry: `export const handler = async () => { const keep = []; for (;;) keep.push(new Array(4e6).fill(Math.random())); };`,
   malformed: `export const handler = async () => ({ body: 'no status' });`,
@@ -67,22 +72,29 @@ const hosts: LambdaHost[] = [];
 const servers: Server[] = [];
 afterAll(async () => {
   await Promise.all(hosts.map((h) => h.close()));
-  for (const s of servers) s.close();
+  // fetch keeps its connections: without cutting them the servers stayed open past the file, and jest had to force its worker out.
+  await Promise.all(
+    servers.map((s) => {
+      s.closeAllConnections();
+      return new Promise((resolve) => s.close(resolve));
+    }),
+  );
   rmSync(ASSETS, { recursive: true, force: true });
 });
 
-async function serve(json: Json, opts: { planKeys?: string[]; throttle?: boolean } = {}) {
+async function serve(json: Json, opts: { planKeys?: string[]; throttle?: boolean; contention?: () => number; throttleClockMs?: () => number } = {}) {
   const t = new Template(json, 'Test', { queueUrl: (id) => id });
   const functions = new Map<string, LambdaHost>();
   for (const [id] of t.ofType('AWS::Lambda::Function')) {
     const host = new LambdaHost(
       { logicalId: id, assetDir: asset(id.replace(/Fn$/, '')), handler: 'index.handler', runtime: 'nodejs24.x', timeoutSeconds: Number(t.prop(id, 'Timeout')), memoryMb: Number(t.prop(id, 'MemorySize')), environment: t.prop(id, 'Environment.Variables') },
       {},
+      { contention: opts.contention },
     );
     hosts.push(host);
     functions.set(id, host);
   }
-  const rest = new RestApiRehearsal({ template: t, apiId: 'Api', functions, now: () => new Date('2026-11-21T12:00:00Z'), planKeys: new Set(opts.planKeys ?? []), throttle: opts.throttle ?? true });
+  const rest = new RestApiRehearsal({ template: t, apiId: 'Api', functions, now: () => new Date('2026-11-21T12:00:00Z'), planKeys: new Set(opts.planKeys ?? []), throttle: opts.throttle ?? true, contention: opts.contention, throttleClockMs: opts.throttleClockMs });
   const server = createServer((req, res) => void rest.handle(req, res));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -98,12 +110,13 @@ describe('function limits, as Lambda enforces them, through the gateway', () => 
   it('a function over its Timeout, over its MemorySize, over 6 MB or with a malformed answer is a 502 "Internal server error"', async () => {
     const { rest, call } = await serve(template());
     expect(await call('/ok')).toMatchObject({ status: 200, body: '{"ok":true}' });
-    for (const name of ['slow', 'hungry', 'huge', 'malformed']) {
+    for (const name of ['slow', 'burner', 'hungry', 'huge', 'malformed']) {
       const { status, body } = await call(`/${name}`);
       expect({ name, status, body }).toEqual({ name, status: 502, body: '{"message":"Internal server error"}' });
     }
     expect(rest.functionErrors).toEqual([
       'slowFn: Sandbox.Timedout: Task timed out after 1.00 seconds',
+      'burnerFn: Sandbox.Timedout: Task timed out after 1.00 seconds',
       expect.stringMatching(/^hungryFn: Runtime.ExitError: /),
       expect.stringMatching(/^hugeFn: Function.ResponseSizeTooLarge: Response payload size exceeded/),
       'malformedFn: malformed Lambda proxy response',
@@ -111,6 +124,24 @@ describe('function limits, as Lambda enforces them, through the gateway', () => 
     // The environment that timed out was replaced: the next call runs.
     expect((await call('/ok')).status).toBe(200);
   }, 30_000);
+
+  it("a function's Timeout counts what it did, not the machine's load: its CPU time always, its wall time stretched by the contention measured", async () => {
+    // The machine as measured quiet: a wait past the Timeout is timed out at the Timeout.
+    const quiet = await serve(template(), { contention: () => 1 });
+    expect((await quiet.call('/waits')).status).toBe(502);
+    expect(quiet.rest.functionErrors).toEqual(['waitsFn: Sandbox.Timedout: Task timed out after 1.00 seconds']);
+    // Ten runnable tasks per core: the same wait fits its stretched limit (a loaded box slows the store and the process alike).
+    const busy = await serve(template(), { contention: () => 10 });
+    expect(await busy.call('/waits')).toMatchObject({ status: 200, body: 'waited' });
+    // However loaded the machine is said to be (a wall limit of 100 s), a function that computes past its Timeout is timed out by its CPU time.
+    const loaded = await serve(template(), { contention: () => 100 });
+    const started = performance.now();
+    expect((await loaded.call('/burner')).status).toBe(502);
+    expect(loaded.rest.functionErrors).toEqual(['burnerFn: Sandbox.Timedout: Task timed out after 1.00 seconds']);
+    // Well inside the 100 s the wall limit would allow (1 s of CPU takes longer on a busy machine: the bound is loose on purpose).
+    expect(performance.now() - started).toBeLessThan(60_000);
+    expect((await loaded.call('/ok')).status).toBe(200);
+  }, 90_000);
 
   it("a function that outlives API Gateway's integration timeout is a 504 INTEGRATION_TIMEOUT, whatever its own Timeout", async () => {
     const json = template({ method: { Integration: { Type: 'AWS_PROXY', TimeoutInMillis: 300, Uri: { 'Fn::GetAtt': ['slowFn', 'Arn'] } } } });
@@ -180,7 +211,8 @@ describe("the usage plan's quota and throttle, as the template sets them", () =>
   });
 
   it('throttles a key past its burst: THROTTLED (429 "Too Many Requests")', async () => {
-    const { call } = await serve(plan({ Throttle: { RateLimit: 1, BurstLimit: 2 } }), { planKeys: ['k1'] });
+    // The buckets' clock held still: three requests in no time, however long a busy machine takes to send them.
+    const { call } = await serve(plan({ Throttle: { RateLimit: 1, BurstLimit: 2 } }), { planKeys: ['k1'], throttleClockMs: () => 0 });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await call('/ok', { 'x-api-key': 'k1' })).status);
     expect(statuses).toEqual([200, 200, 429]);

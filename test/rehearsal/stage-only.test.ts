@@ -14,7 +14,8 @@ const started: Rehearsal[] = [];
 afterAll(async () => Promise.all(started.map((r) => r.close())));
 
 async function statusesOf(context: Record<string, string>): Promise<number[]> {
-  const rehearsal = await startRehearsal({ context, dataFile: DEMO_FILE, now: new Date(NOW) });
+  // The throttle's clock held still: the three requests come at once, however slowly a busy machine sends them.
+  const rehearsal = await startRehearsal({ context, dataFile: DEMO_FILE, now: new Date(NOW), throttleClockMs: () => 0 });
   started.push(rehearsal);
   const publicRequests = rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey).filter((r) => r.path.startsWith('/api/public/')).slice(0, 3);
   const replies = await Promise.all(publicRequests.map(({ path, headers }) => fetch(rehearsal.urlFor(path), { headers })));

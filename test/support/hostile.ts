@@ -17,6 +17,7 @@ import { LEGACY_PREFIX } from '../../lambdas/core/legacy-prefix.js';
 import { OPERATIONS } from '../../lambdas/openapi/operations.js';
 import { SURFACES, resourcePath, routes, type RouteDefinition, type RouteId } from '../../lambdas/routes.js';
 import { DEFAULT_IMAGES } from '../../local/default-images.js';
+import { machineContention } from '../../local/rehearsal/contention.js';
 import { docsAssets } from '../../local/docs-page.js';
 import { matchRoute } from '../../local/gateway.js';
 import { parseRequestTarget } from '../../local/request-target.js';
@@ -318,6 +319,14 @@ export const parameterName = fc.oneof(queryName, fc.constantFrom('eventId', 'use
 export const proxyHeaders = fc.array(fc.tuple(headerName, headerValue), { maxLength: 4 });
 
 /**
+ * How long a connection may stay silent before it counts as a hang: past the
+ * gateway's own limit (29 s) as the rehearsal stretches it on a busy machine
+ * (local/rehearsal/contention.ts), so that a slow answer is never taken for a
+ * hang (15 s fixed was shorter than a function's stretched Timeout).
+ */
+const noAnswerMs = () => Math.ceil(30 * machineContention()) * 1000;
+
+/**
  * One request on its own connection with node:http, which sends raw targets
  * and headers that fetch would refuse or normalise. Rejects on a reset, a
  * hang or no answer.
@@ -331,7 +340,8 @@ export function send(port: number, req: { method: string; target: string; header
       res.on('error', reject);
     });
     outgoing.on('error', reject); // after an answer (the server closed while we still sent), this is a no-op
-    outgoing.setTimeout(15_000, () => outgoing.destroy(new Error('no answer within 15 s')));
+    const quiet = noAnswerMs();
+    outgoing.setTimeout(quiet, () => outgoing.destroy(new Error(`no answer within ${quiet / 1000} s`)));
     for (const [name, value] of req.headers) outgoing.appendHeader(name, value);
     outgoing.end(req.body);
   });
@@ -348,7 +358,8 @@ export function sendRaw(port: number, bytes: string | Buffer): Promise<Answer> {
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', reject);
-    socket.setTimeout(15_000, () => socket.destroy(new Error('no answer within 15 s')));
+    const quiet = noAnswerMs();
+    socket.setTimeout(quiet, () => socket.destroy(new Error(`no answer within ${quiet / 1000} s`)));
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1');
       const split = text.indexOf('\r\n\r\n');

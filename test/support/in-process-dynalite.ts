@@ -14,7 +14,9 @@ import type { AddressInfo } from 'node:net';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import '../../local/level-iterators.js';
+import { trackAnswers } from '../../local/dynalite.js';
 import type { StoreCall } from './direct-dynalite.js';
+import { rememberDynaliteParses } from './dynalite-parse-memo.js';
 
 type Handler = (req: unknown, res: unknown) => void;
 interface SdkRequest {
@@ -36,6 +38,7 @@ export interface InProcessStore {
 }
 
 export async function startInProcessDynalite(): Promise<InProcessStore> {
+  rememberDynaliteParses();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
   // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.
@@ -44,9 +47,10 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const handle = server.listeners('request')[0] as Handler;
+  const answers = trackAnswers(server);
   const requestHandler = {
     handle: (request: SdkRequest) =>
-      new Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>((resolve, reject) => {
+      answers.track(new Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>((resolve, reject) => {
         const req = Object.assign(new EventEmitter(), {
           method: request.method,
           url: request.path ?? '/',
@@ -68,7 +72,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
         } catch (error) {
           reject(error as Error);
         }
-      }),
+      })),
     updateHttpClientConfig: () => undefined,
     httpHandlerConfigs: () => ({}),
     destroy: () => undefined,
@@ -91,11 +95,6 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     httpEndpoint: `http://127.0.0.1:${port}`,
     requestHandler: requestHandler as unknown as InProcessStore['requestHandler'],
     call,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        // HTTP clients keep sockets alive; without this close() waits for them.
-        server.closeAllConnections();
-        server.close((err?: Error) => (err ? reject(err) : resolve()));
-      }),
+    close: () => answers.closeWhenAnswered(),
   };
 }
