@@ -5,8 +5,9 @@
  */
 import { toError, unwrap } from './envelope.js';
 import { envVar, segment } from './environment.js';
+import { CursorList, type CursorPagination } from './cursor-list.js';
 import { Transport, type Query, type RetryOptions, type TransportHooks } from './transport.js';
-import type { EmbedEvent, EmbedOpenApiDocument, EmbedUserEventsParams } from './types.js';
+import type { EmbedEvent, EmbedOpenApiDocument, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';
 
 export interface EmbedClientOptions extends RetryOptions, TransportHooks {
   /** E.g. `https://api.example.com/api/embed/v1`; `EMBED_API_BASE_URL` when absent (or undefined). */
@@ -46,6 +47,18 @@ export class EmbedClient {
     /** GET /users/{username}/events.ics: the user's events as an iCalendar feed. */
     feed: (username: string): Promise<string> => this.text(`/users/${segment('username', username)}/events.ics`, 'text/calendar'),
   };
+
+  /**
+   * GET /events (discovery): a place's public events by local start date,
+   * earliest first, every page, as Embed objects. `city`, `country` or both.
+   */
+  searchEvents(params: EmbedSearchEventsParams): CursorList<EmbedEvent> {
+    const { cursor: start, ...query } = params;
+    return new CursorList<EmbedEvent>(async (cursor) => {
+      const data = await this.data<{ events: EmbedEvent[]; pagination: CursorPagination }>('/events', { ...query, ...(cursor !== undefined ? { cursor } : {}) });
+      return { items: data.events, pagination: data.pagination };
+    }, start);
+  }
 
   /** GET /openapi.json: the API's own description. */
   async openapi(): Promise<EmbedOpenApiDocument> {
