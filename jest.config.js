@@ -58,6 +58,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/resync-member-gen.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',
   '<rootDir>/test/integration/guest-shards.test.ts',
+  // A place's feed over HTTP, the local server serving from the file's store.
+  '<rootDir>/test/integration/place-feed-http.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',

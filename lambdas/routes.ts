@@ -66,6 +66,7 @@ export const routes = [
   // Changes feeds (PRODUCT P16): what changed since a cursor, in the scope of a read route.
   { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
+  { id: 'getPlaceEventChanges', surface: 'public', method: 'GET', path: '/changes/places/events', handler: 'get-place-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },

@@ -46,6 +46,9 @@ const REQUESTS: Record<string, ExampleRequest> = {
   embedGetUserEvents: { surface: 'embed', path: '/users/alice/events?limit=2', status: 200 },
   embedGetUserFeed: { surface: 'embed', path: '/users/alice/events.ics', status: 200 },
   embedGetEventFeed: { surface: 'embed', path: '/events/evt_jazz01/event.ics', status: 200 },
+  // A place's feed from no cursor: the cursor of a start, no changes yet.
+  getPlaceEventChanges: { surface: 'public', path: '/changes/places/events?city=amsterdam&country=Netherlands', key: BOTH, status: 200 },
+  placeMissing: { surface: 'public', path: '/changes/places/events', key: BOTH, status: 400 },
   validationError: { surface: 'public', path: '/events/evt_jazz01/guests?status=going&limit=0', key: BOTH, status: 400 },
   invalidEventId: { surface: 'public', path: '/events/jazz01', key: BOTH, status: 400 },
   invalidUsername: { surface: 'embed', path: '/users/%40alice/events.ics', status: 400 },

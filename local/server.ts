@@ -44,6 +44,12 @@ export interface LocalServerOptions {
   port?: number;
   /** The store's loopback port (default 0: a free port the system picks, new at each start). */
   storePort?: number;
+  /**
+   * A running loopback store to serve from instead of an embedded dynalite of
+   * its own (tests of a route on both stores, DynamoDB Local among them); the
+   * server makes its table there and leaves the store running at close.
+   */
+  storeEndpoint?: string;
   /** Requests per key per UTC day the local quota allows (default: AWS's, DAILY_QUOTA). */
   dailyQuota?: number;
   /** The key-management API's own port (default: a free one). */
@@ -122,7 +128,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const { dataset, demoKey } = withDemoKey(loaded.dataset);
   const warnings = loaded.warnings;
 
-  const store = await startDynalite(opts.storePort ?? 0);
+  const store = opts.storeEndpoint === undefined ? await startDynalite(opts.storePort ?? 0) : { endpoint: opts.storeEndpoint, close: async () => {} };
   const client = createDocumentClient({ endpoint: store.endpoint });
   let http: Server | undefined;
   let keyAdmin: Awaited<ReturnType<typeof startKeyAdminServer>> | undefined;

@@ -90,6 +90,7 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   getEventChanges: { path: {}, query: { cursor: startCursor('EVENTS') } },
   getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
   getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
+  getPlaceEventChanges: { path: {}, query: { city: 'Amsterdam', country: 'NL', cursor: startCursor('PLACE#NL#amsterdam') } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };

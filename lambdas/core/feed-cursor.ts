@@ -30,7 +30,7 @@
  *   after they are written, so a cursor whose `asOf` is younger than that
  *   never needs an entry that has expired; an older one answers 410.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const CURSOR_VERSION = 'f3';
 /**
@@ -79,11 +79,32 @@ const KEY_ID_LENGTH = 8;
  */
 const KEY_ID_LABEL = 'feed cursor key id';
 
+/**
+ * A place scope's name is at most this long: a guest feed's of the longest
+ * event id (7 + 68), so the head's bound (lambdas/store/feed.ts,
+ * HEAD_MAX_BYTES) and the cursor's (CURSOR_MAX_LENGTH) hold for every scope.
+ */
+export const PLACE_SCOPE_MAX_LENGTH = 75;
+const PLACE_SCOPE_PREFIX = 'PLACE#';
+/**
+ * A place's scope: `PLACE#{place name}` (lambdas/core/place.ts, placeName),
+ * readable for the places there are; a longer name (a city of 100
+ * characters, accents decomposed and separators escaped, can pass 300) is
+ * named by its SHA-256 behind `=`, which no place name starts with (its
+ * first part is `*`, a code or `~`).
+ */
+function placeScope(name: string): string {
+  const readable = `${PLACE_SCOPE_PREFIX}${name}`;
+  return readable.length <= PLACE_SCOPE_MAX_LENGTH ? readable : `${PLACE_SCOPE_PREFIX}=${createHash('sha256').update(name).digest('base64url')}`;
+}
+
 /** The feeds' scopes, as cursors name them (the store keeps each scope's entries under its name). */
 export const feedScopes = {
   catalogue: () => 'EVENTS',
   host: (userId: string) => `HOST#${userId}`,
   guests: (eventId: string) => `GUESTS#${eventId}`,
+  /** A place query's public events (PRODUCT P17), by its place name (placeName). */
+  place: placeScope,
 };
 
 export type CursorMode = 'members' | 'entries';

@@ -20,6 +20,7 @@ import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent }
 import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
 import { requirePublicEvent } from './queries.js';
 import { ANSWER_BUDGET_BYTES, responseBytes } from './response-size.js';
+import { placeMatches, placeName, placeOf, type PlaceKey } from './place.js';
 
 export type EventChange = { id: string; change: 'upserted'; event: PublicEvent } | { id: string; change: 'removed' };
 export type GuestChange = { id: string; change: 'upserted'; guest: Guest } | { id: string; change: 'removed' };
@@ -205,6 +206,20 @@ export async function hostChanges(ctx: FeedContext, req: FeedRequest & { usernam
   if (userId === null) throw req.variant === 'typed' ? new BadRequestError(MESSAGES.typedUserNotFound) : new NotFoundError(MESSAGES.userNotFound);
   if (cursorUser !== undefined && cursorUser !== userId) throw badCursor();
   return answer ?? read(userId, undefined);
+}
+
+/**
+ * A place's public events, past ones included (PRODUCT P17): the scope of
+ * its place query (lambdas/core/place.ts, placeName), which an event's
+ * writes append to while it is at that place and when it leaves. An event
+ * shown elsewhere now (it moved) is `removed` here, like a hidden one.
+ */
+export async function placeChanges(ctx: FeedContext, req: FeedRequest & { place: PlaceKey }, siteUrl: string): Promise<FeedPage<EventChange>> {
+  const scope = feedScopes.place(placeName(req.place));
+  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
+  return page<EventChange>(ctx, scope, cursor, req.limit, (id, state) =>
+    shownEvent(state) && placeMatches(placeOf(state.item.location as Parameters<typeof placeOf>[0]), req.place) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
+  );
 }
 
 /** An event's guests: 404 as the guest list while the event is not public. */

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
+import { cityParam, countryParam } from './place-params.js';
 import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
 export const getEventParams = z.object({ eventId: eventIdParam });
@@ -33,3 +34,5 @@ export const noParams = z.object({});
 export const getEventChangesParams = strictQuery(z.object({ cursor: cursorParam, limit: limitParam(100) }));
 export const getUserEventChangesParams = strictQuery(z.object({ username: usernameParam, cursor: cursorParam, limit: limitParam(100) }));
 export const getEventGuestChangesParams = strictQuery(z.object({ eventId: eventIdParam, cursor: cursorParam, limit: limitParam(100) }));
+/** A place's feed (PRODUCT P17): `city`, `country` or both (neither: 400, resolved by requirePlace). */
+export const getPlaceEventChangesParams = strictQuery(z.object({ city: cityParam, country: countryParam, cursor: cursorParam, limit: limitParam(100) }));

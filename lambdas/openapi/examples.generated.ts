@@ -138,6 +138,15 @@ export const EXAMPLES = {
       "total": 5
     }
   },
+  "getPlaceEventChanges": {
+    "success": true,
+    "message": "Place event changes retrieved",
+    "data": {
+      "changes": [],
+      "next_cursor": "f3.UF3tI33Y.WyJQTEFDRSNOTCNhbXN0ZXJkYW0iLCJtIixbMyw3LDMsMiw1LDIsMSwyXSwiIiwxNzk1MjYyNDAwXQ.lju_4e_T-qQUjviXtcHHrO",
+      "has_more": true
+    }
+  },
   "getUserEventsDated": {
     "success": true,
     "message": "Events of user alice retrieved",
@@ -464,6 +473,16 @@ export const EXAMPLES = {
   "notFound": {
     "success": false,
     "message": "Resource not found."
+  },
+  "placeMissing": {
+    "success": false,
+    "message": "Give a city, a country or both",
+    "errors": [
+      {
+        "field": "city",
+        "message": "Give a city, a country or both"
+      }
+    ]
   },
   "tooManyRequests": {
     "success": false,

@@ -35,6 +35,7 @@ import {
   getEventChangesParams,
   getEventGuestsParams,
   getUserEventChangesParams,
+  getPlaceEventChangesParams,
   getEventParams,
   getUserEventsDatedParams,
   getUserEventsTypedParams,
@@ -170,6 +171,14 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     params: getUserEventChangesParams,
     success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage) },
     errors: userEventsVariant === 'typed' ? { 400: ['validationError', 'typedUserNotFound'], 410: ['cursorExpired'] } : { 400: ['validationError'], 404: ['userNotFound'], 410: ['cursorExpired'] },
+  }),
+  getPlaceEventChanges: () => ({
+    summary: "Follow changes to a place's events",
+    description: `${feedDescription('the public events of a place, past ones included')} Give \`city\`, \`country\` or both, matched as \`GET /events\` matches them: a city whatever its case, accents and spacing, a country by its ISO 3166-1 alpha-2 code or English name. An event enters when it becomes public there and is \`removed\` when it moves away, goes private, is unpublished or deleted. A cursor of another place answers 400.`,
+    tag: 'Events',
+    params: getPlaceEventChangesParams,
+    success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(eventChangesPage), example: 'getPlaceEventChanges' },
+    errors: { 400: ['validationError', 'placeMissing'], 410: ['cursorExpired'] },
   }),
   getEventGuestChanges: () => ({
     summary: "Follow changes to an event's guests",

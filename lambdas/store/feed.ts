@@ -48,6 +48,7 @@ import type { Clock } from '../core/clock.js';
 import { createHash } from 'node:crypto';
 import { FEED_SHARDS, everyShardAt, feedScopes } from '../core/feed-cursor.js';
 import { sameContent } from './item-content.js';
+import { placeName, placeOf, placeQueriesOf } from '../core/place.js';
 import { all } from './waves.js';
 
 export const FEED_PARTITION_PREFIX = 'FEED#';
@@ -154,13 +155,19 @@ export const isShown = (item: Item | undefined): boolean => !!item && item.type 
 
 /**
  * The scopes a derived item shows its member in: an event item in the
- * catalogue and its host's feed, an RSVP item in its event's guest feed;
- * none while it is not shown.
+ * catalogue, its host's feed and the feed of each place query it answers
+ * (city and country, country alone, city alone: lambdas/core/place.ts, the
+ * discovery index's rule), an RSVP item in its event's guest feed; none
+ * while it is not shown. An event that moves is then appended to its old
+ * places (a removal there) and its new ones.
  */
 export function scopesShowing(item: Item | undefined): string[] {
   if (!isShown(item)) return [];
   const sk = String(item![SK]);
-  if (sk === 'EVENT') return [feedScopes.catalogue(), feedScopes.host(String((item!.creator as { id: string }).id))];
+  if (sk === 'EVENT') {
+    const places = placeQueriesOf(placeOf(item!.location as Parameters<typeof placeOf>[0])).map((q) => feedScopes.place(placeName(q)));
+    return [feedScopes.catalogue(), feedScopes.host(String((item!.creator as { id: string }).id)), ...places];
+  }
   if (sk.startsWith('RSVP#')) return [feedScopes.guests(String(item!.event_id))];
   return [];
 }

@@ -4,6 +4,7 @@
  */
 import { SURFACES, routes } from '../../lambdas/routes.js';
 import { encodeCursor, feedScopes, everyShardAt } from '../../lambdas/core/feed-cursor.js';
+import { placeName } from '../../lambdas/core/place.js';
 
 /** The web product's role in the rehearsal's account: the one caller the key-management API's resource policy lets in. */
 export const REHEARSAL_WEB_PRODUCT_ROLE = 'arn:aws:iam::123456789012:role/web-product';
@@ -26,6 +27,8 @@ export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
 
 /** Path parameters of the demo data (data/demo.json) that every route answers 200 for. */
 const SAMPLE: Record<string, string> = { eventId: 'evt_jazz01', username: 'Alice' };
+/** The query a route needs to answer 200 (a place's feed names its place; the demo data has events in Amsterdam). */
+const SAMPLE_QUERY: Record<string, string> = { getPlaceEventChanges: 'city=Amsterdam&country=NL' };
 /** Alice's user id in the demo data (a host feed's cursor names the user, not the name). */
 const SAMPLE_USER_ID = 'usr_alice';
 
@@ -38,7 +41,7 @@ const SAMPLE_USER_ID = 'usr_alice';
 export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date = new Date()): { route: string; path: string; headers: Record<string, string> }[] {
   const requests = routes.map((r) => ({
     route: r.id,
-    path: `${SURFACES[r.surface]}${r.path.replace(/\{(\w+)\}/g, (_m, p: string) => SAMPLE[p] ?? p)}`,
+    path: `${SURFACES[r.surface]}${r.path.replace(/\{(\w+)\}/g, (_m, p: string) => SAMPLE[p] ?? p)}${SAMPLE_QUERY[r.id] ? `?${SAMPLE_QUERY[r.id]}` : ''}`,
     headers: r.auth === 'key' ? { 'x-events-api-key': key } : ({} as Record<string, string>),
   }));
   // The profile list through the typed variant's `type=profile` (BatchGetItem, like profile-events).
@@ -48,12 +51,13 @@ export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date 
     ['getEventChanges', feedScopes.catalogue()],
     ['getUserEventChanges', feedScopes.host(SAMPLE_USER_ID)],
     ['getEventGuestChanges', feedScopes.guests(SAMPLE.eventId!)],
+    ['getPlaceEventChanges', feedScopes.place(placeName({ country: 'NL', city: 'amsterdam' }))],
   ] as const;
   const pages = feeds.flatMap(([route, scope]) => {
     const base = requests.find((r) => r.route === route)!;
     return (['members', 'entries'] as const).map((mode) => {
       const cursor = encodeCursor({ scope, mode, position: everyShardAt(mode === 'members' ? 1 : 0), after: '', asOf }, cursorKey);
-      return { ...base, route: `${route}?cursor (${mode})`, path: `${base.path}?cursor=${cursor}` };
+      return { ...base, route: `${route}?cursor (${mode})`, path: `${base.path}${base.path.includes('?') ? '&' : '?'}cursor=${cursor}` };
     });
   });
   return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, ...pages];

@@ -40,6 +40,7 @@ const cases: Record<string, { typical: string; edge: string }> = {
   getEventChanges: { typical: `/changes/events?cursor=${starting('EVENTS')}`, edge: `/changes/events?cursor=${caughtUp}` },
   getUserEventChanges: { typical: `/changes/users/alice/events?cursor=${starting('HOST#usr_alice')}`, edge: '/changes/users/nobody/events' },
   getEventGuestChanges: { typical: `/changes/events/evt_jazz01/guests?cursor=${starting('GUESTS#evt_jazz01')}`, edge: '/changes/events/evt_missing/guests' },
+  getPlaceEventChanges: { typical: `/changes/places/events?city=Amsterdam&country=NL&cursor=${starting('PLACE#NL#amsterdam')}`, edge: '/changes/places/events?city=Nowhere' },
   publicOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
   embedOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
 };
@@ -86,11 +87,11 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
   });
 
   // PRODUCT P16: a feed page takes at most two round trips after the authorizer, with or without a cursor.
-  it.each(['/changes/events', '/changes/users/alice/events', '/changes/events/evt_jazz01/guests'])('%s: every page, from no cursor on, in at most two round trips after the authorizer', async (path) => {
+  it.each(['/changes/events', '/changes/users/alice/events', '/changes/events/evt_jazz01/guests', '/changes/places/events?city=amsterdam'])('%s: every page, from no cursor on, in at most two round trips after the authorizer', async (path) => {
     const rounds: number[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 4; page++) {
-      const reply = await callsFor(`${path}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const reply = await callsFor(`${path}${path.includes('?') ? '&' : '?'}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       expect(reply.status).toBe(200);
       expect(reply.calls[0]).toBe('GetItemCommand');
       rounds.push(reply.rounds - 1);
@@ -102,5 +103,6 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
   it('invalid parameters never reach DynamoDB beyond the authorizer', async () => {
     expect((await callsFor('/events/evt_jazz01/guests?limit=0')).calls).toEqual(['GetItemCommand']);
     expect((await callsFor('/users/%40alice/upcoming-events')).calls).toEqual(['GetItemCommand']);
+    expect((await callsFor('/changes/places/events?country=ZZ')).calls).toEqual(['GetItemCommand']);
   });
 });
