@@ -54,11 +54,8 @@ export interface SearchEventsParams {
   cursor?: string | undefined;
 }
 export type EmbedSearchEventsParams = SearchEventsParams;
-/** A place's changes feed (`followPlace`): `city`, `country` or both, and where the feed starts. */
-export interface FollowPlaceParams extends ChangeFeedParams {
-  city?: string | undefined;
-  country?: string | undefined;
-}
+/** A place's changes feed (`followPlace`): `city`, `country` or both, and where the feed starts (`cursor`, `limit` as ChangeFeedParams). */
+export type FollowPlaceParams = PublicQuery<'getPlaceEventChanges'>;
 
 /** The OpenAPI document each surface serves about itself. */
 export type PublicOpenApiDocument = PublicOperations['publicOpenApi']['responses'][200]['content']['application/json'];
