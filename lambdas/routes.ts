@@ -78,6 +78,8 @@ export const routes = [
   // its own segment below the event (…/events/{eventId}.ics redirects there).
   { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed', auth: 'none', tableReads: QUERY },
   { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed', auth: 'none', tableReads: QUERY },
+  // A place's calendar (PRODUCT P17): discovery's read (the place indexes, then the items by key), a resource beside /events.
+  { id: 'embedGetPlaceFeed', surface: 'embed', method: 'GET', path: '/events.ics', handler: 'embed-get-place-feed', auth: 'none', tableReads: QUERY_AND_BATCH_GET },
   { id: 'embedSearchEvents', surface: 'embed', method: 'GET', path: '/events', handler: 'embed-search-events', auth: 'none', tableReads: QUERY_AND_BATCH_GET, cursorKey: true },
   { id: 'embedOpenApi', surface: 'embed', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
 ] as const satisfies readonly RouteDefinition[];

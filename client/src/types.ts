@@ -45,15 +45,8 @@ export type EmbedUserEventsParams = EmbedQuery<'embedGetUserEvents'>;
  * naming `city` without either), `from`/`to` (YYYY-MM-DD, local start
  * dates), `limit` (the page size) and `cursor` (a saved `next_cursor`).
  */
-export interface SearchEventsParams {
-  city?: string | undefined;
-  country?: string | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
-  limit?: number | undefined;
-  cursor?: string | undefined;
-}
-export type EmbedSearchEventsParams = SearchEventsParams;
+export type SearchEventsParams = PublicQuery<'searchEvents'>;
+export type EmbedSearchEventsParams = EmbedQuery<'embedSearchEvents'>;
 /** A place's changes feed (`followPlace`): `city`, `country` or both, and where the feed starts (`cursor`, `limit` as ChangeFeedParams). */
 export type FollowPlaceParams = PublicQuery<'getPlaceEventChanges'>;
 

@@ -28,6 +28,8 @@ import type { Fresh } from './embed-queries.js';
 import { MESSAGES, NotFoundError } from './errors.js';
 import { byStartAscending } from './ordering.js';
 import type { PlaceKey } from './place.js';
+import type { EventSearcher } from './ports.js';
+import { resolveSearch, SEARCH_DEFAULT_DAYS, type SearchParams } from './search-params.js';
 
 export const FEED_PAST_DAYS = 90;
 export const FEED_MAX_UPCOMING = 100;
@@ -71,7 +73,7 @@ export async function userFeed(reader: EventReader, username: string, now: Date,
 }
 
 /** A place's feed: its window from today (the discovery route's default, 30 days), and this many days before. */
-export const PLACE_FEED_DAYS = 30;
+export const PLACE_FEED_DAYS = SEARCH_DEFAULT_DAYS;
 export const PLACE_FEED_PAST_DAYS = 7;
 
 /**
@@ -81,6 +83,24 @@ export const PLACE_FEED_PAST_DAYS = 7;
  * it to the place.
  */
 export type PlaceWindowRead = (window: { from: string; to: string }, limit: number) => Promise<{ events: EventPayload[]; more: boolean }>;
+
+/** discovery's read of one place, as placeFeed reads it. */
+export function placeWindowRead(searcher: EventSearcher, place: PlaceKey): PlaceWindowRead {
+  return async (window, limit) => {
+    const page = await searcher.searchEvents({ place, ...window, limit });
+    return { events: page.events, more: page.next !== undefined };
+  };
+}
+
+/**
+ * The place a calendar request names, checked exactly as discovery checks
+ * it (the same messages; neither part: 400 naming `city`), the window's
+ * fields being the feed's own.
+ */
+export function placeOfFeedQuery(q: Pick<SearchParams, 'city' | 'country'>, now: Date): PlaceKey {
+  const absent = { ok: true, value: undefined } as const;
+  return resolveSearch({ ...q, from: absent, to: absent, cursor: absent, limit: { ok: true, value: FEED_MAX_UPCOMING } }, now).place;
+}
 
 /**
  * The place's name for the calendar: as an event there spells it (the

@@ -30,6 +30,7 @@ export const EXAMPLES = {
     }
   },
   "embedGetEventFeed": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Public Events API//Embed feed//EN\r\nNAME:Rooftop Jazz\r\nX-WR-CALNAME:Rooftop Jazz\r\nREFRESH-INTERVAL;VALUE=DURATION:PT1H\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\nUID:evt_jazz01@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261001T120000Z\r\nDTSTART:20270115T010000Z\r\nDTEND:20270115T040000Z\r\nSUMMARY:Rooftop Jazz\r\nLOCATION:Skyline Terrace\\, 12 Main St\\, Austin\\, US\r\nDESCRIPTION:**Live** jazz at sunset.\r\nURL;VALUE=URI:https://events.example.com/e/evt_jazz01\r\nCREATED:20261001T120000Z\r\nEND:VEVENT\r\nEND:VCALENDAR",
+  "embedGetPlaceFeed": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Public Events API//Embed feed//EN\r\nNAME:Events in Amsterdam, NL\r\nX-WR-CALNAME:Events in Amsterdam, NL\r\nREFRESH-INTERVAL;VALUE=DURATION:PT1H\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\nUID:evt_series_12@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260903T000000Z\r\nDTSTART:20261119T180000Z\r\nDTEND:20261119T200000Z\r\nSUMMARY:Weekly Session #12\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 12 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_12\r\nCREATED:20260903T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_13@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260906T000000Z\r\nDTSTART:20261126T180000Z\r\nDTEND:20261126T200000Z\r\nSUMMARY:Weekly Session #13\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 13 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_13\r\nCREATED:20260906T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_14@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260909T000000Z\r\nDTSTART:20261203T180000Z\r\nDTEND:20261203T200000Z\r\nSUMMARY:Weekly Session #14\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 14 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_14\r\nCREATED:20260909T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_15@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260912T000000Z\r\nDTSTART:20261210T180000Z\r\nDTEND:20261210T200000Z\r\nSUMMARY:Weekly Session #15\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 15 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_15\r\nCREATED:20260912T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_16@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260915T000000Z\r\nDTSTART:20261217T180000Z\r\nDTEND:20261217T200000Z\r\nSUMMARY:Weekly Session #16\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 16 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_16\r\nCREATED:20260915T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR",
   "embedGetUserEvents": {
     "success": true,
     "message": "Events of user alice retrieved",
@@ -528,6 +529,26 @@ export const EXAMPLES = {
   "notFound": {
     "success": false,
     "message": "Resource not found."
+  },
+  "placeFeedNoPlace": {
+    "success": false,
+    "message": "Give a city, a country or both",
+    "errors": [
+      {
+        "field": "city",
+        "message": "Give a city, a country or both"
+      }
+    ]
+  },
+  "placeFeedWindowGiven": {
+    "success": false,
+    "message": "Unknown query parameter: from",
+    "errors": [
+      {
+        "field": "from",
+        "message": "Unknown query parameter: from"
+      }
+    ]
   },
   "placeMissing": {
     "success": false,

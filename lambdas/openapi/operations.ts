@@ -30,6 +30,7 @@ import {
 } from '../core/response-schemas.js';
 import {
   embedGetEventFeedParams,
+  embedGetPlaceFeedParams,
   embedGetEventParams,
   embedGetUserEventsParams,
   embedGetUserFeedParams,
@@ -47,6 +48,7 @@ import {
 } from '../core/route-params.js';
 import { searchEventsParams, SEARCH_DEFAULT_DAYS, SEARCH_WINDOW_MAX_DAYS } from '../core/search-params.js';
 import type { RouteId } from '../routes.js';
+import { PLACE_FEED_PAST_DAYS } from '../core/embed-feeds.js';
 import type { ExampleName } from './examples.generated.js';
 
 export interface OperationContext {
@@ -241,6 +243,15 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     params: embedGetEventFeedParams,
     success: { description: 'The iCalendar file.', mediaType: calendar, schema: z.string(), example: 'embedGetEventFeed' },
     errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+    conditional: true,
+  }),
+  embedGetPlaceFeed: () => ({
+    summary: "A place's calendar feed",
+    description: `A place's public events as an iCalendar feed to subscribe to: \`city\`, \`country\` or both, matched as \`GET /events\` matches them (and refused as it refuses them). It holds the events \`GET /events\` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the ${PLACE_FEED_PAST_DAYS} days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. ${calendarFormat}`,
+    tag: 'Events',
+    params: embedGetPlaceFeedParams,
+    success: { description: 'The iCalendar feed.', mediaType: calendar, schema: z.string(), example: 'embedGetPlaceFeed' },
+    errors: { 400: ['placeFeedNoPlace', 'placeFeedWindowGiven'] },
     conditional: true,
   }),
   embedSearchEvents: () => ({

@@ -100,6 +100,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A place's calendar feed
+         * @description A place's public events as an iCalendar feed to subscribe to: `city`, `country` or both, matched as `GET /events` matches them (and refused as it refuses them). It holds the events `GET /events` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the 7 days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event's creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
+         */
+        get: operations["embedGetPlaceFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * CORS preflight
+         * @description Answered by the gateway on every Embed path.
+         */
+        options: operations["embedGetPlaceFeedPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -841,6 +865,143 @@ export interface operations {
                 /** @description The event id. */
                 eventId: string;
             };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preflight accepted. */
+            204: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Allowed methods. */
+                    "Access-Control-Allow-Methods": string;
+                    /** @description Allowed request headers. */
+                    "Access-Control-Allow-Headers": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    embedGetPlaceFeed: {
+        parameters: {
+            query?: {
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                city?: string;
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                country?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The iCalendar feed. */
+            200: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    /** @description `inline; filename="….ics"`: the name a browser saves it under (the event id, or `{username}-events`). */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description `If-None-Match` matched the current ETag: no body. */
+            304: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            400: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters. */
+            414: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The stage throttle: retry after a second. */
+            429: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Always 1. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. */
+            500: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    embedGetPlaceFeedPreflight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
