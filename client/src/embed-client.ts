@@ -7,7 +7,7 @@ import { toError, unwrap } from './envelope.js';
 import { envVar, segment } from './environment.js';
 import { CursorList, type CursorPagination } from './cursor-list.js';
 import { Transport, type Query, type RetryOptions, type TransportHooks } from './transport.js';
-import type { EmbedEvent, EmbedOpenApiDocument, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';
+import type { EmbedEvent, EmbedOpenApiDocument, EmbedPlaceFeedParams, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';
 
 export interface EmbedClientOptions extends RetryOptions, TransportHooks {
   /** E.g. `https://api.example.com/api/embed/v1`; `EMBED_API_BASE_URL` when absent (or undefined). */
@@ -27,8 +27,8 @@ export class EmbedClient {
     return unwrap(await this.transport.get(path, query)).data as T;
   }
 
-  private async text(path: string, accept: string): Promise<string> {
-    const answer = await this.transport.get(path, {}, accept);
+  private async text(path: string, accept: string, query: Query = {}): Promise<string> {
+    const answer = await this.transport.get(path, query, accept);
     if (answer.status === 200) return answer.text;
     throw toError(answer);
   }
@@ -58,6 +58,11 @@ export class EmbedClient {
       const data = await this.data<{ events: EmbedEvent[]; pagination: CursorPagination }>('/events', { ...query, ...(cursor !== undefined ? { cursor } : {}) });
       return { items: data.events, pagination: data.pagination };
     }, start);
+  }
+
+  /** GET /events.ics: a place's events (from the week before today to 30 days on) as an iCalendar feed. `city`, `country` or both. */
+  placeFeed(params: EmbedPlaceFeedParams): Promise<string> {
+    return this.text('/events.ics', 'text/calendar', params);
   }
 
   /** GET /openapi.json: the API's own description. */

@@ -3,4 +3,4 @@ export { EmbedClient, createEmbedClient, type EmbedClientOptions } from './embed
 export { ApiError, NetworkError, RateLimitError, type FieldError } from './errors.js';
 export type { RetryEvent, RetryOptions, TransportHooks } from './transport.js';
 export { CursorList, type CursorPage, type CursorPagination } from './cursor-list.js';
-export type { EmbedEvent, EmbedOpenApiDocument, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';
+export type { EmbedEvent, EmbedOpenApiDocument, EmbedPlaceFeedParams, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';

@@ -47,6 +47,8 @@ export type EmbedUserEventsParams = EmbedQuery<'embedGetUserEvents'>;
  */
 export type SearchEventsParams = PublicQuery<'searchEvents'>;
 export type EmbedSearchEventsParams = EmbedQuery<'embedSearchEvents'>;
+/** A place's calendar (`placeFeed`): `city`, `country` or both. */
+export type EmbedPlaceFeedParams = EmbedQuery<'embedGetPlaceFeed'>;
 /** A place's changes feed (`followPlace`): `city`, `country` or both, and where the feed starts (`cursor`, `limit` as ChangeFeedParams). */
 export type FollowPlaceParams = PublicQuery<'getPlaceEventChanges'>;
 

@@ -290,6 +290,11 @@ describe('Embed API client: one method per route', () => {
     expect(eventFeed).toBe((await get(`${server.embedBaseUrl}/events/evt_jazz01/event.ics`)).text);
     expect(eventFeed).toMatch(/^BEGIN:VCALENDAR/);
     expect(await embed.users.feed('alice')).toBe((await get(`${server.embedBaseUrl}/users/alice/events.ics`)).text);
+    expect(await embed.placeFeed({ city: 'São Paulo ' })).toBe((await get(`${server.embedBaseUrl}/events.ics?city=S%C3%A3o%20Paulo%20`)).text);
+    const amsterdam = await embed.placeFeed({ city: 'amsterdam', country: 'NL' });
+    expect(amsterdam).toBe((await get(`${server.embedBaseUrl}/events.ics?city=amsterdam&country=NL`)).text);
+    expect(amsterdam).toContain('UID:evt_series_13@');
+    await expect(embed.placeFeed({})).rejects.toMatchObject({ name: 'ApiError', status: 400, errors: [{ field: 'city' }] });
   });
 
   it('a 404 is a typed error', async () => {
