@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { PLAUSIBLE_KEY_PATTERN } from '../lambdas/core/ids.js';
-import { TOOL_NAMES, type ToolName } from './tools.js';
+import { TOOL_NAMES, type ToolName } from './tool-names.js';
 
 const int = (name: string, fallback: number, min: number, max: number) =>
   z

@@ -24,9 +24,7 @@ export function pathSegment(name: string, value: string): string {
   return encodeURIComponent(value);
 }
 
-/** Every tool the adapter has, in the order it lists them. */
-export const TOOL_NAMES = ['list-events', 'get-event', 'search-events'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+export { TOOL_NAMES, type ToolName } from './tool-names.js';
 
 export const listEventsInput = {
   username: z

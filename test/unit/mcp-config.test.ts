@@ -44,7 +44,7 @@ describe('MCP adapter configuration', () => {
     expect(text).not.toContain('short key');
   });
 
-  it('PUBLIC_EVENTS_MCP_TOOLS: any subset, in any order, spaces and repeats ignored, listed in the adapter\'s order; unset or empty: all three', () => {
+  it('PUBLIC_EVENTS_MCP_TOOLS: every subset, in every order, spaces and repeats ignored, listed in the adapter\'s order; unset or empty: all three', () => {
     const names = ['list-events', 'get-event', 'search-events'] as const;
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 6 }), fc.array(fc.constantFrom('', ' ', '  '), { minLength: 12, maxLength: 12 }), (picked, pads) => {
