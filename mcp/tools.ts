@@ -75,6 +75,16 @@ const localDate = (name: string, meaning: string) =>
     .optional()
     .describe(meaning);
 
+/** A city or a country: 1-100 characters once trimmed (the API's bound on either). */
+const placePart = (name: string, meaning: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: `${name} must not be empty` })
+    .max(100, { error: `${name} must be at most 100 characters` })
+    .optional()
+    .describe(meaning);
+
 /** At least one of city and country, reported on `city` as the API reports it. */
 export const PLACE_REQUIRED = 'Give a city, a country or both';
 
@@ -86,20 +96,8 @@ export const PLACE_REQUIRED = 'Give a city, a country or both';
  */
 export const searchEventsInput = z
   .object({
-    city: z
-      .string()
-      .trim()
-      .min(1, { error: 'city must not be empty' })
-      .max(100, { error: 'city must be at most 100 characters' })
-      .optional()
-      .describe('A city, any case, with or without accents, e.g. "Lisbon" or "São Paulo"'),
-    country: z
-      .string()
-      .trim()
-      .min(1, { error: 'country must not be empty' })
-      .max(100, { error: 'country must be at most 100 characters' })
-      .optional()
-      .describe('An ISO 3166-1 alpha-2 code (e.g. "PT") or an English country name (e.g. "Portugal")'),
+    city: placePart('city', 'A city, any case, with or without accents, e.g. "Lisbon" or "São Paulo"'),
+    country: placePart('country', 'An ISO 3166-1 alpha-2 code (e.g. "PT") or an English country name (e.g. "Portugal")'),
     from: localDate('from', 'First local start date, YYYY-MM-DD, inclusive (default: today, UTC). Dates are local to each event: "Saturday in Lisbon" is Saturday in Lisbon.'),
     to: localDate('to', 'Last local start date, YYYY-MM-DD, inclusive (default: from + 30 days; at most 92 days after from)'),
     limit: z.number().int().min(1).max(100).optional().describe('How many events to return, 1-100 (the API defaults to 20)'),
