@@ -27,9 +27,12 @@ export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
 
 /** Path parameters of the demo data (data/demo.json) that every route answers 200 for. */
 const SAMPLE: Record<string, string> = { eventId: 'evt_jazz01', username: 'Alice' };
-/** The query a route needs to answer 200 (a place's feed, discovery and a place's calendar name a place; the demo data has events in Amsterdam). */
+/**
+ * The query a route needs to answer 200 (a place's feed, discovery and a place's calendar name a place; the demo
+ * data has events in Amsterdam). Discovery asks for one event a page: its next cursor is sealed with the cursor key.
+ */
 const AMSTERDAM = 'city=Amsterdam&country=NL';
-const SAMPLE_QUERY: Record<string, string> = { getPlaceEventChanges: AMSTERDAM, searchEvents: AMSTERDAM, embedSearchEvents: AMSTERDAM, embedGetPlaceFeed: AMSTERDAM };
+const SAMPLE_QUERY: Record<string, string> = { getPlaceEventChanges: AMSTERDAM, searchEvents: `${AMSTERDAM}&limit=1`, embedSearchEvents: `${AMSTERDAM}&limit=1`, embedGetPlaceFeed: AMSTERDAM };
 /** Alice's user id in the demo data (a host feed's cursor names the user, not the name). */
 const SAMPLE_USER_ID = 'usr_alice';
 
