@@ -86,6 +86,7 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   embedGetUserEvents: { path: { username: 'eve-series' }, query: { limit: '10' } },
   embedGetUserFeed: { path: { username: 'eve-series' } },
   embedGetEventFeed: { path: { eventId: 'evt_jazz01' } },
+  embedGetPlaceFeed: { path: {}, query: { city: 'Amsterdam', country: 'NL' } },
   // A page of a start (from no cursor a feed answers only its position): the members and their items.
   getEventChanges: { path: {}, query: { cursor: startCursor('EVENTS') } },
   getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },

@@ -37,6 +37,7 @@ const cases: Record<string, { typical: string; edge: string }> = {
   embedGetUserEvents: { typical: '/users/alice/events?limit=2', edge: '/users/frank/events' },
   embedGetUserFeed: { typical: '/users/alice/events.ics', edge: '/users/frank/events.ics' },
   embedGetEventFeed: { typical: '/events/evt_jazz01/event.ics', edge: '/events/evt_missing/event.ics' },
+  embedGetPlaceFeed: { typical: '/events.ics?city=Amsterdam&country=NL', edge: '/events.ics?city=Nowhere' },
   getEventChanges: { typical: `/changes/events?cursor=${starting('EVENTS')}`, edge: `/changes/events?cursor=${caughtUp}` },
   getUserEventChanges: { typical: `/changes/users/alice/events?cursor=${starting('HOST#usr_alice')}`, edge: '/changes/users/nobody/events' },
   getEventGuestChanges: { typical: `/changes/events/evt_jazz01/guests?cursor=${starting('GUESTS#evt_jazz01')}`, edge: '/changes/events/evt_missing/guests' },
