@@ -54,6 +54,7 @@ import { changeFigures } from './bench-changes.js';
 import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
 import { feedFigures } from './bench-feeds.js';
+import { discoveryFigures } from './bench-discovery.js';
 import { roundTripFigures } from './bench-round-trips.js';
 import { burstFigures } from './bench-burst.js';
 import { headFigures } from './bench-head.js';
@@ -92,6 +93,9 @@ const CASES: Record<string, { path: Record<string, string>; query?: Record<strin
   getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
   getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
   getPlaceEventChanges: { path: {}, query: { city: 'Amsterdam', country: 'NL', cursor: startCursor('PLACE#NL#amsterdam') } },
+  // Discovery (PRODUCT P17): a page of 10 of a city's events (scripts/bench-discovery.ts weighs pages by catalogue and city size).
+  searchEvents: { path: {}, query: { city: 'Amsterdam', country: 'NL', from: '2026-11-21', to: '2027-02-20', limit: '10' } },
+  embedSearchEvents: { path: {}, query: { city: 'Amsterdam', from: '2026-11-21', to: '2027-02-20', limit: '10' } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };
@@ -174,7 +178,7 @@ async function runtimeFigures() {
 
   const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
   const repository = new DynamoRepository(client, LOCAL_TABLE);
-  const deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(NOW), logger: silentLogger });
+  const deps = createDeps(config, { reader: repository, search: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(NOW), logger: silentLogger });
   const context = { awsRequestId: 'bench' } as Context;
 
   const rows: string[] = [];
@@ -358,6 +362,7 @@ const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 const feeds = await feedFigures();
 const burst = await burstFigures();
 const head = await headFigures();
+const discovery = await discoveryFigures();
 const throttled = await (async () => {
   const store = await startDynalite();
   try {
@@ -419,6 +424,10 @@ process.stdout.write(
     'The feed heads (scripts/bench-head.ts): appenders appending back to back to one scope of FEED_SHARDS head shards, 256 appends each, by id length; billed from the images the writes return, without reads between them.',
     '',
     ...head,
+    '',
+    'Discovery (scripts/bench-discovery.ts): a page of up to 100 events of one city, first and after a cursor half way through it, by catalogue and city size; every event a real item; read units as DynamoDB bills the items read.',
+    '',
+    ...discovery,
     '',
     'Cost per million requests (scripts/cost-model.ts), from the figures above.',
     '',

@@ -29,7 +29,7 @@ import { MESSAGES, NotFoundError } from './errors.js';
 import { byStartAscending } from './ordering.js';
 import type { PlaceKey } from './place.js';
 import type { EventSearcher } from './ports.js';
-import { resolveSearch, SEARCH_DEFAULT_DAYS, type SearchParams } from './search-params.js';
+import { SEARCH_DEFAULT_DAYS } from './search-params.js';
 
 export const FEED_PAST_DAYS = 90;
 export const FEED_MAX_UPCOMING = 100;
@@ -92,14 +92,9 @@ export function placeWindowRead(searcher: EventSearcher, place: PlaceKey): Place
   };
 }
 
-/**
- * The place a calendar request names, checked exactly as discovery checks
- * it (the same messages; neither part: 400 naming `city`), the window's
- * fields being the feed's own.
- */
-export function placeOfFeedQuery(q: Pick<SearchParams, 'city' | 'country'>, now: Date): PlaceKey {
-  const absent = { ok: true, value: undefined } as const;
-  return resolveSearch({ ...q, from: absent, to: absent, cursor: absent, limit: { ok: true, value: FEED_MAX_UPCOMING } }, now).place;
+/** The place a calendar request names (its params checked by embedGetPlaceFeedParams: at least one part). */
+export function placeOfFeedQuery(q: { city?: string | undefined; country?: string | undefined }): PlaceKey {
+  return { ...(q.country !== undefined ? { country: q.country } : {}), ...(q.city !== undefined ? { city: q.city } : {}) };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
-import { cityParam as searchCityParam, countryParam as searchCountryParam } from './search-params.js';
+import { cityParam as searchCityParam, countryParam as searchCountryParam, SEARCH_MESSAGES } from './search-params.js';
 import { cityParam, countryParam } from './place-params.js';
 import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
@@ -33,7 +33,15 @@ export const embedGetEventFeedParams = z.object({ eventId: eventIdParam });
  * window fixed; any other parameter (a `from`, say) is refused by name
  * rather than ignored.
  */
-export const embedGetPlaceFeedParams = strictQuery(z.object({ city: searchCityParam, country: searchCountryParam }));
+export const embedGetPlaceFeedParams = strictQuery(
+  z.object({ city: searchCityParam, country: searchCountryParam }).superRefine(
+    (p, ctx) => {
+      // As discovery's: neither a city nor a country is a 400 naming `city`, beside any other field's failure.
+      if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
+    },
+    { when: () => true },
+  ),
+);
 /** The OpenAPI documents take no parameters. */
 export const noParams = z.object({});
 

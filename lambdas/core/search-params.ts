@@ -1,18 +1,14 @@
 /**
  * Discovery's parameters (PRODUCT P17): `city`, `country`, `from`, `to`,
- * `limit`, `cursor`. Each field is checked on its own and gives its value or
- * its failure, never throwing, so that resolveSearch can name every failing
- * field at once, the rules that tie fields together (a place at all, the
- * window's order and length) among them.
+ * `limit`, `cursor`, each checked on its own, and the rules that tie them
+ * together (a place at all, the window's order and length), all in one
+ * parse so that a 400 names every failing field.
  */
 import * as z from 'zod';
-import { MESSAGES, ValidationError, type FieldError } from './errors.js';
+import { ValidationError } from './errors.js';
 import { limitParam } from './params.js';
 import { cityKey, countryKey, knownAlpha2, type PlaceKey } from './place.js';
 import { parseSearchCursor, SEARCH_CURSOR_INVALID, SEARCH_CURSOR_MAX_LENGTH, type SealedSearchCursor } from './search-cursor.js';
-
-/** A field's value, or the message of its failure. */
-export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
 export const PLACE_MAX_LENGTH = 100;
 /** `to` may be at most this many days after `from`. */
@@ -33,18 +29,31 @@ export const SEARCH_MESSAGES = {
   windowTooLong: `to must be at most ${SEARCH_WINDOW_MAX_DAYS} days after from`,
 } as const;
 
-const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
-const fail = <T>(message: string): Checked<T> => ({ ok: false, message });
-
-/** A query field checked by `check`, absent → undefined. */
-const field = <T>(check: (value: string) => Checked<T>) => z.string().optional().transform((value): Checked<T | undefined> => (value === undefined ? ok(undefined) : check(value)));
+/** A query field checked by `check` (a value, or the message of its failure), absent → undefined. */
+const field = <T>(check: (value: string) => T | Failure) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx): T | undefined => {
+      if (value === undefined) return undefined;
+      const out = check(value);
+      if (out instanceof Failure) {
+        ctx.addIssue({ code: 'custom', message: out.message });
+        return z.NEVER;
+      }
+      return out;
+    });
+class Failure {
+  constructor(readonly message: string) {}
+}
+const fail = (message: string) => new Failure(message);
 
 export const cityParam = field<string>((raw) => {
   // The length of what was sent and of its folded form (folding may lengthen a few characters): both bounded.
   if (raw.length > PLACE_MAX_LENGTH) return fail(SEARCH_MESSAGES.cityTooLong);
   const key = cityKey(raw);
   if (key === undefined) return fail(SEARCH_MESSAGES.cityEmpty);
-  return key.length > PLACE_MAX_LENGTH ? fail(SEARCH_MESSAGES.cityTooLong) : ok(key);
+  return key.length > PLACE_MAX_LENGTH ? fail(SEARCH_MESSAGES.cityTooLong) : key;
 }).meta({
   type: 'string',
   minLength: 1,
@@ -60,7 +69,7 @@ export const countryParam = field<string>((raw) => {
   // Two letters are a code: one the standard does not assign is a mistake, not a name.
   if (/^[A-Za-z]{2}$/.test(trimmed) && !knownAlpha2(trimmed)) return fail(SEARCH_MESSAGES.unknownCountryCode);
   const key = countryKey(trimmed)!;
-  return key.length > PLACE_MAX_LENGTH + 1 ? fail(SEARCH_MESSAGES.countryTooLong) : ok(key);
+  return key.length > PLACE_MAX_LENGTH + 1 ? fail(SEARCH_MESSAGES.countryTooLong) : key;
 }).meta({
   type: 'string',
   minLength: 1,
@@ -83,37 +92,52 @@ function daysInMonth(year: number, month: number): number {
 }
 
 const localDateParam = (description: string, example: string) =>
-  field<string>((raw) => (isCalendarDate(raw) ? ok(raw) : fail(SEARCH_MESSAGES.invalidDate))).meta({ type: 'string', format: 'date', description, example });
+  field<string>((raw) => (isCalendarDate(raw) ? raw : fail(SEARCH_MESSAGES.invalidDate))).meta({ type: 'string', format: 'date', minLength: 10, maxLength: 10, description, example });
 
 export const searchFromParam = localDateParam("First day (inclusive) of the events' local start dates, each in its event's own time zone. Default: today's UTC date.", '2027-03-06');
 export const searchToParam = localDateParam(`Last day (inclusive), at most ${SEARCH_WINDOW_MAX_DAYS} days after \`from\`. Default: \`from\` + ${SEARCH_DEFAULT_DAYS} days.`, '2027-03-07');
 
-/** The shared `limit` (1-100), its failure kept as a value like the other fields'. */
-const inner = limitParam(SEARCH_DEFAULT_LIMIT);
-export const searchLimitParam = z
-  .string()
-  .optional()
-  .transform((value): Checked<number> => {
-    const r = inner.safeParse(value);
-    return r.success ? ok(r.data) : fail(r.error.issues[0]?.message ?? MESSAGES.limitRange);
-  })
-  .meta({ ...(inner.meta() ?? {}), description: 'Events per page.' });
-
 export const searchCursorParam = field<SealedSearchCursor>((raw) => {
   const sealed = parseSearchCursor(raw);
-  return sealed ? ok(sealed) : fail<SealedSearchCursor>(SEARCH_CURSOR_INVALID);
+  return sealed ?? fail(SEARCH_CURSOR_INVALID);
 }).meta({ type: 'string', maxLength: SEARCH_CURSOR_MAX_LENGTH, description: 'The `next_cursor` of the previous page, as given, with the same `city`, `country`, `from` and `to` (or without `from`/`to`: the cursor keeps its window).' });
 
-export const searchEventsParams = z.object({
-  city: cityParam,
-  country: countryParam,
-  from: searchFromParam,
-  to: searchToParam,
-  limit: searchLimitParam,
-  cursor: searchCursorParam,
-});
+/**
+ * The fields, and the rules between them where both are given: at least a
+ * city or a country; `to` not before `from` and at most 92 days after it.
+ * The rules run beside the fields' own failures (`when`), so that one 400
+ * names every failing field; a field that failed is not judged again.
+ * (With `from` left out, its default is today's date, which only the
+ * handler knows: resolveSearch judges `to` against it.)
+ */
+export const searchEventsParams = z
+  .object({
+    city: cityParam,
+    country: countryParam,
+    from: searchFromParam,
+    to: searchToParam,
+    limit: limitParam(SEARCH_DEFAULT_LIMIT),
+    cursor: searchCursorParam,
+  })
+  .superRefine(
+    (p, ctx) => {
+      if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
+      // A field that failed holds z.NEVER's marker, not a string.
+      if (typeof p.from === 'string' && typeof p.to === 'string') {
+        const failure = windowFailure(p.from, p.to);
+        if (failure) ctx.addIssue({ code: 'custom', path: ['to'], message: failure });
+      }
+    },
+    { when: () => true },
+  );
 
 export type SearchParams = z.output<typeof searchEventsParams>;
+
+function windowFailure(from: string, to: string): string | undefined {
+  const days = daysBetween(from, to);
+  if (days < 0) return SEARCH_MESSAGES.toBeforeFrom;
+  return days > SEARCH_WINDOW_MAX_DAYS ? SEARCH_MESSAGES.windowTooLong : undefined;
+}
 
 /** A search as the request resolves it: every field checked, defaults applied (a cursor's window comes later: search-events.ts). */
 export interface SearchRequest {
@@ -144,39 +168,18 @@ export function addDays(date: string, days: number): string {
 /** Days from `from` to `to` (negative when `to` is before). */
 export const daysBetween = (from: string, to: string): number => dayNumber(to) - dayNumber(from);
 
-/**
- * Every field's failure, and the rules between fields, as one 400 naming
- * each failing field; else the search with its defaults (`from`: today's
- * UTC date; `to`: `from` + 30 days).
- */
+/** The search with its defaults (`from`: today's UTC date; `to`: `from` + 30 days); a stated `to` judged against a defaulted `from`. */
 export function resolveSearch(p: SearchParams, now: Date): SearchRequest {
-  const errors: FieldError[] = [];
-  const value = <T>(name: string, c: Checked<T>): T | undefined => {
-    if (c.ok) return c.value;
-    errors.push({ field: name, message: c.message });
-    return undefined;
-  };
-  const city = value('city', p.city);
-  const country = value('country', p.country);
-  const statedFrom = value('from', p.from);
-  const statedTo = value('to', p.to);
-  const limit = value('limit', p.limit);
-  const cursor = value('cursor', p.cursor);
-  if (p.city.ok && p.country.ok && city === undefined && country === undefined) errors.unshift({ field: 'city', message: SEARCH_MESSAGES.noPlace });
-  const from = statedFrom ?? now.toISOString().slice(0, 10);
-  const to = statedTo ?? addDays(from, SEARCH_DEFAULT_DAYS);
-  if (p.from.ok && p.to.ok) {
-    const days = daysBetween(from, to);
-    if (days < 0) errors.push({ field: 'to', message: SEARCH_MESSAGES.toBeforeFrom });
-    else if (days > SEARCH_WINDOW_MAX_DAYS) errors.push({ field: 'to', message: SEARCH_MESSAGES.windowTooLong });
-  }
-  if (errors.length) throw new ValidationError(errors);
+  const from = p.from ?? now.toISOString().slice(0, 10);
+  const to = p.to ?? addDays(from, SEARCH_DEFAULT_DAYS);
+  const failure = p.from === undefined ? windowFailure(from, to) : undefined;
+  if (failure) throw new ValidationError([{ field: 'to', message: failure }]);
   return {
-    place: { ...(country !== undefined ? { country } : {}), ...(city !== undefined ? { city } : {}) },
+    place: { ...(p.country !== undefined ? { country: p.country } : {}), ...(p.city !== undefined ? { city: p.city } : {}) },
     from,
     to,
-    stated: { ...(statedFrom !== undefined ? { from: statedFrom } : {}), ...(statedTo !== undefined ? { to: statedTo } : {}) },
-    limit: limit!,
-    ...(cursor !== undefined ? { cursor } : {}),
+    stated: { ...(p.from !== undefined ? { from: p.from } : {}), ...(p.to !== undefined ? { to: p.to } : {}) },
+    limit: p.limit,
+    ...(p.cursor !== undefined ? { cursor: p.cursor } : {}),
   };
 }

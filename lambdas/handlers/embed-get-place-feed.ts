@@ -7,9 +7,8 @@ import { lambdaEntry } from '../http/lambda-entry.js';
 export const build = embedCalendarRoute({
   params: embedGetPlaceFeedParams,
   run: async (q, { search, clock, config }) => {
-    const now = clock();
-    const place = placeOfFeedQuery(q, now);
-    return placeFeed(placeWindowRead(search, place), place, now, config.siteUrl);
+    const place = placeOfFeedQuery(q);
+    return placeFeed(placeWindowRead(search, place), place, clock(), config.siteUrl);
   },
 });
 

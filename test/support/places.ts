@@ -6,7 +6,9 @@
  * alone (published + public with a live creator, placeMatches, the local
  * start date in the event's own zone), never from the table.
  */
+import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import { fnv1a } from '../../lambdas/store/table.js';
 import { isPubliclyVisible } from '../../lambdas/store/derive.js';
 import { localDateTime } from '../../lambdas/core/local-time.js';
 import { placeMatches, placeOf, type PlaceKey } from '../../lambdas/core/place.js';
@@ -88,4 +90,62 @@ export function expectedIds(dataset: Pick<Dataset, 'events' | 'users'>, q: Model
     .filter((e) => e.local.slice(0, 10) >= q.from && e.local.slice(0, 10) <= q.to)
     .sort((a, b) => (a.local < b.local ? -1 : a.local > b.local ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .map((e) => e.id);
+}
+
+/** Places a generated event may be at: one city spelled several ways, a city of two countries, parts missing, the date line's edges. */
+const PLACE_POOL: ({ city: string | null; country: string | null } | null)[] = [
+  { city: 'Lisbon', country: 'PT' },
+  { city: 'lisbon ', country: 'Portugal' },
+  { city: 'LISBON', country: null },
+  { city: null, country: 'pt' },
+  { city: 'Lisbon', country: 'US' },
+  { city: 'São Paulo', country: 'BR' },
+  { city: 'sao  paulo', country: 'Brazil' },
+  { city: 'Kiritimati', country: 'KI' },
+  { city: 'Pago Pago', country: 'American Samoa' },
+  { city: 'Atlantis', country: 'Atlantis' },
+  null,
+];
+const ZONES = ['Europe/Lisbon', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/Sao_Paulo', 'UTC', 'America/Chicago'];
+
+/** The place queries the properties ask (keys, as the route resolves them). */
+export const QUERY_POOL: PlaceKey[] = [
+  { city: 'lisbon' },
+  { country: 'PT' },
+  { country: 'PT', city: 'lisbon' },
+  { country: 'US', city: 'lisbon' },
+  { country: 'US' },
+  { city: 'sao paulo' },
+  { country: 'BR', city: 'sao paulo' },
+  { country: 'KI' },
+  { city: 'pago pago' },
+  { country: '~atlantis' },
+  { city: 'atlantis' },
+];
+
+/**
+ * The same history with each event record put at a place and in a time zone
+ * chosen by a hash of the record (and six in ten made public), so that an
+ * edit of an event (a new title, start, visibility) moves it between places
+ * and zones as a web product's edits would. The same record always lands at the same place:
+ * the fold of the delivered changes is still the source's state.
+ */
+export function withPlaces<H extends { d0: Dataset; made: readonly Change[]; delivered: readonly Change[] }>(h: H): H {
+  const placed = (e: SourceEvent): SourceEvent => {
+    const hash = fnv1a(JSON.stringify(e));
+    const location = PLACE_POOL[hash % PLACE_POOL.length]!;
+    // Most records public (the generator's mix hides three in four), so that moves between places are common; the rest keep the mix.
+    const shown = (hash >>> 16) % 10 < 6 ? { status: 'published' as const, visibility: 'public' as const } : {};
+    return { ...e, ...shown, location: location ? { name: `Venue ${hash % 7}`, ...location } : null, timezone: ZONES[(hash >>> 8) % ZONES.length]! };
+  };
+  const changes = new Map<Change, Change>();
+  const mapChange = (c: Change): Change => {
+    let out = changes.get(c);
+    if (!out) {
+      out = c.type === 'event.upserted' ? { ...c, event: placed(c.event) } : c;
+      changes.set(c, out);
+    }
+    return out;
+  };
+  return { ...h, d0: { ...h.d0, events: h.d0.events.map(placed) }, made: h.made.map(mapChange), delivered: h.delivered.map(mapChange) };
 }

@@ -1032,7 +1032,7 @@ export interface operations {
                 from?: string;
                 /** @description Last day (inclusive), at most 92 days after `from`. Default: `from` + 30 days. */
                 to?: string;
-                /** @description Events per page. */
+                /** @description Page size. */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page, as given, with the same `city`, `country`, `from` and `to` (or without `from`/`to`: the cursor keeps its window). */
                 cursor?: string;
