@@ -1,5 +1,5 @@
 /**
- * THE table definition: attribute names, key builders and the four GSIs.
+ * THE table definition: attribute names, key builders and the seven GSIs.
  * Imported by the store (reads and the writer), by `lib/` (CDK) and by the local
  * server (dynalite's CreateTable), so there is exactly one definition.
  * docs/data-model.md explains every access pattern built on it.
@@ -11,7 +11,9 @@
  * The base-table reads of the list routes are a list's tally (tally.ts: counts
  * and event ids of public events only, never returned) and, for a profile
  * list, the event items its entries point at, of which only those in the event
- * index are shown (repository.ts).
+ * index are shown (repository.ts); for discovery, the event items its
+ * keys-only place indexes point at, each shown only while it still carries
+ * the entry that led to it (search.ts).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { placeName, type PlaceKey } from '../core/place.js';
