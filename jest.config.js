@@ -61,6 +61,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/guest-shards.test.ts',
   // A place's feed over HTTP, the local server serving from the file's store.
   '<rootDir>/test/integration/place-feed-http.test.ts',
+  // Discovery (PRODUCT P17): the place indexes under a change stream, and the routes' handlers.
+  '<rootDir>/test/integration/search-events.property.test.ts',
+  '<rootDir>/test/integration/search-handlers.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',

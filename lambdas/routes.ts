@@ -68,6 +68,8 @@ export const routes = [
   { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'getPlaceEventChanges', surface: 'public', method: 'GET', path: '/changes/places/events', handler: 'get-place-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: FEED_READS, cursorKey: true },
+  // Discovery (PRODUCT P17): a place's events by local start date; the place indexes (keys only), then the items by key.
+  { id: 'searchEvents', surface: 'public', method: 'GET', path: '/events', handler: 'search-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET, cursorKey: true },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none', tableReads: QUERY },
@@ -76,6 +78,9 @@ export const routes = [
   // its own segment below the event (…/events/{eventId}.ics redirects there).
   { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed', auth: 'none', tableReads: QUERY },
   { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed', auth: 'none', tableReads: QUERY },
+  // A place's calendar (PRODUCT P17): discovery's read (the place indexes, then the items by key), a resource beside /events.
+  { id: 'embedGetPlaceFeed', surface: 'embed', method: 'GET', path: '/events.ics', handler: 'embed-get-place-feed', auth: 'none', tableReads: QUERY_AND_BATCH_GET },
+  { id: 'embedSearchEvents', surface: 'embed', method: 'GET', path: '/events', handler: 'embed-search-events', auth: 'none', tableReads: QUERY_AND_BATCH_GET, cursorKey: true },
   { id: 'embedOpenApi', surface: 'embed', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
 ] as const satisfies readonly RouteDefinition[];
 

@@ -5,11 +5,13 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { INDEXES, PK, SK, TTL_ATTRIBUTE } from '../lambdas/store/table.js';
+import { INDEXES, PK, SK, TTL_ATTRIBUTE, type IndexDefinition } from '../lambdas/store/table.js';
 
 export interface EventsTableProps {
   /** Production keeps the table on stack deletion and refuses deletes. */
   readonly retain: boolean;
+  /** How many of the keys-only place indexes to have, in INDEXES order (default all; docs/deploy.md). */
+  readonly placeIndexes?: number;
 }
 
 export class EventsTable extends Construct {
@@ -27,12 +29,18 @@ export class EventsTable extends Construct {
       // Derived tombstones and the local quota's day counters expire on their own.
       timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      globalSecondaryIndexes: Object.values(INDEXES).map((index) => ({
+      globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((index) => ({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: ProjectionType.ALL,
+        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
       })),
     });
   }
+}
+
+/** Every index, with only the first `count` of the keys-only place indexes (an existing table gains one per deploy). */
+function withPlaceIndexes(count: number): IndexDefinition[] {
+  const keysOnly = Object.values(INDEXES).filter((i) => i.projection === 'KEYS_ONLY');
+  return Object.values(INDEXES).filter((i) => i.projection === 'ALL' || keysOnly.indexOf(i) < count);
 }

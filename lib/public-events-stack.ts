@@ -46,7 +46,7 @@ export class PublicEventsStack extends Stack {
     this.hasEmbedWebAcl = config.embedWebAclArn !== undefined;
     const production = config.stage === 'production';
     const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
-    const { table } = new EventsTable(this, 'Events', { retain: production });
+    const { table } = new EventsTable(this, 'Events', { retain: production, placeIndexes: config.placeIndexes });
 
     const powertools = powertoolsEnvironment(config);
     const environment = {

@@ -38,6 +38,12 @@ export const stackConfigSchema = z
     /** Also synthesize the us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5 minutes). */
     embedWaf: z.stringbool().default(false),
     embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
+    /**
+     * How many of discovery's three place indexes the table has (docs/deploy.md):
+     * a stack that exists already adds them one deploy at a time (1, then 2,
+     * then 3), as DynamoDB creates one index per table update.
+     */
+    placeIndexes: z.coerce.number().int().min(0).max(3).default(3),
     /** Stage-wide throttle of the Public API (every method, keyed or not): requests per second and burst. */
     publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(PUBLIC_LIMIT_DEFAULTS.throttleRate),
     publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(PUBLIC_LIMIT_DEFAULTS.throttleBurst),
@@ -101,6 +107,7 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'embedWebAclArn',
     'embedWaf',
     'embedWafRateLimit',
+    'placeIndexes',
     'publicThrottleRate',
     'publicThrottleBurst',
     'publicWaf',

@@ -162,7 +162,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const logger = opts.logger ?? silentLogger;
     const movable = new MovableClock(opts.clock ?? systemClock, opts.clockOffsetDays ?? 0);
     const cursorKeys = staticKeyring(opts.cursorKey ?? randomBytes(32));
-    const deps: Deps = createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys, clock: movable.clock, logger });
+    const deps: Deps = createDeps(config, { reader: repository, search: repository, keys: repository, feeds: repository, cursorKeys, clock: movable.clock, logger });
 
     const handlers = new Map<string, HttpHandler>();
     for (const route of routes) handlers.set(route.id, (await loadModule(route.handler)).build(deps) as HttpHandler);

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { PLAUSIBLE_KEY_PATTERN } from '../lambdas/core/ids.js';
+import { TOOL_NAMES, type ToolName } from './tool-names.js';
 
 const int = (name: string, fallback: number, min: number, max: number) =>
   z
@@ -19,6 +20,27 @@ const int = (name: string, fallback: number, min: number, max: number) =>
       return n;
     });
 
+/**
+ * PUBLIC_EVENTS_MCP_TOOLS: the tools to offer, comma-separated (spaces
+ * around names ignored); unset or empty: all of them. An unknown name stops
+ * the adapter rather than being dropped, so a typo never hides a tool quietly.
+ */
+const toolList = z
+  .string()
+  .optional()
+  .transform((value, ctx): ToolName[] => {
+    if (value === undefined || value.trim() === '') return [...TOOL_NAMES];
+    const names = [...new Set(value.split(',').map((n) => n.trim()))];
+    const unknown = names.filter((n) => n !== '' && !(TOOL_NAMES as readonly string[]).includes(n));
+    if (unknown.length > 0 || names.includes('')) {
+      const listed = unknown.length > 0 ? `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(', ')}` : 'an empty name';
+      ctx.addIssue({ code: 'custom', message: `PUBLIC_EVENTS_MCP_TOOLS names ${listed}: give a comma-separated list of ${TOOL_NAMES.join(', ')}` });
+      return z.NEVER;
+    }
+    // In the adapter's own order, whatever order they were given in.
+    return TOOL_NAMES.filter((n) => names.includes(n));
+  });
+
 const envSchema = z.object({
   PUBLIC_API_KEY: z
     .string({ error: 'PUBLIC_API_KEY is required' })
@@ -30,9 +52,11 @@ const envSchema = z.object({
   PUBLIC_API_TIMEOUT_MS: int('PUBLIC_API_TIMEOUT_MS', 15_000, 1, 300_000),
   PUBLIC_API_RETRY_ATTEMPTS: int('PUBLIC_API_RETRY_ATTEMPTS', 2, 0, 10),
   PUBLIC_API_RETRY_DELAY_MS: int('PUBLIC_API_RETRY_DELAY_MS', 250, 0, 60_000),
+  PUBLIC_EVENTS_MCP_TOOLS: toolList,
 });
 
-export interface AdapterConfig {
+/** How the adapter reaches the Public API (mcp/public-api.ts needs nothing else). */
+export interface ApiSettings {
   apiKey: string;
   baseUrl: string;
   /** Per attempt; also the cap on any Retry-After wait. */
@@ -41,6 +65,11 @@ export interface AdapterConfig {
   retryAttempts: number;
   /** Base of the exponential backoff. */
   retryDelayMs: number;
+}
+
+export interface AdapterConfig extends ApiSettings {
+  /** The tools offered (PUBLIC_EVENTS_MCP_TOOLS), in the adapter's order. */
+  tools: ToolName[];
 }
 
 export class ConfigError extends Error {
@@ -53,7 +82,7 @@ export class ConfigError extends Error {
 export function configFromEnv(env: Record<string, string | undefined>): AdapterConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => (i.message.startsWith('PUBLIC_API_') ? i.message : `${String(i.path[0])}: ${i.message}`)));
+    throw new ConfigError(parsed.error.issues.map((i) => (/^PUBLIC_(API|EVENTS_MCP)_/.test(i.message) ? i.message : `${String(i.path[0])}: ${i.message}`)));
   }
   const e = parsed.data;
   return {
@@ -62,5 +91,6 @@ export function configFromEnv(env: Record<string, string | undefined>): AdapterC
     timeoutMs: e.PUBLIC_API_TIMEOUT_MS,
     retryAttempts: e.PUBLIC_API_RETRY_ATTEMPTS,
     retryDelayMs: e.PUBLIC_API_RETRY_DELAY_MS,
+    tools: e.PUBLIC_EVENTS_MCP_TOOLS,
   };
 }

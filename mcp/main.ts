@@ -18,10 +18,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const server = createMcpServer(new PublicApiClient(config));
+  const server = createMcpServer(new PublicApiClient(config), config.tools);
   await server.connect(new StdioServerTransport());
   process.stderr.write(
-    `public-events-mcp: ready on stdio for ${config.baseUrl} (timeout ${config.timeoutMs} ms, ${config.retryAttempts} retries from ${config.retryDelayMs} ms)\n`,
+    `public-events-mcp: ready on stdio for ${config.baseUrl} with ${config.tools.join(', ')} (timeout ${config.timeoutMs} ms, ${config.retryAttempts} retries from ${config.retryDelayMs} ms)\n`,
   );
 }
 

@@ -11,7 +11,7 @@
  * (never refused), and every retry is logged to stderr without the key.
  */
 import { Transport, failureMessage, isSuccess, retryAfterMs, type TransportHooks } from '../client/src/index.js';
-import type { AdapterConfig } from './config.js';
+import type { ApiSettings } from './config.js';
 
 export { retryAfterMs };
 
@@ -39,7 +39,7 @@ export const defaultClientDeps: ClientDeps = {
 export class PublicApiClient {
   private readonly transport: Transport;
 
-  constructor(config: AdapterConfig, deps: ClientDeps = defaultClientDeps) {
+  constructor(config: ApiSettings, deps: ClientDeps = defaultClientDeps) {
     const hooks: TransportHooks = {
       fetch: deps.fetch,
       sleep: deps.sleep,

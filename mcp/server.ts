@@ -1,17 +1,36 @@
 /**
- * The MCP server: `list-events` and `get-event` over the Public API. It holds
- * no data; every call is one (retried) GET.
+ * The MCP server: `list-events`, `get-event` and `search-events` over the
+ * Public API, or the ones PUBLIC_EVENTS_MCP_TOOLS names. It holds no data;
+ * every call is one (retried) GET.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { PublicApiClient } from './public-api.js';
-import { failure, getEventInput, getEventOutput, listEventsInput, listEventsOutput, normaliseUserEvents, pathSegment, success } from './tools.js';
+import type { Outcome, PublicApiClient } from './public-api.js';
+import {
+  TOOL_NAMES,
+  failure,
+  getEventInput,
+  getEventOutput,
+  listEventsInput,
+  listEventsOutput,
+  normaliseSearch,
+  normaliseUserEvents,
+  pathSegment,
+  searchEventsInput,
+  searchEventsOutput,
+  success,
+  type ToolName,
+} from './tools.js';
 
 export const SERVER_INFO = { name: 'public-events-mcp', version: '1.0.0' };
 
-export function createMcpServer(api: PublicApiClient): McpServer {
-  const server = new McpServer(SERVER_INFO);
+const unexpectedShape = (outcome: Extract<Outcome, { ok: true }>) =>
+  failure({ ok: false, status: outcome.status, message: 'The API answered with an unexpected shape', details: null, attempts: outcome.attempts });
 
-  server.registerTool(
+export function createMcpServer(api: PublicApiClient, tools: readonly ToolName[] = TOOL_NAMES): McpServer {
+  const server = new McpServer(SERVER_INFO);
+  const offered = new Set(tools);
+
+  if (offered.has('list-events')) server.registerTool(
     'list-events',
     {
       title: 'List a user’s public events',
@@ -27,11 +46,11 @@ export function createMcpServer(api: PublicApiClient): McpServer {
       const outcome = await api.get(`/users/${pathSegment('username', username)}/events`, { type, limit });
       if (!outcome.ok) return failure(outcome);
       const result = normaliseUserEvents(outcome.body, limit);
-      return result ? success(result) : failure({ ok: false, status: outcome.status, message: 'The API answered with an unexpected shape', details: null, attempts: outcome.attempts });
+      return result ? success(result) : unexpectedShape(outcome);
     },
   );
 
-  server.registerTool(
+  if (offered.has('get-event')) server.registerTool(
     'get-event',
     {
       title: 'Get one public event',
@@ -46,6 +65,28 @@ export function createMcpServer(api: PublicApiClient): McpServer {
     async ({ eventId }) => {
       const outcome = await api.get(`/events/${pathSegment('eventId', eventId)}`);
       return outcome.ok ? success({ message: outcome.body.message, data: outcome.body.data as Record<string, unknown> }) : failure(outcome);
+    },
+  );
+
+  if (offered.has('search-events')) server.registerTool(
+    'search-events',
+    {
+      title: 'Find public events in a place and date range',
+      description:
+        'Finds published, public events in a city, a country or both, by local start date (PRODUCT: "what is on in Lisbon this weekend?"). ' +
+        'city matches whatever its case, accents and spacing; country is an ISO code ("PT") or an English name ("Portugal"). ' +
+        'from/to are YYYY-MM-DD dates compared with each event\'s start date in its own time zone (default: today to 30 days later; at most 92 days). ' +
+        'Returns {message, data: Event[], pagination: {limit, has_more}}, earliest local start first; has_more means more events are in the window: narrow the dates or raise limit. ' +
+        'Each event has id, title, description, start_date and end_date (ISO 8601 UTC), timezone (IANA; use it to state local times), location, cost (USD, null = free), creator and links.',
+      inputSchema: searchEventsInput,
+      outputSchema: searchEventsOutput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ city, country, from, to, limit }) => {
+      const outcome = await api.get('/events', { city, country, from, to, limit });
+      if (!outcome.ok) return failure(outcome);
+      const result = normaliseSearch(outcome.body);
+      return result ? success(result) : unexpectedShape(outcome);
     },
   );
 

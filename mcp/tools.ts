@@ -1,6 +1,7 @@
 /**
- * The two tools (spec §1): their zod input and output schemas, and the
- * normalisation of API answers. Both variants of GET /users/{username}/events
+ * The tools: the spec's two (§1) and discovery's `search-events` (PRODUCT
+ * P17), their zod input and output schemas, and the normalisation of API
+ * answers. Both variants of GET /users/{username}/events
  * are normalised to `{message, data: Event[]}`, plus `pagination` exactly
  * when the API gave one (the typed variant; the dated variant has none).
  */
@@ -22,6 +23,8 @@ export function pathSegment(name: string, value: string): string {
   if (value === '' || isDotSegment(value)) throw new Error(`${name} must not be empty, "." or ".."`);
   return encodeURIComponent(value);
 }
+
+export { TOOL_NAMES, type ToolName } from './tool-names.js';
 
 export const listEventsInput = {
   username: z
@@ -56,6 +59,66 @@ const event = z.looseObject({
 });
 
 const pagination = z.object({ limit: z.number(), offset: z.number(), total: z.number() });
+
+/** A calendar date as the API takes it; a day that does not exist (2027-02-30) is refused here too. */
+function isCalendarDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return false;
+  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return day.toISOString().slice(0, 10) === value;
+}
+
+const localDate = (name: string, meaning: string) =>
+  z
+    .string()
+    .refine(isCalendarDate, { error: `${name} must be a date YYYY-MM-DD` })
+    .optional()
+    .describe(meaning);
+
+/** A city or a country: 1-100 characters once trimmed (the API's bound on either). */
+const placePart = (name: string, meaning: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: `${name} must not be empty` })
+    .max(100, { error: `${name} must be at most 100 characters` })
+    .optional()
+    .describe(meaning);
+
+/** At least one of city and country, reported on `city` as the API reports it. */
+export const PLACE_REQUIRED = 'Give a city, a country or both';
+
+/**
+ * search-events' arguments: the route's query (`cursor` aside: an assistant
+ * narrows the dates instead of paging). An object schema rather than a raw
+ * shape, so that the "city or country" rule is checked before any request
+ * like every other argument rule.
+ */
+export const searchEventsInput = z
+  .object({
+    city: placePart('city', 'A city, any case, with or without accents, e.g. "Lisbon" or "São Paulo"'),
+    country: placePart('country', 'An ISO 3166-1 alpha-2 code (e.g. "PT") or an English country name (e.g. "Portugal")'),
+    from: localDate('from', 'First local start date, YYYY-MM-DD, inclusive (default: today, UTC). Dates are local to each event: "Saturday in Lisbon" is Saturday in Lisbon.'),
+    to: localDate('to', 'Last local start date, YYYY-MM-DD, inclusive (default: from + 30 days; at most 92 days after from)'),
+    limit: z.number().int().min(1).max(100).optional().describe('How many events to return, 1-100 (the API defaults to 20)'),
+  })
+  .superRefine((args, ctx) => {
+    if (args.city === undefined && args.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: PLACE_REQUIRED });
+  });
+
+/** The route's pagination, less the cursor the tool takes no argument for. */
+const cursorPagination = z.object({ limit: z.number(), has_more: z.boolean() });
+export const searchEventsOutput = { message: z.string(), data: z.array(event), pagination: cursorPagination };
+export type SearchEventsResult = z.infer<z.ZodObject<typeof searchEventsOutput>>;
+
+/** `data = {events, pagination}` as the route answers it; null for any other shape. */
+export function normaliseSearch(body: Extract<Outcome, { ok: true }>['body']): SearchEventsResult | null {
+  const data = body.data as { events?: unknown; pagination?: { limit?: unknown; has_more?: unknown } } | null;
+  if (typeof data !== 'object' || data === null || !Array.isArray(data.events)) return null;
+  const { limit, has_more } = data.pagination ?? {};
+  if (typeof limit !== 'number' || typeof has_more !== 'boolean') return null;
+  return { message: body.message, data: data.events as SearchEventsResult['data'], pagination: { limit, has_more } };
+}
 
 export const listEventsOutput = { message: z.string(), data: z.array(event), pagination: pagination.optional() };
 export const getEventOutput = { message: z.string(), data: event };

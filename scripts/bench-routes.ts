@@ -58,6 +58,10 @@ export const ROUTE_CASES: Record<RouteId, RouteCase> = {
   getUserEventChanges: { path: { username: 'alice' }, query: { cursor: startCursor('HOST#usr_alice') } },
   getEventGuestChanges: { path: { eventId: 'evt_jazz01' }, query: { cursor: startCursor('GUESTS#evt_jazz01') } },
   getPlaceEventChanges: { path: {}, query: { city: 'Amsterdam', country: 'NL', cursor: startCursor('PLACE#NL#amsterdam') } },
+  embedGetPlaceFeed: { path: {}, query: { city: 'Amsterdam', country: 'NL' } },
+  // Discovery (PRODUCT P17): a page of 10 of a city's events (scripts/bench-discovery.ts weighs pages by catalogue and city size).
+  searchEvents: { path: {}, query: { city: 'Amsterdam', country: 'NL', from: '2026-11-21', to: '2027-02-20', limit: '10' } },
+  embedSearchEvents: { path: {}, query: { city: 'Amsterdam', from: '2026-11-21', to: '2027-02-20', limit: '10' } },
   publicOpenApi: { path: {} },
   embedOpenApi: { path: {} },
 };
@@ -86,7 +90,7 @@ export function proxyEvent(route: BenchRoute): APIGatewayProxyEvent {
 export function benchDeps(client: DynamoDBDocumentClient) {
   const config = configSchema.parse({ tableName: LOCAL_TABLE, serviceName: 'events', siteUrl: 'https://example.org', userEventsVariant: 'typed' });
   const repository = new DynamoRepository(client, LOCAL_TABLE);
-  return createDeps(config, { reader: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(BENCH_NOW), logger: silentLogger });
+  return createDeps(config, { reader: repository, search: repository, keys: repository, feeds: repository, cursorKeys: staticKeyring(CURSOR_KEY), clock: fixedClock(BENCH_NOW), logger: silentLogger });
 }
 
 export const benchContext = { awsRequestId: 'bench' } as Context;

@@ -54,6 +54,7 @@ import { changeFigures } from './bench-changes.js';
 import { costFigures, type MeasuredInvocation, type MeasuredRoute } from './bench-cost.js';
 import { hostFigures } from './bench-hosts.js';
 import { feedFigures } from './bench-feeds.js';
+import { discoveryFigures } from './bench-discovery.js';
 import { roundTripFigures } from './bench-round-trips.js';
 import { burstFigures } from './bench-burst.js';
 import { headFigures } from './bench-head.js';
@@ -290,6 +291,7 @@ const hosts = await hostFigures(HOST_SIZES, HOST_ITERATIONS, NOW);
 const feeds = await feedFigures();
 const burst = await burstFigures();
 const head = await headFigures();
+const discovery = await discoveryFigures();
 const throttled = await (async () => {
   const store = await startDynalite();
   try {
@@ -352,6 +354,10 @@ process.stdout.write(
     'The feed heads (scripts/bench-head.ts): appenders appending back to back to one scope of FEED_SHARDS head shards, 256 appends each, by id length; billed from the images the writes return, without reads between them.',
     '',
     ...head,
+    '',
+    'Discovery (scripts/bench-discovery.ts): a page of up to 100 events of one city, first and after a cursor half way through it, by catalogue and city size; every event a real item; read units as DynamoDB bills the items read.',
+    '',
+    ...discovery,
     '',
     'Cost per million requests (scripts/cost-model.ts), from the figures above.',
     '',

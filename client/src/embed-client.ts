@@ -5,8 +5,9 @@
  */
 import { toError, unwrap } from './envelope.js';
 import { envVar, segment } from './environment.js';
+import { CursorList, type CursorPagination } from './cursor-list.js';
 import { Transport, type Query, type RetryOptions, type TransportHooks } from './transport.js';
-import type { EmbedEvent, EmbedOpenApiDocument, EmbedUserEventsParams } from './types.js';
+import type { EmbedEvent, EmbedOpenApiDocument, EmbedPlaceFeedParams, EmbedSearchEventsParams, EmbedUserEventsParams } from './types.js';
 
 export interface EmbedClientOptions extends RetryOptions, TransportHooks {
   /** E.g. `https://api.example.com/api/embed/v1`; `EMBED_API_BASE_URL` when absent (or undefined). */
@@ -26,8 +27,8 @@ export class EmbedClient {
     return unwrap(await this.transport.get(path, query)).data as T;
   }
 
-  private async text(path: string, accept: string): Promise<string> {
-    const answer = await this.transport.get(path, {}, accept);
+  private async text(path: string, accept: string, query: Query = {}): Promise<string> {
+    const answer = await this.transport.get(path, query, accept);
     if (answer.status === 200) return answer.text;
     throw toError(answer);
   }
@@ -46,6 +47,23 @@ export class EmbedClient {
     /** GET /users/{username}/events.ics: the user's events as an iCalendar feed. */
     feed: (username: string): Promise<string> => this.text(`/users/${segment('username', username)}/events.ics`, 'text/calendar'),
   };
+
+  /**
+   * GET /events (discovery): a place's public events by local start date,
+   * earliest first, every page, as Embed objects. `city`, `country` or both.
+   */
+  searchEvents(params: EmbedSearchEventsParams): CursorList<EmbedEvent> {
+    const { cursor: start, ...query } = params;
+    return new CursorList<EmbedEvent>(async (cursor) => {
+      const data = await this.data<{ events: EmbedEvent[]; pagination: CursorPagination }>('/events', { ...query, ...(cursor !== undefined ? { cursor } : {}) });
+      return { items: data.events, pagination: data.pagination };
+    }, start);
+  }
+
+  /** GET /events.ics: a place's events (from the week before today to 30 days on) as an iCalendar feed. `city`, `country` or both. */
+  placeFeed(params: EmbedPlaceFeedParams): Promise<string> {
+    return this.text('/events.ics', 'text/calendar', params);
+  }
 
   /** GET /openapi.json: the API's own description. */
   async openapi(): Promise<EmbedOpenApiDocument> {

@@ -1,7 +1,8 @@
 /**
  * The Public API client: one method per route. Single reads resolve to the
  * envelope's `data`; paginated lists are PagedLists (async iterables that stop
- * at `total`). Failures throw ApiError (or RateLimitError / NetworkError).
+ * at `total`), discovery a CursorList (it follows `next_cursor`), the changes
+ * feeds ChangeFeeds. Failures throw ApiError (or RateLimitError / NetworkError).
  *
  * Keys stay server-side: in a browser the client refuses to be built with a
  * key unless `dangerouslyAllowBrowser` is set.
@@ -10,15 +11,18 @@ import { toError, unwrap } from './envelope.js';
 import { envVar, inBrowser, segment } from './environment.js';
 import { PagedList, type Page, type Pagination } from './paged-list.js';
 import { ChangeFeed, type FeedPage } from './change-feed.js';
+import { CursorList, type CursorPagination } from './cursor-list.js';
 import { Transport, type Query, type RetryOptions, type TransportHooks } from './transport.js';
 import type {
   ChangeFeedParams,
   EventChange,
   GuestChange,
   EventGuestsParams,
+  FollowPlaceParams,
   Guest,
   PublicEvent,
   PublicOpenApiDocument,
+  SearchEventsParams,
   UserEventsParams,
   UserPastEventsParams,
   UserProfileEventsParams,
@@ -111,9 +115,32 @@ export class PublicClient {
       this.list(`/users/${segment('username', username)}/past-events`, params),
   };
 
-  private feed<C>(path: string, params: ChangeFeedParams): ChangeFeed<C> {
+  /**
+   * GET /events (discovery): a place's public events by local start date,
+   * earliest first, every page (`limit` is the page size; `cursor` a saved
+   * `next_cursor` to resume from). `city`, `country` or both.
+   */
+  searchEvents(params: SearchEventsParams): CursorList<PublicEvent> {
+    const { cursor: start, ...query } = params;
+    return new CursorList<PublicEvent>(async (cursor) => {
+      const data = unwrap(await this.transport.get('/events', { ...query, ...(cursor !== undefined ? { cursor } : {}) })).data as { events: PublicEvent[]; pagination: CursorPagination };
+      return { items: data.events, pagination: data.pagination };
+    }, start);
+  }
+
+  /**
+   * GET /changes/places/events: what changed in a place's public events (past
+   * ones included) since the cursor; an event that moves away, goes private
+   * or is deleted comes as `removed`. `city`, `country` or both.
+   */
+  followPlace(params: FollowPlaceParams): ChangeFeed<EventChange> {
+    const { city, country, ...feed } = params;
+    return this.feed('/changes/places/events', feed, { city, country });
+  }
+
+  private feed<C>(path: string, params: ChangeFeedParams, scope: Query = {}): ChangeFeed<C> {
     return new ChangeFeed<C>(
-      async (cursor, limit) => unwrap(await this.transport.get(path, { ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) })).data as FeedPage<C>,
+      async (cursor, limit) => unwrap(await this.transport.get(path, { ...scope, ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) })).data as FeedPage<C>,
       params.cursor,
       params.limit,
     );

@@ -24,6 +24,7 @@ export interface ChangeFeedParams {
 export type EmbedEvent = EmbedComponents['schemas']['EmbedEvent'];
 export type { FieldError } from './errors.js';
 export type { Pagination, Page } from './paged-list.js';
+export type { CursorPagination, CursorPage } from './cursor-list.js';
 
 /** Every parameter optional, `undefined` taken as absent (the generated types say `limit?: number`). */
 type UndefinedAsAbsent<T> = { [K in keyof T]?: T[K] | undefined };
@@ -39,6 +40,17 @@ export type UserUpcomingEventsParams = PublicQuery<'getUserUpcomingEvents'>;
 export type UserPastEventsParams = PublicQuery<'getUserPastEvents'>;
 export type EventGuestsParams = PublicQuery<'getEventGuests'>;
 export type EmbedUserEventsParams = EmbedQuery<'embedGetUserEvents'>;
+/**
+ * Discovery (`searchEvents`): `city`, `country` or both (the API answers 400
+ * naming `city` without either), `from`/`to` (YYYY-MM-DD, local start
+ * dates), `limit` (the page size) and `cursor` (a saved `next_cursor`).
+ */
+export type SearchEventsParams = PublicQuery<'searchEvents'>;
+export type EmbedSearchEventsParams = EmbedQuery<'embedSearchEvents'>;
+/** A place's calendar (`placeFeed`): `city`, `country` or both. */
+export type EmbedPlaceFeedParams = EmbedQuery<'embedGetPlaceFeed'>;
+/** A place's changes feed (`followPlace`): `city`, `country` or both, and where the feed starts (`cursor`, `limit` as ChangeFeedParams). */
+export type FollowPlaceParams = PublicQuery<'getPlaceEventChanges'>;
 
 /** The OpenAPI document each surface serves about itself. */
 export type PublicOpenApiDocument = PublicOperations['publicOpenApi']['responses'][200]['content']['application/json'];

@@ -1,5 +1,6 @@
 /**
- * The Embed API's iCalendar feeds (PRODUCT P15): a user's feed and one event's.
+ * The Embed API's iCalendar feeds (PRODUCT P15): a user's feed and one
+ * event's, and a place's (PRODUCT P17, placeFeed below).
  *
  * A user's feed holds the user's own public events that are upcoming (start at
  * or after now, earliest first, at most FEED_MAX_UPCOMING) and those of the
@@ -26,6 +27,9 @@ import { requirePublicEvent } from './queries.js';
 import type { Fresh } from './embed-queries.js';
 import { MESSAGES, NotFoundError } from './errors.js';
 import { byStartAscending } from './ordering.js';
+import type { PlaceKey } from './place.js';
+import type { EventSearcher } from './ports.js';
+import { SEARCH_DEFAULT_DAYS } from './search-params.js';
 
 export const FEED_PAST_DAYS = 90;
 export const FEED_MAX_UPCOMING = 100;
@@ -65,6 +69,74 @@ export async function userFeed(reader: EventReader, username: string, now: Date,
     data: withinBudget([...upcoming, ...past].filter(isPublicPayload), (kept) => toICalendar([...kept].sort(byStartAscending), { name: `Events by ${name}`, siteUrl })),
     freshForMs: changes.length ? Math.max(0, Math.min(...changes)) : null,
     filename: `${name}-events`,
+  };
+}
+
+/** A place's feed: its window from today (the discovery route's default, 30 days), and this many days before. */
+export const PLACE_FEED_DAYS = SEARCH_DEFAULT_DAYS;
+export const PLACE_FEED_PAST_DAYS = 7;
+
+/**
+ * One read of a place's public events whose local start date is within
+ * [from, to] (YYYY-MM-DD, inclusive), earliest first: the first `limit`,
+ * and whether more are there. Discovery's store read, as the handler binds
+ * it to the place.
+ */
+export type PlaceWindowRead = (window: { from: string; to: string }, limit: number) => Promise<{ events: EventPayload[]; more: boolean }>;
+
+/** discovery's read of one place, as placeFeed reads it. */
+export function placeWindowRead(searcher: EventSearcher, place: PlaceKey): PlaceWindowRead {
+  return async (window, limit) => {
+    const page = await searcher.searchEvents({ place, ...window, limit });
+    return { events: page.events, more: page.next !== undefined };
+  };
+}
+
+/** The place a calendar request names (its params checked by embedGetPlaceFeedParams: at least one part). */
+export function placeOfFeedQuery(q: { city?: string | undefined; country?: string | undefined }): PlaceKey {
+  return { ...(q.country !== undefined ? { country: q.country } : {}), ...(q.city !== undefined ? { city: q.city } : {}) };
+}
+
+/**
+ * The place's name for the calendar: as an event there spells it (the
+ * query's parts only), else the query's own keys (a country the standard
+ * does not know is kept behind `~`, left out here).
+ */
+export function placeLabel(place: PlaceKey, sample: EventPayload | undefined): string {
+  const city = place.city === undefined ? undefined : (sample?.location?.city?.trim() || place.city);
+  const country = place.country === undefined ? undefined : (sample?.location?.country?.trim() || place.country.replace(/^~/, ''));
+  return [city, country].filter((p): p is string => p !== undefined).join(', ');
+}
+
+/** The UTC calendar date `days` after (or before) the date `day`. */
+function plusDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00.000Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * A place's iCalendar feed (PRODUCT P17): the events the discovery route
+ * lists by default (local start date from today, UTC, to 30 days on; at
+ * most FEED_MAX_UPCOMING, the earliest) and those of the PLACE_FEED_PAST_DAYS
+ * days before today (at most FEED_MAX_PAST). A place busier than that in a
+ * week keeps yesterday's alone (the first FEED_MAX_PAST of them), so the past
+ * a calendar shows is the nearest; that takes a second read, never more.
+ * Reads go by local dates, so the body changes with the clock only when the
+ * UTC date does.
+ */
+export async function placeFeed(read: PlaceWindowRead, place: PlaceKey, now: Date, siteUrl: string): Promise<Feed> {
+  const today = now.toISOString().slice(0, 10);
+  const pastWeek = { from: plusDays(today, -PLACE_FEED_PAST_DAYS), to: plusDays(today, -1) };
+  const [upcoming, week] = await Promise.all([
+    read({ from: today, to: plusDays(today, PLACE_FEED_DAYS) }, FEED_MAX_UPCOMING),
+    read(pastWeek, FEED_MAX_PAST),
+  ]);
+  const past = week.more ? await read({ from: pastWeek.to, to: pastWeek.to }, FEED_MAX_PAST) : week;
+  const kept = [...upcoming.events, ...[...past.events].reverse()].filter(isPublicPayload);
+  const name = placeLabel(place, kept[0]);
+  return {
+    data: withinBudget(kept, (some) => toICalendar([...some].sort(byStartAscending), { name: `Events in ${name}`, siteUrl })),
+    freshForMs: Date.parse(`${plusDays(today, 1)}T00:00:00.000Z`) - now.getTime(),
+    filename: `events-in-${name}`,
   };
 }
 

@@ -7,6 +7,8 @@ import type { StartBounds } from './params.js';
 import type { EventReader } from './ports.js';
 import { loadList, requirePublicEvent, windowOf } from './queries.js';
 import type { EventPayload } from '../store/items.js';
+import { searchPage, type SearchContext, type SearchPagination } from './search-events.js';
+import type { SearchRequest } from './search-params.js';
 
 export interface Fresh<T> {
   data: T;
@@ -38,4 +40,10 @@ export async function embedUserEvents(
   // The index order (start, then id), read forwards or backwards, is this list's order, so only the page is read.
   const events = await loadList(reader, q.username, 'HOSTED', windowOf(q.bounds), undefined, q.limit, q.order === 'desc');
   return { data: events.map((e) => toEmbedEvent(e, now, siteUrl)), freshForMs: freshness(events, now) };
+}
+
+/** Discovery on the Embed API (PRODUCT P17): a page of a place's events as Embed objects. */
+export async function embedSearchEvents(ctx: SearchContext, req: SearchRequest, now: Date, siteUrl: string): Promise<Fresh<{ events: EmbedEvent[]; pagination: SearchPagination }>> {
+  const page = await searchPage(ctx, req);
+  return { data: { events: page.events.map((e) => toEmbedEvent(e, now, siteUrl)), pagination: page.pagination }, freshForMs: freshness(page.events, now) };
 }

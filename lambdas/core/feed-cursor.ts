@@ -170,9 +170,46 @@ const macOf = (key: Uint8Array, signed: string): string => createHmac('sha256', 
 export const keyIdOf = (key: Uint8Array): string => macOf(key, KEY_ID_LABEL).slice(0, KEY_ID_LENGTH);
 
 export function encodeCursor(c: FeedCursor, key: Uint8Array): string {
-  const payload = Buffer.from(JSON.stringify([c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf])).toString('base64url');
-  const signed = `${CURSOR_VERSION}.${keyIdOf(key)}.${payload}`;
+  return signToken(CURSOR_VERSION, [c.scope, c.mode === 'members' ? 'm' : 'e', c.position, c.after, c.asOf], key);
+}
+
+/**
+ * `{version}.{keyId}.{payload}.{mac}`, payload the base64url of `value`'s
+ * JSON: the feeds' cursors, and other keyed cursors under a version prefix
+ * of their own (discovery's: lambdas/core/search-cursor.ts), so that no
+ * cursor of one kind ever opens as another.
+ */
+export function signToken(version: string, value: unknown, key: Uint8Array): string {
+  const payload = Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signed = `${version}.${keyIdOf(key)}.${payload}`;
   return `${signed}.${macOf(key, signed)}`;
+}
+
+/** A keyed token's parts, its MAC not yet checked: the signed text, the MAC, the key id; `value` its payload's JSON. */
+export interface SealedToken {
+  readonly signed: string;
+  readonly mac: string;
+  readonly keyId?: string;
+}
+
+/** The parts of a `{version}.{keyId}.{payload}.{mac}` token of that version, and its payload's JSON, or null when it is none. */
+export function parseToken(text: string, version: string, maxLength: number): (SealedToken & { value: unknown }) | null {
+  if (text.length > maxLength) return null;
+  const parts = text.split('.');
+  if (parts.length !== 4 || parts[0] !== version || !KEY_ID.test(parts[1]!) || !BASE64URL.test(parts[2]!) || !MAC.test(parts[3]!)) return null;
+  try {
+    return { signed: parts.slice(0, 3).join('.'), mac: parts[3]!, keyId: parts[1]!, value: JSON.parse(Buffer.from(parts[2]!, 'base64url').toString('utf8')) as unknown };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether one of the keyring's accepted keys signed the token (reading the keys again only when it names one not held). */
+export async function isGenuine(sealed: SealedToken, keyring: CursorKeyring): Promise<boolean> {
+  const first = verdict(sealed, (await keyring.keys()).accepted);
+  if (first !== 'unknown') return first === 'signed';
+  if (!(await keyring.refresh())) return false;
+  return verdict(sealed, (await keyring.keys()).accepted) === 'signed';
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
@@ -212,7 +249,7 @@ export function parseCursor(text: string): SealedCursor | null {
  * (`unknown`: it names a key not here, or, without a key id, none of them
  * signed it: a key newer than these may have). Constant-time comparison.
  */
-function verdict(sealed: SealedCursor, accepted: readonly Uint8Array[]): 'signed' | 'forged' | 'unknown' {
+function verdict(sealed: SealedToken, accepted: readonly Uint8Array[]): 'signed' | 'forged' | 'unknown' {
   const candidates = sealed.keyId === undefined ? accepted : accepted.filter((key) => keyIdOf(key) === sealed.keyId);
   const given = Buffer.from(sealed.mac);
   if (candidates.some((key) => timingSafeEqual(Buffer.from(macOf(key, sealed.signed)), given))) return 'signed';
@@ -226,10 +263,7 @@ function verdict(sealed: SealedCursor, accepted: readonly Uint8Array[]): 'signed
  * here costs no read.
  */
 export async function openCursor(sealed: SealedCursor, keyring: CursorKeyring): Promise<FeedCursor | null> {
-  const first = verdict(sealed, (await keyring.keys()).accepted);
-  if (first !== 'unknown') return first === 'signed' ? sealed.cursor : null;
-  if (!(await keyring.refresh())) return null;
-  return verdict(sealed, (await keyring.keys()).accepted) === 'signed' ? sealed.cursor : null;
+  return (await isGenuine(sealed, keyring)) ? sealed.cursor : null;
 }
 
 export async function sealCursor(c: FeedCursor, keyring: CursorKeyring): Promise<string> {

@@ -5,6 +5,7 @@
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../store/items.js';
 import type { ProfileList } from '../store/table.js';
 import type { GuestStatusFilter } from './params.js';
+import type { PlaceKey } from './place.js';
 
 /** The stored shapes the feeds map (lambdas/core/feeds.ts takes them from here, not from the store). */
 export type { EventPayload, RsvpItem };
@@ -103,4 +104,34 @@ export interface FeedReader {
   feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>>;
   /** A live user's id by username (case-insensitive), or null. One Query. */
   userIdByName(username: string): Promise<string | null>;
+}
+
+/** One page's read of discovery (PRODUCT P17): a place query and a window of local start dates. */
+export interface PlaceSearch {
+  /** Country key, city key, or both (lambdas/core/place.ts); never neither. */
+  place: PlaceKey;
+  /** Inclusive local start dates, `YYYY-MM-DD`. */
+  from: string;
+  to: string;
+  /** Events wanted, 1-100. */
+  limit: number;
+  /** The sort key of the last event given before (a cursor's): the page starts strictly after it. */
+  after?: string;
+}
+
+/** One page found: the events in order, and, when more may follow, the sort key to go on after. */
+export interface PlaceSearchPage {
+  events: EventPayload[];
+  /** Present when index entries follow the page: pass it as the next search's `after`. */
+  next?: string;
+}
+
+/** Discovery's read (lambdas/store/search.ts). */
+export interface EventSearcher {
+  /**
+   * The public events of `place` whose local start date is in the window,
+   * ordered by local start date-time then id, after `after`, at most
+   * `limit`: one round trip of PLACE_SHARDS Queries, then one BatchGetItem.
+   */
+  searchEvents(search: PlaceSearch): Promise<PlaceSearchPage>;
 }

@@ -12,6 +12,7 @@ import { ISO_STRING_LENGTH } from './dates.js';
 import { EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH, USER_ID_MAX_LENGTH } from './ids.js';
 import { INT32_MAX } from './params.js';
 import { UNPAGINATED_MAX_EVENTS } from './list-bounds.js';
+import { SEARCH_CURSOR_MAX_LENGTH } from './search-cursor.js';
 
 /*
  * Bounds (OWASP API4: maxLength, maxItems, int32 with minimum and maximum)
@@ -152,3 +153,16 @@ function feedPage<C extends z.ZodType>(change: C, id: string) {
 }
 export const eventChangesPage = feedPage(z.strictObject({ id: z.string().max(80), change: z.literal('upserted'), event: publicEventSchema }).meta({ id: 'EventUpserted' }), 'EventChanges');
 export const guestChangesPage = feedPage(z.strictObject({ id: z.string().max(80), change: z.literal('upserted'), guest: guestSchema }).meta({ id: 'GuestUpserted' }), 'GuestChanges');
+
+/** Discovery's pagination (PRODUCT P17): keyed cursors, no total, no offset. */
+export const searchPaginationSchema = z
+  .strictObject({
+    limit: int32(1, PAGE_MAX_ITEMS),
+    has_more: z.boolean().meta({ description: 'More events follow in the window: pass `next_cursor`.' }),
+    next_cursor: z.string().max(SEARCH_CURSOR_MAX_LENGTH).optional().meta({ description: 'Present only when `has_more` is true.' }),
+  })
+  .meta({ id: 'SearchPagination', description: 'Cursor pagination of a search (no total: a count of a place and window is not worth its cost).' });
+/** `data` of Public GET /events. */
+export const publicSearchPage = z.strictObject({ events: z.array(publicEventSchema).max(PAGE_MAX_ITEMS), pagination: searchPaginationSchema }).meta({ id: 'EventSearchPage' });
+/** `data` of Embed GET /events. */
+export const embedSearchPage = z.strictObject({ events: z.array(embedEventSchema).max(PAGE_MAX_ITEMS), pagination: searchPaginationSchema }).meta({ id: 'EmbedEventSearchPage' });

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
+import { cityParam as searchCityParam, countryParam as searchCountryParam, SEARCH_MESSAGES } from './search-params.js';
 import { cityParam, countryParam } from './place-params.js';
 import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
@@ -27,6 +28,20 @@ export const embedGetUserEventsParams = z.object({ username: usernameParam, limi
 /** The iCalendar feeds (PRODUCT P15): the window is fixed, no query parameters. */
 export const embedGetUserFeedParams = z.object({ username: usernameParam });
 export const embedGetEventFeedParams = z.object({ eventId: eventIdParam });
+/**
+ * A place's calendar (PRODUCT P17): the place as discovery takes it, the
+ * window fixed; any other parameter (a `from`, say) is refused by name
+ * rather than ignored.
+ */
+export const embedGetPlaceFeedParams = strictQuery(
+  z.object({ city: searchCityParam, country: searchCountryParam }).superRefine(
+    (p, ctx) => {
+      // As discovery's: neither a city nor a country is a 400 naming `city`, beside any other field's failure.
+      if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
+    },
+    { when: () => true },
+  ),
+);
 /** The OpenAPI documents take no parameters. */
 export const noParams = z.object({});
 

@@ -6,7 +6,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyR
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
-import type { ApiKeyReader, EventReader, FeedReader } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, EventSearcher, FeedReader } from '../core/ports.js';
 import { noKeyring, secretsManagerKeyring } from './cursor-keys.js';
 import { createDocumentClient } from '../store/client.js';
 import { DynamoRepository } from '../store/repository.js';
@@ -16,6 +16,8 @@ import { noMetrics, type MetricsSink } from './metrics.js';
 export interface Deps {
   config: Config;
   reader: EventReader;
+  /** Discovery's read (PRODUCT P17). */
+  search: EventSearcher;
   keys: ApiKeyReader;
   /** The changes feeds (PRODUCT P16). */
   feeds: FeedReader;
@@ -45,6 +47,7 @@ export function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config
   return {
     config,
     reader: overrides.reader ?? repo(),
+    search: overrides.search ?? repo(),
     keys: overrides.keys ?? repo(),
     feeds: overrides.feeds ?? repo(),
     cursorKeys: overrides.cursorKeys ?? (config.cursorSecretArn ? secretKeyring(config.cursorSecretArn) : noKeyring),

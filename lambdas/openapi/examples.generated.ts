@@ -30,6 +30,7 @@ export const EXAMPLES = {
     }
   },
   "embedGetEventFeed": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Public Events API//Embed feed//EN\r\nNAME:Rooftop Jazz\r\nX-WR-CALNAME:Rooftop Jazz\r\nREFRESH-INTERVAL;VALUE=DURATION:PT1H\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\nUID:evt_jazz01@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261001T120000Z\r\nDTSTART:20270115T010000Z\r\nDTEND:20270115T040000Z\r\nSUMMARY:Rooftop Jazz\r\nLOCATION:Skyline Terrace\\, 12 Main St\\, Austin\\, US\r\nDESCRIPTION:**Live** jazz at sunset.\r\nURL;VALUE=URI:https://events.example.com/e/evt_jazz01\r\nCREATED:20261001T120000Z\r\nEND:VEVENT\r\nEND:VCALENDAR",
+  "embedGetPlaceFeed": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Public Events API//Embed feed//EN\r\nNAME:Events in Amsterdam, NL\r\nX-WR-CALNAME:Events in Amsterdam, NL\r\nREFRESH-INTERVAL;VALUE=DURATION:PT1H\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\nUID:evt_series_12@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260903T000000Z\r\nDTSTART:20261119T180000Z\r\nDTEND:20261119T200000Z\r\nSUMMARY:Weekly Session #12\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 12 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_12\r\nCREATED:20260903T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_13@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260906T000000Z\r\nDTSTART:20261126T180000Z\r\nDTEND:20261126T200000Z\r\nSUMMARY:Weekly Session #13\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 13 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_13\r\nCREATED:20260906T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_14@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260909T000000Z\r\nDTSTART:20261203T180000Z\r\nDTEND:20261203T200000Z\r\nSUMMARY:Weekly Session #14\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 14 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_14\r\nCREATED:20260909T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_15@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260912T000000Z\r\nDTSTART:20261210T180000Z\r\nDTEND:20261210T200000Z\r\nSUMMARY:Weekly Session #15\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 15 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_15\r\nCREATED:20260912T000000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_series_16@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260915T000000Z\r\nDTSTART:20261217T180000Z\r\nDTEND:20261217T200000Z\r\nSUMMARY:Weekly Session #16\r\nLOCATION:De Ruimte\\, Amsterdam\\, NL\r\nDESCRIPTION:Session 16 of the weekly series.\r\nURL;VALUE=URI:https://events.example.com/e/evt_series_16\r\nCREATED:20260915T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR",
   "embedGetUserEvents": {
     "success": true,
     "message": "Events of user alice retrieved",
@@ -75,6 +76,61 @@ export const EXAMPLES = {
     ]
   },
   "embedGetUserFeed": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Public Events API//Embed feed//EN\r\nNAME:Events by Alice\r\nX-WR-CALNAME:Events by Alice\r\nREFRESH-INTERVAL;VALUE=DURATION:PT1H\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\nUID:evt_meetup02@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20260801T093000Z\r\nDTSTART:20260910T170000Z\r\nDTEND:20260910T220000Z\r\nSUMMARY:Bitcoin Meetup\r\nURL;VALUE=URI:https://events.example.com/e/evt_meetup02\r\nCREATED:20260801T093000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_jazz01@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261001T120000Z\r\nDTSTART:20270115T010000Z\r\nDTEND:20270115T040000Z\r\nSUMMARY:Rooftop Jazz\r\nLOCATION:Skyline Terrace\\, 12 Main St\\, Austin\\, US\r\nDESCRIPTION:**Live** jazz at sunset.\r\nURL;VALUE=URI:https://events.example.com/e/evt_jazz01\r\nCREATED:20261001T120000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_workshop05@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261105T080000Z\r\nDTSTART:20270310T160000Z\r\nDTEND:20270310T190000Z\r\nSUMMARY:Workshop: <b>HTML</b> & \"escaping\"\r\nLOCATION:Kiez Hall\\, Oranienstr. 1\\, Berlin\\, DE\r\nDESCRIPTION:<script>alert('xss')</script><img src=x onerror=alert(1)> Lear\r\n n why **markup** in text must stay text.\r\nURL;VALUE=URI:https://events.example.com/e/evt_workshop05\r\nCREATED:20261105T080000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_tie07a@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261112T080000Z\r\nDTSTART:20270501T180000Z\r\nDTEND:20270502T000000Z\r\nSUMMARY:Double Bill (A)\r\nLOCATION:Cinema 1\r\nURL;VALUE=URI:https://events.example.com/e/evt_tie07a\r\nCREATED:20261112T080000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:evt_tie07b@events.example.com\r\nSEQUENCE:0\r\nDTSTAMP:20261112T080000Z\r\nDTSTART:20270501T180000Z\r\nDTEND:20270502T000000Z\r\nSUMMARY:Double Bill (B)\r\nLOCATION:Cinema 2\r\nURL;VALUE=URI:https://events.example.com/e/evt_tie07b\r\nCREATED:20261112T080000Z\r\nEND:VEVENT\r\nEND:VCALENDAR",
+  "embedSearchEvents": {
+    "success": true,
+    "message": "Events retrieved",
+    "data": {
+      "events": [
+        {
+          "id": "evt_series_13",
+          "title": "Weekly Session #13",
+          "description": "Session 13 of the weekly series.",
+          "cover": null,
+          "start_date": "2026-11-26T18:00:00.000Z",
+          "end_date": "2026-11-26T20:00:00.000Z",
+          "timezone": "Europe/Amsterdam",
+          "location": {
+            "name": "De Ruimte",
+            "city": "Amsterdam",
+            "country": "NL"
+          },
+          "url": "https://events.example.com/e/evt_series_13",
+          "creator": {
+            "username": "eve-series",
+            "image": "https://images.example.com/u/eve.png",
+            "verified": true
+          },
+          "status": "upcoming"
+        },
+        {
+          "id": "evt_series_14",
+          "title": "Weekly Session #14",
+          "description": "Session 14 of the weekly series.",
+          "cover": null,
+          "start_date": "2026-12-03T18:00:00.000Z",
+          "end_date": "2026-12-03T20:00:00.000Z",
+          "timezone": "Europe/Amsterdam",
+          "location": {
+            "name": "De Ruimte",
+            "city": "Amsterdam",
+            "country": "NL"
+          },
+          "url": "https://events.example.com/e/evt_series_14",
+          "creator": {
+            "username": "eve-series",
+            "image": "https://images.example.com/u/eve.png",
+            "verified": true
+          },
+          "status": "upcoming"
+        }
+      ],
+      "pagination": {
+        "limit": 2,
+        "has_more": true,
+        "next_cursor": "d1.UF3tI33Y.W251bGwsImFtc3RlcmRhbSIsIjIwMjYtMTEtMjEiLCIyMDI2LTEyLTIxIiwiMjAyNi0xMi0wM1QxOTowMDowMCNldnRfc2VyaWVzXzE0Il0.O5YzaxB8Lqi8hZjakrmHHd"
+      }
+    }
+  },
   "getEvent": {
     "success": true,
     "message": "Event evt_jazz01 retrieved",
@@ -474,6 +530,26 @@ export const EXAMPLES = {
     "success": false,
     "message": "Resource not found."
   },
+  "placeFeedNoPlace": {
+    "success": false,
+    "message": "Give a city, a country or both",
+    "errors": [
+      {
+        "field": "city",
+        "message": "Give a city, a country or both"
+      }
+    ]
+  },
+  "placeFeedWindowGiven": {
+    "success": false,
+    "message": "Unknown query parameter: from",
+    "errors": [
+      {
+        "field": "from",
+        "message": "Unknown query parameter: from"
+      }
+    ]
+  },
   "placeMissing": {
     "success": false,
     "message": "Give a city, a country or both",
@@ -481,6 +557,107 @@ export const EXAMPLES = {
       {
         "field": "city",
         "message": "Give a city, a country or both"
+      }
+    ]
+  },
+  "searchEvents": {
+    "success": true,
+    "message": "Events retrieved",
+    "data": {
+      "events": [
+        {
+          "id": "evt_series_13",
+          "title": "Weekly Session #13",
+          "description": "Session 13 of the weekly series.",
+          "cover": "https://events.example.com/images/default-cover.png",
+          "location": "De Ruimte",
+          "start_date": "2026-11-26T18:00:00.000Z",
+          "end_date": "2026-11-26T20:00:00.000Z",
+          "timezone": "Europe/Amsterdam",
+          "status": "published",
+          "visibility": "public",
+          "cost": null,
+          "created_at": "2026-09-06T00:00:00.000Z",
+          "creator": {
+            "id": "usr_eve",
+            "username": "eve-series",
+            "image": "https://images.example.com/u/eve.png",
+            "verification_status": "verified"
+          },
+          "links": {
+            "spotify_url": null,
+            "wavlake_url": null
+          },
+          "contributions": {
+            "cashapp": null,
+            "venmo": null,
+            "paypal": null,
+            "btc_lightning": null
+          }
+        },
+        {
+          "id": "evt_series_14",
+          "title": "Weekly Session #14",
+          "description": "Session 14 of the weekly series.",
+          "cover": "https://events.example.com/images/default-cover.png",
+          "location": "De Ruimte",
+          "start_date": "2026-12-03T18:00:00.000Z",
+          "end_date": "2026-12-03T20:00:00.000Z",
+          "timezone": "Europe/Amsterdam",
+          "status": "published",
+          "visibility": "public",
+          "cost": null,
+          "created_at": "2026-09-09T00:00:00.000Z",
+          "creator": {
+            "id": "usr_eve",
+            "username": "eve-series",
+            "image": "https://images.example.com/u/eve.png",
+            "verification_status": "verified"
+          },
+          "links": {
+            "spotify_url": null,
+            "wavlake_url": null
+          },
+          "contributions": {
+            "cashapp": null,
+            "venmo": null,
+            "paypal": null,
+            "btc_lightning": null
+          }
+        }
+      ],
+      "pagination": {
+        "limit": 2,
+        "has_more": true,
+        "next_cursor": "d1.UF3tI33Y.WyJOTCIsImFtc3RlcmRhbSIsIjIwMjYtMTEtMjEiLCIyMDI2LTEyLTMxIiwiMjAyNi0xMi0wM1QxOTowMDowMCNldnRfc2VyaWVzXzE0Il0.d5F2A1tmwo_Elfzsgh-4ON"
+      }
+    }
+  },
+  "searchNoPlace": {
+    "success": false,
+    "message": "Give a city, a country or both",
+    "errors": [
+      {
+        "field": "city",
+        "message": "Give a city, a country or both"
+      }
+    ]
+  },
+  "searchValidationError": {
+    "success": false,
+    "message": "Unknown country code: give an ISO 3166-1 alpha-2 code (such as PT) or an English country name",
+    "errors": [
+      {
+        "field": "country",
+        "message": "Unknown country code: give an ISO 3166-1 alpha-2 code (such as PT) or an English country name"
+      },
+      {
+        "field": "from",
+        "message": "Invalid date: use YYYY-MM-DD"
+      },
+      {
+        "field": "limit",
+        "message": "Limit must be between 1 and 100"
       }
     ]
   },

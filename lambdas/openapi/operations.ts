@@ -15,6 +15,8 @@ import type { UserEventsVariant } from '../core/config.js';
 import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from '../core/list-bounds.js';
 import {
   embedEventList,
+  embedSearchPage,
+  publicSearchPage,
   eventChangesPage,
   guestChangesPage,
   embedEventSchema,
@@ -28,6 +30,7 @@ import {
 } from '../core/response-schemas.js';
 import {
   embedGetEventFeedParams,
+  embedGetPlaceFeedParams,
   embedGetEventParams,
   embedGetUserEventsParams,
   embedGetUserFeedParams,
@@ -43,7 +46,9 @@ import {
   getUserTimelineParams,
   noParams,
 } from '../core/route-params.js';
+import { searchEventsParams, SEARCH_DEFAULT_DAYS, SEARCH_WINDOW_MAX_DAYS } from '../core/search-params.js';
 import type { RouteId } from '../routes.js';
+import { PLACE_FEED_PAST_DAYS } from '../core/embed-feeds.js';
 import type { ExampleName } from './examples.generated.js';
 
 export interface OperationContext {
@@ -86,6 +91,9 @@ const unpaginatedBound = `A window holding more than ${UNPAGINATED_MAX_EVENTS} e
 
 const feedDescription = (scope: string) =>
   `What changed in ${scope} since \`cursor\`, in order: \`{id, change: "upserted", …}\` with the object as its read route shows it now, or \`{id, change: "removed"}\` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and \`has_more: true\`; the next pages give the current contents, each once, as upserts, then what changed since. Pass \`next_cursor\` next; \`has_more: false\` means up to date for now (poll later with it); a page may hold fewer than \`limit\` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one.`;
+
+const searchDescription = (objects: string) =>
+  `Discovery: the public events at a place whose start date, in each event's own time zone, is from \`from\` to \`to\` (inclusive; default today's UTC date and ${SEARCH_DEFAULT_DAYS} days on; at most ${SEARCH_WINDOW_MAX_DAYS} days), ordered by local start date-time then id, as ${objects}. Give \`city\`, \`country\` or both: a city matches whatever its case, accents and spacing; a country is an ISO 3166-1 alpha-2 code or its English name. Pages follow \`pagination.next_cursor\` (present while \`has_more\`); a cursor is signed and bound to its query: an edited one, or one of another city, country or window, answers 400 naming \`cursor\`. No total, no offset. A page may hold fewer than \`limit\` events when one has just moved or been hidden.`;
 
 const openApiOperation = (surface: string): OperationDoc => ({
   summary: `This document`,
@@ -188,6 +196,14 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     success: { description: 'A page of changes.', mediaType: json, schema: successEnvelope(guestChangesPage) },
     errors: { 400: ['validationError'], 404: ['notFound'], 410: ['cursorExpired'] },
   }),
+  searchEvents: () => ({
+    summary: 'Find events by place and date',
+    description: searchDescription('Public Events'),
+    tag: 'Events',
+    params: searchEventsParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(publicSearchPage), example: 'searchEvents' },
+    errors: { 400: ['searchValidationError', 'searchNoPlace'] },
+  }),
   publicOpenApi: () => openApiOperation('Public'),
   embedGetEvent: () => ({
     summary: 'Get an event (compact)',
@@ -227,6 +243,24 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     params: embedGetEventFeedParams,
     success: { description: 'The iCalendar file.', mediaType: calendar, schema: z.string(), example: 'embedGetEventFeed' },
     errors: { 400: ['invalidEventId'], 404: ['notFound'] },
+    conditional: true,
+  }),
+  embedGetPlaceFeed: () => ({
+    summary: "A place's calendar feed",
+    description: `A place's public events as an iCalendar feed to subscribe to: \`city\`, \`country\` or both, matched as \`GET /events\` matches them (and refused as it refuses them). It holds the events \`GET /events\` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the ${PLACE_FEED_PAST_DAYS} days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. ${calendarFormat}`,
+    tag: 'Events',
+    params: embedGetPlaceFeedParams,
+    success: { description: 'The iCalendar feed.', mediaType: calendar, schema: z.string(), example: 'embedGetPlaceFeed' },
+    errors: { 400: ['placeFeedNoPlace', 'placeFeedWindowGiven'] },
+    conditional: true,
+  }),
+  embedSearchEvents: () => ({
+    summary: 'Find events by place and date (compact)',
+    description: searchDescription('Embed Events'),
+    tag: 'Events',
+    params: searchEventsParams,
+    success: { description: 'A page of events.', mediaType: json, schema: successEnvelope(embedSearchPage), example: 'embedSearchEvents' },
+    errors: { 400: ['searchValidationError', 'searchNoPlace'] },
     conditional: true,
   }),
   embedOpenApi: () => openApiOperation('Embed'),

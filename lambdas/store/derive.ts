@@ -32,6 +32,8 @@ import type {
   UserItem,
   UserRecord,
 } from './items.js';
+import { localDateTime } from '../core/local-time.js';
+import { placeOf, placeQueriesOf } from '../core/place.js';
 import { GUEST_COUNT_PREFIX, indexKeys, keys } from './table.js';
 
 export function isPubliclyVisible(event: Pick<SourceEvent, 'status' | 'visibility'>): boolean {
@@ -167,11 +169,23 @@ export function deriveEventItem({ event, creator }: { event: EventRecord | undef
             ...indexKeys.eventById(event.id),
             ...indexKeys.userEvent(creator.username, 'HOSTED', payload.start_date, event.id),
             ...indexKeys.userEventByCreation(creator.username, 'HOSTED', payload.created_at, event.id),
+            ...placeIndexKeys(payload),
           }
         : {}),
       ...eventItem,
     },
   ];
+}
+
+/**
+ * The event's entries in the place indexes (PRODUCT P17): one per place
+ * query it answers (country and city, country, city), at its local start.
+ * Part of the event item, so a move, a hide or a delete takes the old
+ * entries away in the very write that changes the item.
+ */
+export function placeIndexKeys(payload: Pick<EventPayload, 'event_id' | 'location' | 'start_date' | 'timezone'>): Record<string, string> {
+  const localStart = localDateTime(Date.parse(payload.start_date), payload.timezone);
+  return Object.assign({}, ...placeQueriesOf(placeOf(payload.location)).map((query) => indexKeys.eventAtPlace(query, localStart, payload.event_id))) as Record<string, string>;
 }
 
 /** What a guest's items depend on of their event: when it changes, every guest is derived again; otherwise none is. */

@@ -304,6 +304,13 @@ export interface TableKeys {
   gsi3sk?: string;
   gsi4pk?: string;
   gsi4sk?: string;
+  /** Discovery's place, country and city indexes (table.ts, PRODUCT P17). */
+  gsi5pk?: string;
+  gsi5sk?: string;
+  gsi6pk?: string;
+  gsi6sk?: string;
+  gsi7pk?: string;
+  gsi7sk?: string;
 }
 
 /** Items derived from an event's sources: what the read paths serve. */

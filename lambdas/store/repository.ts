@@ -4,7 +4,8 @@
  * its round trips. No Scan anywhere.
  */
 import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyReader, EventReader, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, StartWindow } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, EventSearcher, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, PlaceSearch, PlaceSearchPage, StartWindow } from '../core/ports.js';
+import { searchEvents } from './search.js';
 import { FeedReads } from './feed-reads.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './items.js';
@@ -28,7 +29,7 @@ import {
 /** DynamoDB's Limit is a 32-bit integer; a page never needs more than this per call (1 MB ends a call first anyway). */
 const MAX_LIMIT = 1000;
 
-export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
+export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, EventSearcher {
   /** Tally reads on the request path are eventually consistent, like the index reads beside them. */
   private readonly tally: { client: DynamoDBDocumentClient; tableName: string; consistent: false };
 
@@ -61,6 +62,11 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader {
 
   userIdByName(username: string): Promise<string | null> {
     return this.feeds.userIdByName(username);
+  }
+
+  /** Discovery (PRODUCT P17): PLACE_SHARDS Queries of a place index at once, then one BatchGetItem (search.ts). */
+  searchEvents(search: PlaceSearch): Promise<PlaceSearchPage> {
+    return searchEvents(this.client, this.tableName, search);
   }
 
   /** event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item. */

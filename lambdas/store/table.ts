@@ -1,5 +1,5 @@
 /**
- * THE table definition: attribute names, key builders and the four GSIs.
+ * THE table definition: attribute names, key builders and the seven GSIs.
  * Imported by the store (reads and the writer), by `lib/` (CDK) and by the local
  * server (dynalite's CreateTable), so there is exactly one definition.
  * docs/data-model.md explains every access pattern built on it.
@@ -11,9 +11,12 @@
  * The base-table reads of the list routes are a list's tally (tally.ts: counts
  * and event ids of public events only, never returned) and, for a profile
  * list, the event items its entries point at, of which only those in the event
- * index are shown (repository.ts).
+ * index are shown (repository.ts); for discovery, the event items its
+ * keys-only place indexes point at, each shown only while it still carries
+ * the entry that led to it (search.ts).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { placeName, type PlaceKey } from '../core/place.js';
 
 export const PK = 'pk';
 export const SK = 'sk';
@@ -24,6 +27,12 @@ export interface IndexDefinition {
   readonly sortKey: string;
   /** What it serves; rendered into docs/data-model.md. */
   readonly purpose: string;
+  /**
+   * What the index copies of its items: `ALL` (the read needs nothing else) or
+   * `KEYS_ONLY` (the read fetches the items by key: an index entry is ~150 B,
+   * and an edit that moves no key writes nothing to the index).
+   */
+  readonly projection: 'ALL' | 'KEYS_ONLY';
 }
 
 export const INDEXES = {
@@ -33,6 +42,7 @@ export const INDEXES = {
     partitionKey: 'gsi1pk',
     sortKey: 'gsi1sk',
     purpose: 'public event by id; its guests of every status in rsvp_date order; a user by username',
+    projection: 'ALL',
   },
   /** A user's hosted events and profile events, by start date. */
   userEvents: {
@@ -40,6 +50,7 @@ export const INDEXES = {
     partitionKey: 'gsi2pk',
     sortKey: 'gsi2sk',
     purpose: "a user's hosted or profile events, in start_date order",
+    projection: 'ALL',
   },
   /** An event's guests of one RSVP status, in RSVP order. */
   guest: {
@@ -47,6 +58,7 @@ export const INDEXES = {
     partitionKey: 'gsi3pk',
     sortKey: 'gsi3sk',
     purpose: "an event's guests of one rsvp status, in rsvp_date order",
+    projection: 'ALL',
   },
   /** The same lists as user-events-index, by creation time, so the created-ordered pages read only what they show. */
   userCreated: {
@@ -54,6 +66,37 @@ export const INDEXES = {
     partitionKey: 'gsi4pk',
     sortKey: 'gsi4sk',
     purpose: "a user's hosted or profile events, in created_at order",
+    projection: 'ALL',
+  },
+  /*
+   * Discovery (PRODUCT P17): a public event's place queries, one index per
+   * kind of query (placeQueriesOf), each sharded (PLACE_SHARDS) and keyed by
+   * local start date-time then id. Keys only: the route reads the event
+   * items by key afterwards (docs/finding-events.md).
+   */
+  /** Events at a country and city, by local start. */
+  place: {
+    name: 'place-index',
+    partitionKey: 'gsi5pk',
+    sortKey: 'gsi5sk',
+    purpose: 'public events at a country and city, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
+  },
+  /** Events in a country, by local start. */
+  country: {
+    name: 'country-index',
+    partitionKey: 'gsi6pk',
+    sortKey: 'gsi6sk',
+    purpose: 'public events in a country, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
+  },
+  /** Events in a city (any country), by local start. */
+  city: {
+    name: 'city-index',
+    partitionKey: 'gsi7pk',
+    sortKey: 'gsi7sk',
+    purpose: 'public events in a city of any country, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
   },
 } as const satisfies Record<string, IndexDefinition>;
 
@@ -118,14 +161,19 @@ export const GUEST_COUNT_SUMMARY_PREFIX = 'COUNTS#';
  */
 export const GUEST_COUNT_BUCKETS = 64;
 
-/** A user's count bucket: FNV-1a of the id, two decimal digits (stable across runtimes). */
-export function countBucket(userId: string): string {
+/** 32-bit FNV-1a of a string's UTF-16 code units: stable across runtimes, cheap, spread enough for shards. */
+export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) {
-    hash ^= userId.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return String(hash % GUEST_COUNT_BUCKETS).padStart(2, '0');
+  return hash;
+}
+
+/** A user's count bucket: FNV-1a of the id, two decimal digits (stable across runtimes). */
+export function countBucket(userId: string): string {
+  return String(fnv1a(userId) % GUEST_COUNT_BUCKETS).padStart(2, '0');
 }
 
 /**
@@ -204,9 +252,62 @@ export const indexKeys = {
     [INDEXES.userCreated.partitionKey]: userEventsPartition(username, list),
     [INDEXES.userCreated.sortKey]: `${createdAt}#${eventId}`,
   }),
+  /** An event's entry for one of its place queries (placeQueriesOf), in that query's index. */
+  eventAtPlace: (query: PlaceKey, localStart: string, eventId: string) => {
+    const index = placeIndexOf(query);
+    return { [index.partitionKey]: placePartition(query, placeShard(eventId)), [index.sortKey]: placeSortKey(localStart, eventId) };
+  },
 };
 
 export const GUEST_SORT_PREFIX = 'GUEST#';
+
+/**
+ * The shards of each place query's partition: an event is in shard
+ * FNV-1a(id) mod PLACE_SHARDS, so a load or resync of 100,000 events in one
+ * city spreads its index writes over four partitions per index (under 1,000
+ * WCU/s each at the documented load rate: docs/data-model.md, "Discovery"),
+ * and a page reads the four at once, one round trip.
+ *
+ * Part of every place key: changing it moves every entry (a fresh load).
+ */
+export const PLACE_SHARDS = 4;
+
+/** The place shard of an event (0 to PLACE_SHARDS - 1). */
+export function placeShard(eventId: string): number {
+  return fnv1a(eventId) % PLACE_SHARDS;
+}
+
+/** The index that answers a place query: both parts, the country alone, or the city alone. */
+export function placeIndexOf(query: PlaceKey): IndexDefinition {
+  if (query.country !== undefined && query.city !== undefined) return INDEXES.place;
+  return query.country !== undefined ? INDEXES.country : INDEXES.city;
+}
+
+/** The partition of one shard of a place query (placeName escapes the parts). */
+export function placePartition(query: PlaceKey, shard: number): string {
+  return `PLACE#${placeName(query)}#${shard}`;
+}
+
+/** Every shard's partition of a place query, in order. */
+export function placePartitions(query: PlaceKey): string[] {
+  return Array.from({ length: PLACE_SHARDS }, (_, shard) => placePartition(query, shard));
+}
+
+/**
+ * A place index entry's sort key: the event's local start date-time
+ * (`YYYY-MM-DDTHH:mm:ss`, fixed width) then its id, so key order is the
+ * order discovery answers in (PRODUCT P17).
+ */
+export function placeSortKey(localStart: string, eventId: string): string {
+  return `${localStart}#${eventId}`;
+}
+
+/**
+ * Sort-key bounds of a window of local dates (inclusive `YYYY-MM-DD`): a
+ * bare date sorts before every date-time of that day, and `T~` after every
+ * one (`~` is above every digit).
+ */
+export const placeSortBounds = (from: string, to: string) => ({ lower: from, upper: `${to}T~` });
 
 export function guestPartition(eventId: string, status: string): string {
   return `EVENT#${eventId}#${status}`;
@@ -246,9 +347,10 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
         { AttributeName: i.partitionKey, KeyType: 'HASH' },
         { AttributeName: i.sortKey, KeyType: 'RANGE' },
       ],
-      // ALL: every index read returns the whole public item, so no read needs a
-      // second trip to the base table (see docs/data-model.md).
-      Projection: { ProjectionType: 'ALL' },
+      // ALL: the index read returns the whole public item, so it needs no
+      // second trip to the base table; KEYS_ONLY: the read fetches the items
+      // by key (see docs/data-model.md).
+      Projection: { ProjectionType: i.projection },
     })),
   };
 }

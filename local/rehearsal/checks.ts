@@ -3,8 +3,9 @@
  * stages' contexts and one documented request per route.
  */
 import { SURFACES, routes } from '../../lambdas/routes.js';
-import { encodeCursor, feedScopes, everyShardAt } from '../../lambdas/core/feed-cursor.js';
+import { encodeCursor, feedScopes, everyShardAt, signToken } from '../../lambdas/core/feed-cursor.js';
 import { placeName } from '../../lambdas/core/place.js';
+import { SEARCH_CURSOR_VERSION } from '../../lambdas/core/search-cursor.js';
 
 /** The web product's role in the rehearsal's account: the one caller the key-management API's resource policy lets in. */
 export const REHEARSAL_WEB_PRODUCT_ROLE = 'arn:aws:iam::123456789012:role/web-product';
@@ -27,8 +28,11 @@ export const REHEARSAL_STAGES: Record<string, Record<string, string>> = {
 
 /** Path parameters of the demo data (data/demo.json) that every route answers 200 for. */
 const SAMPLE: Record<string, string> = { eventId: 'evt_jazz01', username: 'Alice' };
-/** The query a route needs to answer 200 (a place's feed names its place; the demo data has events in Amsterdam). */
-const SAMPLE_QUERY: Record<string, string> = { getPlaceEventChanges: 'city=Amsterdam&country=NL' };
+/** The query a route needs to answer 200 (a place's feed and a place's calendar name a place; the demo data has events in Amsterdam; discovery's requests are below). */
+const AMSTERDAM = 'city=Amsterdam&country=NL';
+const SAMPLE_QUERY: Record<string, string> = { getPlaceEventChanges: AMSTERDAM, embedGetPlaceFeed: AMSTERDAM };
+/** A window of the demo data's weekly series in Amsterdam (data/demo.json). */
+const SEARCH_WINDOW = { from: '2026-08-01', to: '2026-10-31' };
 /** Alice's user id in the demo data (a host feed's cursor names the user, not the name). */
 const SAMPLE_USER_ID = 'usr_alice';
 
@@ -60,7 +64,17 @@ export function rehearsalRequests(key: string, cursorKey: Uint8Array, now: Date 
       return { ...base, route: `${route}?cursor (${mode})`, path: `${base.path}${base.path.includes('?') ? '&' : '?'}cursor=${cursor}` };
     });
   });
-  return [...requests, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, ...pages];
+  // Discovery answers 400 without a place: each surface's search reads a page of a city (its shards' Queries, then BatchGetItem), and one after a cursor.
+  const searches = (['searchEvents', 'embedSearchEvents'] as const).flatMap((route) => {
+    const base = requests.find((r) => r.route === route)!;
+    const query = `city=Amsterdam&from=${SEARCH_WINDOW.from}&to=${SEARCH_WINDOW.to}&limit=2`;
+    const cursor = signToken(SEARCH_CURSOR_VERSION, [null, 'amsterdam', SEARCH_WINDOW.from, SEARCH_WINDOW.to, '2026-09-10T20:00:00#evt_series_02'], cursorKey);
+    return [
+      { ...base, path: `${base.path}?${query}` },
+      { ...base, route: `${route}?cursor`, path: `${base.path}?${query}&cursor=${cursor}` },
+    ];
+  });
+  return [...requests.filter((r) => !searches.some((s) => s.route === r.route)), ...searches, { ...typed, route: 'getUserEvents?type=profile', path: `${typed.path}?type=profile` }, ...pages];
 }
 
 /** The siteUrl jest's rehearsal suites serve: cdk.json's, so staging's assembly serves them too (one bundling less). */

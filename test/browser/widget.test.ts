@@ -73,6 +73,11 @@ function hostPage(widgetSrc: string): string {
   <div id="jazz" data-events-event="evt_jazz01" data-locale="en-US"></div>
   <div id="hostile" data-events-event="evt_hostile" data-api="/fake-api"></div>
   <div id="missing" data-events-user="nobody"></div>
+  <h2>Places</h2>
+  <div id="place" data-events-city=" AMSTERDAM " data-limit="3" data-locale="en-US"></div>
+  <div id="country" data-events-country="Netherlands" data-locale="en-US"></div>
+  <div id="quiet" data-events-city="Lisbon"></div>
+  <div id="bad-place" data-events-country="ZZ"></div>
 </main>
   <script src="${widgetSrc}" async></script>
 </body></html>`;
@@ -112,7 +117,8 @@ beforeAll(async () => {
   await context.route('https://images.example.com/**', (route) => route.fulfill({ status: 200, contentType: 'image/svg+xml', body: COVER_SVG }));
   await context.clock.setFixedTime(new Date(NOW));
   page = context.pages()[0] ?? (await context.newPage());
-  const deliberate404 = (url: string) => url.includes('/api/embed/v1/users/nobody/events?') || url.endsWith('/missing-cover.png');
+  // And the #bad-place widget's country no standard assigns: a 400.
+  const deliberate404 = (url: string) => url.includes('/api/embed/v1/users/nobody/events?') || url.endsWith('/missing-cover.png') || url.includes('/api/embed/v1/events?country=ZZ');
   page.on('console', (m) => {
     // Chromium logs every 404 fetch; the #missing widget's unknown user is the one expected.
     if (m.type() === 'error' && !deliberate404(m.location().url)) problems.push(`console: ${m.text()} (${m.location().url})`);
@@ -259,6 +265,39 @@ describe('embed widget in Chromium', () => {
     expect(await alert.textContent()).toBe('Events could not be loaded: User not found');
   });
 
+  it("data-events-city / data-events-country: a place's next events from today, as discovery lists them, with the place's calendar", async () => {
+    const search = async (query: string) => (await get<{ data: { events: EmbedEvent[] } }>(`${api.embedBaseUrl}/events?${query}`)).body.data.events;
+    // The route's default window (today to 30 days on), today's finished events dropped, at most data-limit.
+    const inCity = (await search('city=amsterdam&limit=100')).filter((e) => e.status !== 'past');
+    expect(inCity.length).toBeGreaterThan(3);
+    const cards = await rendered('#place');
+    expect(cards.map((r) => [r.title, r.href, r.datetime, r.where, r.ics])).toEqual(
+      inCity.slice(0, 3).map((e) => [e.title, e.url, e.start_date, placeOf(e), `${api.embedBaseUrl}/events/${e.id}/event.ics`]),
+    );
+    expect(cards.every((r) => r.status !== 'Past')).toBe(true);
+    const inCountry = (await search('country=NL&limit=100')).filter((e) => e.status !== 'past').slice(0, 10);
+    expect((await rendered('#country')).map((r) => r.title)).toEqual(inCountry.map((e) => e.title));
+    expect(await page.locator('#place section').getAttribute('aria-label')).toBe('Upcoming events in AMSTERDAM');
+    expect(await page.locator('#country section').getAttribute('aria-label')).toBe('Upcoming events in Netherlands');
+
+    // The place's calendar feed, as the page links it.
+    const subscribe = await page.locator('#place a.pe-subscribe').getAttribute('href');
+    expect(subscribe).toBe(`${api.embedBaseUrl}/events.ics?city=AMSTERDAM`);
+    expect(await page.locator('#place a.pe-subscribe').textContent()).toBe('Subscribe to events in AMSTERDAM in your calendar');
+    const feed = await fetch(subscribe!);
+    expect([feed.status, feed.headers.get('content-type')]).toEqual([200, 'text/calendar; charset=utf-8']);
+    expect(await feed.text()).toContain(`UID:${inCity[0]!.id}@`);
+
+    // A place with nothing on says so; a country no standard assigns is the API's own message.
+    await page.locator('#quiet [role="status"]').filter({ hasText: 'No events to show.' }).waitFor();
+    const alert = page.locator('#bad-place [role="alert"]');
+    await alert.waitFor();
+    const refusal = (await get<{ message: string }>(`${api.embedBaseUrl}/events?country=ZZ&limit=20`)).body.message;
+    expect(refusal).toMatch(/country/i);
+    expect(await alert.textContent()).toBe(`Events could not be loaded: ${refusal}`);
+    expect(problems).toEqual([]);
+  });
+
   it("inherits the host page's font and marks itself accessible", async () => {
     const fonts = await page.evaluate(() => {
       const root = document.querySelector('#list')!.shadowRoot!;
@@ -269,7 +308,7 @@ describe('embed widget in Chromium', () => {
     expect(await page.locator('#past section').getAttribute('aria-label')).toBe('Past events by eve-series');
     expect(await page.locator('#jazz section').getAttribute('aria-label')).toBe('Event: Rooftop Jazz');
     expect(await page.locator('#list section').getAttribute('aria-busy')).toBe('false');
-    const widgets = ['#list', '#series', '#past', '#all', '#single', '#jazz', '#hostile'];
+    const widgets = ['#list', '#series', '#past', '#all', '#single', '#jazz', '#hostile', '#place', '#country', '#quiet'];
     expect(await axeViolations(page, widgets)).toEqual([]);
     await page.screenshot({ path: join(OUTPUT, 'widget-host-page.png'), fullPage: true });
     expect(problems).toEqual([]);

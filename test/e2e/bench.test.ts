@@ -5,7 +5,7 @@ import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
   it('measures every route, bundle and change type', async () => {
-    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300', BENCH_BURST_RSVPS: '8', BENCH_BURST_GUESTS: '4', BENCH_BURST_STORES: 'dynalite', BENCH_ROUND_TRIP_LINKS: '0,8', BENCH_HEAD_APPENDS: '4', BENCH_THROTTLE_RSVPS: '4' }).done;
+    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300', BENCH_BURST_RSVPS: '8', BENCH_BURST_GUESTS: '4', BENCH_BURST_STORES: 'dynalite', BENCH_ROUND_TRIP_LINKS: '0,8', BENCH_HEAD_APPENDS: '4', BENCH_THROTTLE_RSVPS: '4', BENCH_DISCOVERY_CATALOGUE: '200' }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     // The exact tables first (held to docs/performance.md by test/integration/performance-tables.test.ts), then each route timed.
@@ -14,6 +14,9 @@ describe('npm run bench', () => {
     for (const handler of [...routes.map((r) => r.handler), 'authorizer', 'legacy-redirect', 'ingest', 'key-admin']) expect(stdout).toMatch(new RegExp(`^\\| ${handler} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
     // The sizes include Powertools (bundled, no layer), and the bench says so.
     expect(stdout).toMatch(/Powertools is bundled into every function \(no layer\)/);
+    // Discovery: a page of a city's events, first and after a cursor, in 5 calls and 2 round trips at every size.
+    expect(stdout).toMatch(/^\| 200 \| 10 \| first \| \d+ \| 5 \| 2 \|/m);
+    expect(stdout).toMatch(/^\| 200 \| 10 \| half way \(after a cursor\) \| \d+ \| 5 \| 2 \|/m);
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
     // Round trips per change, a fan-out by its size, and the burst on one event by 1 to 8 appliers.

@@ -51,19 +51,25 @@ import {
   createPublicClient, ApiError, RateLimitError, type PublicEvent, type Guest, type Pagination,
   type PublicClientOptions, type ChangeFeedParams, type EventGuestsParams, type UserEventsParams, type UserProfileEventsParams,
   type UserUpcomingEventsParams, type UserPastEventsParams, type RetryOptions, type TransportHooks,
+  type SearchEventsParams, type FollowPlaceParams, type CursorPagination, type EventChange,
 } from 'public-events-client';
-import { createEmbedClient, type EmbedEvent, type EmbedClientOptions, type EmbedUserEventsParams } from 'public-events-client/embed';
+import {
+  createEmbedClient, type EmbedEvent, type EmbedClientOptions, type EmbedUserEventsParams, type EmbedSearchEventsParams, type EmbedPlaceFeedParams,
+} from 'public-events-client/embed';
 
 // Under exactOptionalPropertyTypes, every option and parameter takes undefined as absent: each key of each type, at once.
 type AllUndefined<T> = { [K in keyof Required<T>]: undefined };
 export const undefinedAsAbsent: [
   PublicClientOptions, EmbedClientOptions, RetryOptions, TransportHooks, ChangeFeedParams, EventGuestsParams,
   UserEventsParams, UserProfileEventsParams, UserUpcomingEventsParams, UserPastEventsParams, EmbedUserEventsParams,
+  SearchEventsParams, FollowPlaceParams, EmbedSearchEventsParams, EmbedPlaceFeedParams,
 ] = [
   {} as AllUndefined<PublicClientOptions>, {} as AllUndefined<EmbedClientOptions>, {} as AllUndefined<RetryOptions>,
   {} as AllUndefined<TransportHooks>, {} as AllUndefined<ChangeFeedParams>, {} as AllUndefined<EventGuestsParams>,
   {} as AllUndefined<UserEventsParams>, {} as AllUndefined<UserProfileEventsParams>, {} as AllUndefined<UserUpcomingEventsParams>,
   {} as AllUndefined<UserPastEventsParams>, {} as AllUndefined<EmbedUserEventsParams>,
+  {} as AllUndefined<SearchEventsParams>, {} as AllUndefined<FollowPlaceParams>, {} as AllUndefined<EmbedSearchEventsParams>,
+  {} as AllUndefined<EmbedPlaceFeedParams>,
 ];
 // And the keys are the ones the API and the docs name (a type that lost them all would pass the line above).
 export const named: Array<keyof PublicClientOptions | keyof ChangeFeedParams | keyof UserEventsParams> = ['apiKey', 'baseUrl', 'cursor', 'limit', 'type', 'since', 'offset'];
@@ -76,6 +82,13 @@ export async function use(): Promise<string[]> {
   const end: string | null = event.end_date;
   const page: { items: Guest[]; pagination: Pagination } = await client.events.guests('evt_a', { status: 'yes' }).page();
   const all: PublicEvent[] = await client.users.pastEvents('alice').toArray();
+  const found: PublicEvent[] = await client.searchEvents({ city: 'Lisbon', from: '2027-05-01', to: '2027-05-02' }).toArray();
+  const searched: { items: EmbedEvent[]; pagination: CursorPagination } = await createEmbedClient({ baseUrl: 'http://127.0.0.1:1' }).searchEvents({ country: 'PT' }).page();
+  const changes: EventChange[] = [];
+  for await (const change of client.followPlace({ city: 'Lisbon', cursor: undefined })) changes.push(change);
+  const placeCalendar: string = await createEmbedClient({ baseUrl: 'http://127.0.0.1:1' }).placeFeed({ city: 'Lisbon' });
+  ${EXPECT_ERROR}: a date is a string
+  client.searchEvents({ city: 'Lisbon', from: 20270501 });
   ${EXPECT_ERROR}: not one of the API's types
   client.users.events('alice', { type: 'soon' });
   const embedded: EmbedEvent[] = await createEmbedClient({ baseUrl: 'http://127.0.0.1:1' }).users.events('alice', { order: 'asc' });
@@ -86,7 +99,7 @@ export async function use(): Promise<string[]> {
     if (error instanceof RateLimitError) titles.push(String(error.retryAfterMs));
     else if (error instanceof ApiError) titles.push(\`\${error.status} \${error.message} \${error.errors.map((e) => e.field).join()}\`);
   }
-  return [...titles, String(end), String(page.pagination.total), String(all.length), String(embedded.length), feed];
+  return [...titles, String(end), String(page.pagination.total), String(all.length), String(embedded.length), feed, String(found.length), String(searched.pagination.has_more), String(changes.length), placeCalendar];
 }
 `;
 
@@ -206,6 +219,8 @@ describe('the packed client', () => {
     const lines = ran.out.trim().split('\n');
     expect(lines).toContain('404 Resource not found.');
     expect(lines.filter((l) => /^\d{4}-\d\d-\d\dT/.test(l)).length).toBeGreaterThan(0);
+    // Discovery's walk followed its cursors past the first page of two: the demo's Amsterdam series meets weekly.
+    expect(lines.filter((l) => /^in Amsterdam: \d{4}-\d\d-\d\dT\S+ Weekly Session #\d+$/.test(l)).length).toBeGreaterThan(2);
     expect(lines.find((l) => l.startsWith('first read: '))).toMatch(/^first read: [1-9]\d* changes$/);
     expect(lines).toContain('second read: 0 changes');
 

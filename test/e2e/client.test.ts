@@ -111,6 +111,73 @@ describe('Public API client: one method per route', () => {
   });
 });
 
+type SearchData = { events: { id: string }[]; pagination: { limit: number; has_more: boolean; next_cursor?: string } };
+/** Every event of a search, read `limit=100` a page through the cursors, as a consumer without the client would. */
+async function rawSearch(query: string, base = server.publicBaseUrl): Promise<unknown[]> {
+  const all: unknown[] = [];
+  for (let cursor: string | undefined; ; ) {
+    const body = await raw(`/events?${query}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, base);
+    const data = body.data as SearchData;
+    all.push(...data.events);
+    if (!data.pagination.has_more) return all;
+    cursor = data.pagination.next_cursor;
+  }
+}
+
+/** Places and windows of the demo data, in spellings the API folds to one place. */
+const SEARCHES = [
+  { city: 'Amsterdam' },
+  { city: ' AMSTERDAM ', country: 'Netherlands' },
+  { country: 'nl', from: '2026-09-01', to: '2026-11-30' },
+  { country: 'US', from: '2027-01-01', to: '2027-03-31' },
+  { city: 'Berlin', from: '2027-03-01', to: '2027-03-31' },
+  { city: 'Lisbon' },
+] as const;
+const queryOf = (p: Record<string, string>) => new URLSearchParams(p).toString();
+
+describe('discovery: searchEvents on both clients (cursor pages)', () => {
+  it('property: iterating any search with any page size yields exactly one limit=100 walk, in order, on both surfaces', async () => {
+    const expected = new Map<string, unknown[]>();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...SEARCHES), fc.integer({ min: 1, max: 7 }), fc.boolean(), async (search, limit, onEmbed) => {
+        const key = `${onEmbed}/${queryOf(search)}`;
+        if (!expected.has(key)) expected.set(key, await rawSearch(queryOf(search), onEmbed ? server.embedBaseUrl : server.publicBaseUrl));
+        const list = onEmbed ? embed.searchEvents({ ...search, limit }) : api.searchEvents({ ...search, limit });
+        expect(await list.toArray()).toEqual(expected.get(key));
+      }),
+      { numRuns: 30 },
+    );
+    // The demo data has events in these places: the walks above were not all empty.
+    expect(expected.get(`false/${queryOf(SEARCHES[0])}`)!.length).toBeGreaterThan(1);
+    expect(expected.get(`true/${queryOf(SEARCHES[2])}`)!.length).toBeGreaterThan(1);
+  });
+
+  it('page() reads one page; a page\'s next_cursor resumes the walk where it stopped', async () => {
+    const whole = await api.searchEvents({ city: 'amsterdam', from: '2026-09-01', to: '2026-11-30' }).toArray();
+    expect(whole.length).toBeGreaterThan(3);
+    const first = await api.searchEvents({ city: 'amsterdam', from: '2026-09-01', to: '2026-11-30', limit: 2 }).page();
+    expect(first.items).toEqual(whole.slice(0, 2));
+    expect(first.pagination).toEqual({ limit: 2, has_more: true, next_cursor: expect.any(String) });
+    const rest = await api.searchEvents({ city: 'amsterdam', from: '2026-09-01', to: '2026-11-30', limit: 3, cursor: first.pagination.next_cursor }).toArray();
+    expect([...first.items, ...rest]).toEqual(whole);
+    const last = await embed.searchEvents({ city: 'amsterdam', from: '2026-09-01', to: '2026-11-30', limit: 100 }).page();
+    expect(last.pagination).toEqual({ limit: 100, has_more: false });
+    expect(last.items.map((e) => e.id)).toEqual(whole.map((e) => e.id));
+  });
+
+  it('bad input is an ApiError naming the fields, after one attempt, on both surfaces', async () => {
+    for (const client of [api, embed]) {
+      const error = (await client.searchEvents({}).page().catch((e: unknown) => e)) as ApiError;
+      expect([error.status, error.errors.map((e) => e.field), error.attempts]).toEqual([400, ['city'], 1]);
+      const dates = (await client.searchEvents({ country: 'NL', from: '2026-12-10', to: '2026-12-01' }).toArray().catch((e: unknown) => e)) as ApiError;
+      expect(dates.status).toBe(400);
+      expect(dates.errors.map((e) => e.field)).toContain('to');
+      const cursor = (await client.searchEvents({ country: 'NL', cursor: 'not-a-cursor' }).page().catch((e: unknown) => e)) as ApiError;
+      expect([cursor.status, cursor.errors.map((e) => e.field)]).toEqual([400, ['cursor']]);
+    }
+  });
+});
+
 describe('Public API client: changes feeds', () => {
   it('iterates a feed to the end with any page size, exposing the cursor to resume from', async () => {
     const whole = [];
@@ -134,6 +201,31 @@ describe('Public API client: changes feeds', () => {
     const hosted = [];
     for await (const change of api.changes.userEvents('alice')) hosted.push(change);
     expect(hosted.length).toBeGreaterThan(0);
+  });
+
+  it("followPlace reads a place's feed to its end with any page size, any spelling of the place, and resumes from its cursor", async () => {
+    const whole = [];
+    for await (const change of api.followPlace({ city: 'Amsterdam', country: 'NL' })) whole.push(change);
+    // The demo's Amsterdam events are one weekly series, past sessions included (a place's feed keeps them).
+    expect(whole.length).toBeGreaterThan(20);
+    expect(whole.every((c) => c.change === 'upserted' && c.id.startsWith('evt_series_'))).toBe(true);
+    for (const [place, limit] of [[{ city: ' amsterdam ', country: 'Netherlands' }, 1], [{ city: 'AMSTERDAM', country: 'nl' }, 7]] as const) {
+      const feed = api.followPlace({ ...place, limit });
+      const seen = [];
+      for await (const change of feed) seen.push(change);
+      expect(seen).toEqual(whole);
+      const again = api.followPlace({ ...place, cursor: feed.cursor });
+      const more = [];
+      for await (const change of again) more.push(change);
+      expect(more).toEqual([]);
+    }
+    const error = (await api.followPlace({}).page().catch((e: unknown) => e)) as ApiError;
+    expect([error.status, error.errors.map((e) => e.field)]).toEqual([400, ['city']]);
+    // Another place's cursor is not this place's.
+    const berlin = api.followPlace({ city: 'Berlin' });
+    await berlin.page();
+    const foreign = (await api.followPlace({ city: 'Amsterdam', cursor: berlin.cursor }).page().catch((e: unknown) => e)) as ApiError;
+    expect([foreign.status, foreign.errors.map((e) => e.field)]).toEqual([400, ['cursor']]);
   });
 
   it('an expired cursor is a CursorExpiredError; a foreign one a 400 naming cursor', async () => {
@@ -198,6 +290,11 @@ describe('Embed API client: one method per route', () => {
     expect(eventFeed).toBe((await get(`${server.embedBaseUrl}/events/evt_jazz01/event.ics`)).text);
     expect(eventFeed).toMatch(/^BEGIN:VCALENDAR/);
     expect(await embed.users.feed('alice')).toBe((await get(`${server.embedBaseUrl}/users/alice/events.ics`)).text);
+    expect(await embed.placeFeed({ city: 'São Paulo ' })).toBe((await get(`${server.embedBaseUrl}/events.ics?city=S%C3%A3o%20Paulo%20`)).text);
+    const amsterdam = await embed.placeFeed({ city: 'amsterdam', country: 'NL' });
+    expect(amsterdam).toBe((await get(`${server.embedBaseUrl}/events.ics?city=amsterdam&country=NL`)).text);
+    expect(amsterdam).toContain('UID:evt_series_13@');
+    await expect(embed.placeFeed({})).rejects.toMatchObject({ name: 'ApiError', status: 400, errors: [{ field: 'city' }] });
   });
 
   it('a 404 is a typed error', async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ICAL from 'ical.js';
 import { endOfLocalDay, type EmbedEvent } from '../../lambdas/core/embed.js';
-import { FEED_PAST_DAYS } from '../../lambdas/core/embed-feeds.js';
+import { FEED_PAST_DAYS, PLACE_FEED_DAYS, PLACE_FEED_PAST_DAYS } from '../../lambdas/core/embed-feeds.js';
 import { demoDataset, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -135,6 +135,83 @@ describe('GET /api/embed/v1/users/{username}/events.ics', () => {
       expect(body.success).toBe(false);
       if (message) expect(body.message).toBe(message);
     }
+  });
+});
+
+describe('GET /api/embed/v1/events.ics?city&country (a place\'s calendar)', () => {
+  const day = (n: number) => new Date(Date.parse(NOW.slice(0, 10)) + n * DAY).toISOString().slice(0, 10);
+  /** Discovery's JSON answer over a window, every page. */
+  async function listed(query: string, from: string, to: string): Promise<EmbedEvent[]> {
+    const all: EmbedEvent[] = [];
+    for (let cursor = ''; ; ) {
+      const page = await json<{ events: EmbedEvent[]; pagination: { has_more: boolean; next_cursor?: string } }>(`/events?${query}&from=${from}&to=${to}&limit=100${cursor}`);
+      all.push(...page.events);
+      if (!page.pagination.has_more) return all;
+      cursor = `&cursor=${encodeURIComponent(page.pagination.next_cursor!)}`;
+    }
+  }
+
+  it.each([
+    ['city=Amsterdam', 'Events in Amsterdam'],
+    ['country=nl', 'Events in NL'],
+    ['city=%20amsterdam%20&country=Netherlands', 'Events in Amsterdam, NL'],
+    ['country=US', 'Events in US'],
+    ['city=Lisbon', 'Events in lisbon'],
+  ])('%s (%s): the events discovery lists from today to 30 days on and the week before, as the Embed API shows them', async (query, name) => {
+    const reply = await raw(`/events.ics?${query}`);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toBe('text/calendar; charset=utf-8');
+    expect(reply.headers.get('access-control-allow-origin')).toBe('*');
+    expect(reply.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    const feed = read(reply.text);
+    expect(feed.name).toBe(name);
+    const shown = [...(await listed(query, day(-PLACE_FEED_PAST_DAYS), day(-1))), ...(await listed(query, day(0), day(PLACE_FEED_DAYS)))];
+    expect(feed.events.map(({ stamp: _, ...rest }) => rest)).toEqual(shown.map(expected).sort((a, b) => a.start.localeCompare(b.start) || a.uid.localeCompare(b.uid)));
+  });
+
+  it('holds the nearest past only: a session of the week before is in it, an older one is not; hidden events never', async () => {
+    const uids = read((await raw('/events.ics?city=Amsterdam')).text).events.map((e) => e.uid);
+    // NOW is Saturday 2026-11-21: the series met on the 19th (in the week before) and on the 12th (not).
+    expect(uids).toContain('evt_series_12@events.example');
+    expect(uids).not.toContain('evt_series_11@events.example');
+    expect(uids).toContain('evt_series_13@events.example');
+    expect(uids).not.toContain('evt_series_finale@events.example');
+    const dataset = demoDataset();
+    const hidden = dataset.events.filter((e) => e.status !== 'published' || e.visibility !== 'public').map((e) => e.id);
+    for (const query of ['country=US', 'country=GB', 'country=DE', 'city=Berlin']) {
+      const reply = await raw(`/events.ics?${query}`);
+      for (const id of hidden) expect(reply.text).not.toContain(id);
+    }
+  });
+
+  it('is cached until the UTC date changes at most, and answers If-None-Match with 304', async () => {
+    const first = await raw('/events.ics?city=amsterdam');
+    expect(first.headers.get('cache-control')).toBe('public, max-age=60');
+    const again = await raw('/events.ics?city=amsterdam', { 'if-none-match': first.headers.get('etag')! });
+    expect([again.status, again.text]).toEqual([304, '']);
+  });
+
+  it('refuses what discovery refuses, naming the field, and any window parameter: JSON envelopes with CORS and no-store', async () => {
+    for (const [query, fields] of [
+      ['', ['city']],
+      ['city=', ['city']],
+      ['country=ZZ', ['country']],
+      [`city=${'x'.repeat(101)}`, ['city']],
+      ['city=Amsterdam&from=2026-12-01', ['from']],
+      ['city=Amsterdam&limit=5', ['limit']],
+    ] as const) {
+      const reply = await raw(`/events.ics${query ? `?${query}` : ''}`);
+      expect({ query, status: reply.status }).toEqual({ query, status: 400 });
+      expect(reply.headers.get('content-type')).toBe('application/json');
+      expect(reply.headers.get('access-control-allow-origin')).toBe('*');
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      const body = JSON.parse(reply.text) as { success: boolean; errors: { field: string }[] };
+      expect({ query, fields: body.errors.map((e) => e.field) }).toEqual({ query, fields });
+    }
+    // The same message as the JSON route's for the same query.
+    const noPlace = JSON.parse((await raw('/events.ics')).text) as { message: string };
+    const fromJson = JSON.parse((await raw('/events')).text) as { message: string };
+    expect(noPlace.message).toBe(fromJson.message);
   });
 });
 

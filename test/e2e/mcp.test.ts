@@ -7,6 +7,7 @@
  * (`npm run -s mcp`) is held to a stdout that is JSON-RPC and nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api.js';
 import { createMcpServer } from '../../mcp/server.js';
+import { PLACE_REQUIRED, TOOL_NAMES, type ToolName } from '../../mcp/tools.js';
+import { get } from '../support/http.js';
 import { buildMcp } from '../../scripts/build-mcp.js';
 import { KEYS } from '../support/fixtures.js';
 import { ROOT } from '../support/process.js';
@@ -25,13 +28,13 @@ let typed: TestServer;
 let dated: TestServer;
 const logs: string[] = [];
 
-async function connect(server: TestServer, key = KEYS.both) {
+async function connect(server: TestServer, key = KEYS.both, tools?: readonly ToolName[]) {
   const api = new PublicApiClient(
     { apiKey: key, baseUrl: server.publicBaseUrl, timeoutMs: 5000, retryAttempts: 2, retryDelayMs: 1 },
     { ...defaultClientDeps, log: (m) => logs.push(m) },
   );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createMcpServer(api).connect(serverSide);
+  await createMcpServer(api, tools).connect(serverSide);
   const client = new Client({ name: 'test', version: '1.0.0' });
   await client.connect(clientSide);
   return client;
@@ -50,10 +53,23 @@ afterAll(async () => {
 });
 
 describe('MCP tools over the SDK transport, against the local server', () => {
-  it('lists exactly the two tools, with input and output schemas and descriptions', async () => {
+  it('lists the three tools by default, the spec\'s two as they were, with input and output schemas and descriptions', async () => {
     const client = await connect(typed);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
+    expect(tools.map((t) => t.name)).toEqual(['list-events', 'get-event', 'search-events']);
+    const search = tools.find((t) => t.name === 'search-events')!;
+    expect(search.inputSchema.required ?? []).toEqual([]);
+    expect(search.inputSchema.properties).toMatchObject({
+      city: { type: 'string' },
+      country: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+    });
+    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['city', 'country', 'from', 'limit', 'to']);
+    expect(search.outputSchema?.properties).toHaveProperty('pagination');
+    expect(search.description).toMatch(/time zone/);
+    expect(tools.find((t) => t.name === 'get-event')!.inputSchema.required).toEqual(['eventId']);
     const list = tools.find((t) => t.name === 'list-events')!;
     expect(list.inputSchema.required).toEqual(['username']);
     expect(list.inputSchema.properties).toMatchObject({ type: { enum: ['upcoming', 'past', 'profile'] }, limit: { type: 'integer', minimum: 1, maximum: 100 } });
@@ -128,6 +144,85 @@ describe('MCP tools over the SDK transport, against the local server', () => {
     const result = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
     expect(errorOf(result)).toEqual({ status: 401, message: 'Not authenticated.', details: null, attempts: 1 });
     expect(JSON.stringify(result) + logs.join('')).not.toContain(KEYS.revoked);
+    await client.close();
+  });
+});
+
+describe('search-events (PRODUCT P17) over the SDK transport, against the local server', () => {
+  type Found = { message: string; data: { id: string }[]; pagination: { limit: number; has_more: boolean } };
+  const route = async (query: string) =>
+    (await get<{ data: { events: { id: string }[]; pagination: { limit: number; has_more: boolean } } }>(`${typed.publicBaseUrl}/events?${query}`, { authorization: `Bearer ${KEYS.both}` })).body.data;
+
+  it('property: answers what GET /events lists, for any spelling of the place, any window and any limit', async () => {
+    const client = await connect(typed);
+    const spell = fc.constantFrom((s: string) => s, (s: string) => s.toUpperCase(), (s: string) => `  ${s.toLowerCase()} `);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ city: fc.option(spell, { nil: undefined }), country: fc.option(fc.constantFrom('NL', 'nl', 'Netherlands'), { nil: undefined }) }),
+        spell,
+        fc.option(fc.constantFrom(['2026-11-21', '2026-12-21'], ['2026-12-01', '2026-12-31'], ['2027-01-01', '2027-03-01']), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+        async (place, cityCase, window, limit) => {
+          const city = place.city ? cityCase('Amsterdam') : place.city;
+          const args: Record<string, string> = { ...(city !== undefined ? { city } : {}), ...(place.country !== undefined ? { country: place.country } : {}) };
+          if (Object.keys(args).length === 0) return;
+          if (window) Object.assign(args, { from: window[0], to: window[1] });
+          const result = await client.callTool({ name: 'search-events', arguments: { ...args, ...(limit !== undefined ? { limit } : {}) } });
+          expect(result.isError).toBeFalsy();
+          // The tool sends the place trimmed (the API folds spaces anyway).
+          const query = new URLSearchParams(Object.entries(args).map(([k, v]) => [k, v.trim()]));
+          if (limit !== undefined) query.set('limit', String(limit));
+          const listed = await route(query.toString());
+          const found = result.structuredContent as Found;
+          expect(found.data.map((e) => e.id)).toEqual(listed.events.map((e) => e.id));
+          expect(found.pagination).toEqual({ limit: listed.pagination.limit, has_more: listed.pagination.has_more });
+        },
+      ),
+      { numRuns: 15 },
+    );
+    // Amsterdam holds a weekly series: the default window (today, 30 days) is not empty, and a limit of 1 leaves more.
+    const one = (await client.callTool({ name: 'search-events', arguments: { city: 'amsterdam', limit: 1 } })).structuredContent as Found;
+    expect(one.data).toHaveLength(1);
+    expect(one.pagination).toEqual({ limit: 1, has_more: true });
+    await client.close();
+  });
+
+  it.each([
+    [{}, 'city', PLACE_REQUIRED],
+    [{ city: '  ' }, 'city', 'city must not be empty'],
+    [{ country: 'NL', from: '2026-02-30' }, 'from', 'from must be a date YYYY-MM-DD'],
+    [{ country: 'NL', to: 'next week' }, 'to', 'to must be a date YYYY-MM-DD'],
+    [{ country: 'NL', limit: 101 }, 'limit', ''],
+    [{ city: 7 }, 'city', ''],
+  ])('rejects %j before any request, naming the argument', async (args, name, message) => {
+    const client = await connect(typed);
+    typed.responses.splice(0);
+    const result = await client.callTool({ name: 'search-events', arguments: args });
+    expect(result.isError).toBe(true);
+    const text = (result.content as { text: string }[])[0]!.text;
+    expect(text).toContain(name);
+    expect(text).toContain(message);
+    expect(typed.responses).toEqual([]);
+    await client.close();
+  });
+
+  it("reports the API's own refusals (a window the route refuses) as an error with its status and fields", async () => {
+    const client = await connect(typed);
+    const result = await client.callTool({ name: 'search-events', arguments: { city: 'Amsterdam', from: '2026-12-10', to: '2026-12-01' } });
+    expect(result.isError).toBe(true);
+    const error = errorOf(result) as { status: number; details: { field: string }[]; attempts: number };
+    expect({ status: error.status, attempts: error.attempts }).toEqual({ status: 400, attempts: 1 });
+    expect(error.details.map((d) => d.field)).toContain('to');
+    await client.close();
+  });
+
+  it('is not offered when PUBLIC_EVENTS_MCP_TOOLS leaves it out; the others answer as before', async () => {
+    const client = await connect(typed, KEYS.both, ['list-events', 'get-event']);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list-events', 'get-event']);
+    const refused = await client.callTool({ name: 'search-events', arguments: { city: 'Amsterdam' } }).catch((e: Error) => ({ isError: true, content: [{ text: e.message }] }));
+    expect(refused.isError).toBe(true);
+    const event = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
+    expect(event.structuredContent).toMatchObject({ data: { id: 'evt_jazz01' } });
     await client.close();
   });
 });
@@ -219,19 +314,42 @@ describe('the built file, copied alone into an empty folder (stdio)', () => {
     expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
   });
 
-  it("answers tools/list with its two tools to the SDK's own stdio client", async () => {
+  const overStdio = async (env: Record<string, string>) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [bin],
       cwd: join(bin, '..'),
-      env: { PUBLIC_API_KEY: KEYS.both, PUBLIC_API_BASE_URL: typed.publicBaseUrl },
+      env: { PUBLIC_API_KEY: KEYS.both, PUBLIC_API_BASE_URL: typed.publicBaseUrl, ...env },
       stderr: 'pipe',
     });
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(transport);
+    return client;
+  };
+
+  it('with PUBLIC_EVENTS_MCP_TOOLS=list-events,get-event lists only the spec\'s two, and refuses a call of the third', async () => {
+    const client = await overStdio({ PUBLIC_EVENTS_MCP_TOOLS: 'list-events,get-event' });
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list-events', 'get-event']);
+      const refused = await client.callTool({ name: 'search-events', arguments: { city: 'Amsterdam' } }).catch((e: Error) => ({ isError: true, content: [{ text: e.message }] }));
+      expect(refused.isError).toBe(true);
+      expect((refused.content as { text: string }[])[0]!.text).toContain('Tool search-events not found');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stops at start, naming the variable and its tools, when PUBLIC_EVENTS_MCP_TOOLS names a tool it does not have', async () => {
+    const { code, stdout, stderr } = await run(process.execPath, [bin], { PATH: process.env.PATH, PUBLIC_API_KEY: KEYS.both, PUBLIC_EVENTS_MCP_TOOLS: 'list-events,search' });
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toContain('PUBLIC_EVENTS_MCP_TOOLS names unknown tool "search": give a comma-separated list of list-events, get-event, search-events');
+  });
+
+  it("answers tools/list with its three tools to the SDK's own stdio client", async () => {
+    const client = await overStdio({});
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['get-event', 'list-events']);
+      expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
       const event = await client.callTool({ name: 'get-event', arguments: { eventId: 'evt_jazz01' } });
       expect((event.structuredContent as { data: { id: string } }).data.id).toBe('evt_jazz01');
     } finally {
@@ -242,7 +360,7 @@ describe('the built file, copied alone into an empty folder (stdio)', () => {
   it('answers tools/list', async () => {
     const { code, stdout } = await inspect('--method', 'tools/list');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).tools.map((t: { name: string }) => t.name).sort()).toEqual(['get-event', 'list-events']);
+    expect(JSON.parse(stdout).tools.map((t: { name: string }) => t.name)).toEqual([...TOOL_NAMES]);
   });
 
   it('answers tools/call', async () => {

@@ -37,10 +37,14 @@ const cases: Record<string, { typical: string; edge: string }> = {
   embedGetUserEvents: { typical: '/users/alice/events?limit=2', edge: '/users/frank/events' },
   embedGetUserFeed: { typical: '/users/alice/events.ics', edge: '/users/frank/events.ics' },
   embedGetEventFeed: { typical: '/events/evt_jazz01/event.ics', edge: '/events/evt_missing/event.ics' },
+  embedGetPlaceFeed: { typical: '/events.ics?city=Amsterdam&country=NL', edge: '/events.ics?city=Nowhere' },
   getEventChanges: { typical: `/changes/events?cursor=${starting('EVENTS')}`, edge: `/changes/events?cursor=${caughtUp}` },
   getUserEventChanges: { typical: `/changes/users/alice/events?cursor=${starting('HOST#usr_alice')}`, edge: '/changes/users/nobody/events' },
   getEventGuestChanges: { typical: `/changes/events/evt_jazz01/guests?cursor=${starting('GUESTS#evt_jazz01')}`, edge: '/changes/events/evt_missing/guests' },
   getPlaceEventChanges: { typical: `/changes/places/events?city=Amsterdam&country=NL&cursor=${starting('PLACE#NL#amsterdam')}`, edge: '/changes/places/events?city=Nowhere' },
+  // A page of a city's events: the place shards at once, then the items by key; edge: nothing at the place (no item read).
+  searchEvents: { typical: '/events?city=Amsterdam&from=2026-11-21&to=2027-01-31&limit=5', edge: '/events?city=Nowhere' },
+  embedSearchEvents: { typical: '/events?city=Amsterdam&from=2026-11-21&to=2027-01-31&limit=5', edge: '/events?city=Nowhere' },
   publicOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
   embedOpenApi: { typical: '/openapi.json', edge: '/openapi.json' },
 };
@@ -98,6 +102,19 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
       cursor = reply.body.data!.next_cursor;
     }
     expect(rounds.every((r) => r >= 1 && r <= 2)).toBe(true);
+  });
+
+  // PRODUCT P17: a page of a search takes at most two round trips after the authorizer (the place shards at once, then the items).
+  it('GET /events: every page, cursors followed, in two round trips after the authorizer', async () => {
+    let cursor: string | undefined;
+    for (let page = 0; page < 4; page++) {
+      const reply = await callsFor(`/events?city=Amsterdam&from=2026-08-01&to=2026-10-31&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(reply.status).toBe(200);
+      expect(reply.calls[0]).toBe('GetItemCommand');
+      expect(reply.rounds - 1).toBe(2);
+      cursor = (reply.body.data as { pagination: { next_cursor?: string } }).pagination.next_cursor;
+    }
+    expect((await callsFor('/events?city=Amsterdam&limit=0')).calls).toEqual(['GetItemCommand']);
   });
 
   it('invalid parameters never reach DynamoDB beyond the authorizer', async () => {

@@ -50,11 +50,23 @@ describe('table', () => {
     t.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       KeySchema: expected.KeySchema,
       AttributeDefinitions: Match.arrayEquals(expected.AttributeDefinitions!),
-      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({ IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: { ProjectionType: 'ALL' } })),
+      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({ IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: { ProjectionType: gsi.Projection!.ProjectionType } })),
       BillingMode: 'PAY_PER_REQUEST',
       SSESpecification: { SSEEnabled: true },
       Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
     });
+  });
+  it("projects discovery's three place indexes keys only, the others ALL", () => {
+    const table = resources(t, 'AWS::DynamoDB::GlobalTable')[0]![1];
+    const projections = Object.fromEntries((table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string } }[]).map((g) => [g.IndexName, g.Projection.ProjectionType]));
+    expect(projections).toEqual({ 'event-index': 'ALL', 'user-events-index': 'ALL', 'guest-index': 'ALL', 'user-created-index': 'ALL', 'place-index': 'KEYS_ONLY', 'country-index': 'KEYS_ONLY', 'city-index': 'KEYS_ONLY' });
+  });
+  it('adds the place indexes one deploy at a time with placeIndexes (DynamoDB creates one index per table update)', () => {
+    for (const [count, names] of [[0, []], [1, ['place-index']], [2, ['place-index', 'country-index']]] as const) {
+      const table = resources(synthApp({ placeIndexes: String(count) }).template, 'AWS::DynamoDB::GlobalTable')[0]![1];
+      const indexes = (table.Properties.GlobalSecondaryIndexes as { IndexName: string }[]).map((g) => g.IndexName);
+      expect(indexes).toEqual(['event-index', 'user-events-index', 'guest-index', 'user-created-index', ...names]);
+    }
   });
   it('is retained and deletion-protected in production only', () => {
     production.template.hasResource('AWS::DynamoDB::GlobalTable', {

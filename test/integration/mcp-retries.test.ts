@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { startFaultServer, type Fault } from '../support/fault-server.js';
-import type { AdapterConfig } from '../../mcp/config.js';
+import type { ApiSettings } from '../../mcp/config.js';
 import { PublicApiClient, retryAfterMs, type ClientDeps } from '../../mcp/public-api.js';
 
 
@@ -36,8 +36,8 @@ beforeEach(() => {
 });
 
 const KEY = 'pk_test_0123456789abcdefghijklmnopqrstuv';
-function client(overrides: Partial<AdapterConfig> = {}) {
-  const config: AdapterConfig = { apiKey: KEY, baseUrl: base, timeoutMs: 15_000, retryAttempts: 2, retryDelayMs: 250, ...overrides };
+function client(overrides: Partial<ApiSettings> = {}) {
+  const config: ApiSettings = { apiKey: KEY, baseUrl: base, timeoutMs: 15_000, retryAttempts: 2, retryDelayMs: 250, ...overrides };
   const deps: ClientDeps = {
     fetch: (...args) => fetch(...args),
     sleep: async (ms) => void sleeps.push(ms),

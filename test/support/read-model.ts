@@ -58,9 +58,17 @@ export async function freshLoadReadModel(client: DynamoDBDocumentClient, tableNa
   return readModel(await scanAll(client, tableName));
 }
 
-/** Every item any read path (a GSI) can reach. */
+/**
+ * Every item any read path (a GSI) can reach. A keys-only index (discovery's
+ * place indexes) reaches the items its entries name: the route reads them by
+ * key (lambdas/store/search.ts), so each is counted as the item it is now.
+ */
 export async function reachable(client: DynamoDBDocumentClient, tableName: string): Promise<Item[]> {
   const out: Item[] = [];
-  for (const index of Object.values(INDEXES)) out.push(...(await scanAll(client, tableName, index.name)));
+  const table = new Map((await scanAll(client, tableName)).map((i) => [`${String(i.pk)}\u0000${String(i.sk)}`, i]));
+  for (const index of Object.values(INDEXES)) {
+    const entries = await scanAll(client, tableName, index.name);
+    out.push(...(index.projection === 'ALL' ? entries : entries.map((e) => table.get(`${String(e.pk)}\u0000${String(e.sk)}`) ?? e)));
+  }
   return out;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { ConfigError, configFromEnv } from '../../mcp/config.js';
 
 const KEY = 'pk_test_0123456789abcdefghijklmnopqrstuv';
@@ -11,6 +12,7 @@ describe('MCP adapter configuration', () => {
       timeoutMs: 15000,
       retryAttempts: 2,
       retryDelayMs: 250,
+      tools: ['list-events', 'get-event', 'search-events'],
     });
   });
 
@@ -22,8 +24,9 @@ describe('MCP adapter configuration', () => {
         PUBLIC_API_TIMEOUT_MS: '5000',
         PUBLIC_API_RETRY_ATTEMPTS: '0',
         PUBLIC_API_RETRY_DELAY_MS: '10',
+        PUBLIC_EVENTS_MCP_TOOLS: 'list-events,get-event',
       }),
-    ).toEqual({ apiKey: KEY, baseUrl: 'https://api.example.com/api/public/v1', timeoutMs: 5000, retryAttempts: 0, retryDelayMs: 10 });
+    ).toEqual({ apiKey: KEY, baseUrl: 'https://api.example.com/api/public/v1', timeoutMs: 5000, retryAttempts: 0, retryDelayMs: 10, tools: ['list-events', 'get-event'] });
   });
 
   it('reports every invalid value by its variable name, never echoing the key', () => {
@@ -39,6 +42,28 @@ describe('MCP adapter configuration', () => {
       expect(text).toContain(name);
     }
     expect(text).not.toContain('short key');
+  });
+
+  it('PUBLIC_EVENTS_MCP_TOOLS: every subset, in every order, spaces and repeats ignored, listed in the adapter\'s order; unset or empty: all three', () => {
+    const names = ['list-events', 'get-event', 'search-events'] as const;
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 6 }), fc.array(fc.constantFrom('', ' ', '  '), { minLength: 12, maxLength: 12 }), (picked, pads) => {
+        const value = picked.map((n, i) => `${pads[2 * i]}${n}${pads[2 * i + 1]}`).join(',');
+        expect(configFromEnv({ PUBLIC_API_KEY: KEY, PUBLIC_EVENTS_MCP_TOOLS: value }).tools).toEqual(names.filter((n) => picked.includes(n)));
+      }),
+    );
+    for (const unset of [undefined, '', '  ']) expect(configFromEnv({ PUBLIC_API_KEY: KEY, PUBLIC_EVENTS_MCP_TOOLS: unset }).tools).toEqual([...names]);
+  });
+
+  it.each([
+    ['list-events,search_events', 'unknown tool "search_events"'],
+    ['List-Events', 'unknown tool "List-Events"'],
+    ['list-events,,get-event', 'an empty name'],
+    ['list-events;get-event', 'unknown tool "list-events;get-event"'],
+  ])('PUBLIC_EVENTS_MCP_TOOLS=%s stops it at start, naming the variable and the tools it has', (value, said) => {
+    expect(() => configFromEnv({ PUBLIC_API_KEY: KEY, PUBLIC_EVENTS_MCP_TOOLS: value })).toThrow(
+      `PUBLIC_EVENTS_MCP_TOOLS names ${said}: give a comma-separated list of list-events, get-event, search-events`,
+    );
   });
 
   it('requires the key', () => {

@@ -4,10 +4,11 @@
  *   <div data-events-user="alice"></div>
  *   <script src="https://…/embed/widget.js" async></script>
  *
- * or `data-events-event="evt_…"` for a single event. Optional attributes (see
- * docs/embed.md, "Embed widget"): `data-show` (upcoming | past | all),
- * `data-limit`, `data-from`, `data-to`, `data-locale`, `data-heading-level`,
- * `data-api`.
+ * or `data-events-event="evt_…"` for a single event, or `data-events-city` /
+ * `data-events-country` (either or both) for a place's next events. Optional
+ * attributes (see docs/embed.md, "Embed widget"): `data-show` (upcoming |
+ * past | all), `data-limit`, `data-from`, `data-to`, `data-locale`,
+ * `data-heading-level`, `data-api`.
  *
  * Text is set with textContent; descriptions are Markdown rebuilt from an
  * allowlist (markdown.ts), never inserted as HTML. Styles live in a shadow
@@ -208,6 +209,33 @@ async function userEvents(api: string, user: string, host: HTMLElement): Promise
   return events.filter(keep).slice(0, limit);
 }
 
+/**
+ * A place's next events (PRODUCT P17): discovery's first page, its window
+ * from today (UTC) by local start date unless data-from / data-to (dates)
+ * say otherwise. Today's events that are already over are dropped, as the
+ * user list's "upcoming" drops them; a few extra rows leave room for them.
+ */
+async function placeEvents(api: string, place: URLSearchParams, host: HTMLElement): Promise<EmbedEvent[]> {
+  const limit = Math.min(100, Math.max(1, Number.parseInt(host.dataset.limit ?? '', 10) || DEFAULT_LIMIT));
+  const query = new URLSearchParams(place);
+  if (host.dataset.from) query.set('from', host.dataset.from);
+  if (host.dataset.to) query.set('to', host.dataset.to);
+  query.set('limit', String(Math.min(100, limit + SLACK)));
+  const { events } = await load<{ events: EmbedEvent[] }>(`${api}/events?${query}`);
+  return events.filter((e) => e.status !== 'past').slice(0, limit);
+}
+
+/** The place attributes as the API's query (`city`, `country`), and the words that name the place. */
+function placeOf(host: HTMLElement): { query: URLSearchParams; name: string } | null {
+  const city = host.dataset.eventsCity?.trim();
+  const country = host.dataset.eventsCountry?.trim();
+  if (!city && !country) return null;
+  const query = new URLSearchParams();
+  if (city) query.set('city', city);
+  if (country) query.set('country', country);
+  return { query, name: [city, country].filter(Boolean).join(', ') };
+}
+
 /** webcal:// makes calendar apps subscribe; over plain http (local use) the feed's own URL. */
 function subscribeUrl(feed: string): string {
   return feed.startsWith('https:') ? `webcal:${feed.slice('https:'.length)}` : feed;
@@ -223,10 +251,11 @@ async function mount(host: HTMLElement): Promise<void> {
   const region = el('section', 'pe');
   const user = host.dataset.eventsUser;
   const eventId = host.dataset.eventsEvent;
+  const place = user ? null : placeOf(host);
   // Labels tell apart several widgets on one page (distinct landmarks).
   const show = host.dataset.show || 'upcoming';
   const label = (text: string) => region.setAttribute('aria-label', text);
-  label(user ? `${show === 'upcoming' ? 'Upcoming events' : show === 'past' ? 'Past events' : 'Events'} by ${user}` : 'Event');
+  label(user ? `${show === 'upcoming' ? 'Upcoming events' : show === 'past' ? 'Past events' : 'Events'} by ${user}` : place ? `Upcoming events in ${place.name}` : 'Event');
   region.setAttribute('aria-busy', 'true');
   const status = el('p', 'pe-note', 'Loading events…');
   status.setAttribute('role', 'status');
@@ -239,17 +268,22 @@ async function mount(host: HTMLElement): Promise<void> {
   const id = `pe-${++mounted}`;
   try {
     let events: EmbedEvent[];
+    const subscribe = (feed: string, text: string) => {
+      const sub = el('p', 'pe-sub');
+      sub.append(link(subscribeUrl(feed), text, 'pe-subscribe'));
+      region.prepend(sub);
+    };
     if (user) {
       events = await userEvents(api, user, host);
-      const feed = `${api}/users/${encodeURIComponent(user)}/events.ics`;
-      const sub = el('p', 'pe-sub');
-      sub.append(link(subscribeUrl(feed), `Subscribe to ${user}'s events in your calendar`, 'pe-subscribe'));
-      region.prepend(sub);
+      subscribe(`${api}/users/${encodeURIComponent(user)}/events.ics`, `Subscribe to ${user}'s events in your calendar`);
+    } else if (place) {
+      events = await placeEvents(api, place.query, host);
+      subscribe(`${api}/events.ics?${place.query}`, `Subscribe to events in ${place.name} in your calendar`);
     } else if (eventId) {
       events = [await load<EmbedEvent>(`${api}/events/${encodeURIComponent(eventId)}`)];
       label(`Event: ${events[0]!.title}`);
     } else {
-      throw new Error('Set data-events-user or data-events-event.');
+      throw new Error('Set data-events-user, data-events-event, or data-events-city / data-events-country.');
     }
     if (events.length === 0) {
       status.textContent = 'No events to show.';
@@ -272,7 +306,7 @@ async function mount(host: HTMLElement): Promise<void> {
 }
 
 function init(): void {
-  document.querySelectorAll<HTMLElement>('[data-events-user],[data-events-event]').forEach((node) => void mount(node));
+  document.querySelectorAll<HTMLElement>('[data-events-user],[data-events-event],[data-events-city],[data-events-country]').forEach((node) => void mount(node));
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

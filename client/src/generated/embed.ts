@@ -100,6 +100,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A place's calendar feed
+         * @description A place's public events as an iCalendar feed to subscribe to: `city`, `country` or both, matched as `GET /events` matches them (and refused as it refuses them). It holds the events `GET /events` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the 7 days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event's creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
+         */
+        get: operations["embedGetPlaceFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * CORS preflight
+         * @description Answered by the gateway on every Embed path.
+         */
+        options: operations["embedGetPlaceFeedPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find events by place and date (compact)
+         * @description Discovery: the public events at a place whose start date, in each event's own time zone, is from `from` to `to` (inclusive; default today's UTC date and 30 days on; at most 92 days), ordered by local start date-time then id, as Embed Events. Give `city`, `country` or both: a city matches whatever its case, accents and spacing; a country is an ISO 3166-1 alpha-2 code or its English name. Pages follow `pagination.next_cursor` (present while `has_more`); a cursor is signed and bound to its query: an edited one, or one of another city, country or window, answers 400 naming `cursor`. No total, no offset. A page may hold fewer than `limit` events when one has just moved or been hidden.
+         */
+        get: operations["embedSearchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * CORS preflight
+         * @description Answered by the gateway on every Embed path.
+         */
+        options: operations["embedSearchEventsPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -179,6 +227,19 @@ export interface components {
             /** @enum {boolean} */
             success: false;
             message: string;
+        };
+        EmbedEventSearchPage: {
+            events: components["schemas"]["EmbedEvent"][];
+            pagination: components["schemas"]["SearchPagination"];
+        };
+        /** @description Cursor pagination of a search (no total: a count of a place and window is not worth its cost). */
+        SearchPagination: {
+            /** Format: int32 */
+            limit: number;
+            /** @description More events follow in the window: pass `next_cursor`. */
+            has_more: boolean;
+            /** @description Present only when `has_more` is true. */
+            next_cursor?: string;
         };
     };
     responses: never;
@@ -804,6 +865,291 @@ export interface operations {
                 /** @description The event id. */
                 eventId: string;
             };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preflight accepted. */
+            204: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Allowed methods. */
+                    "Access-Control-Allow-Methods": string;
+                    /** @description Allowed request headers. */
+                    "Access-Control-Allow-Headers": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    embedGetPlaceFeed: {
+        parameters: {
+            query?: {
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                city?: string;
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                country?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The iCalendar feed. */
+            200: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    /** @description `inline; filename="….ics"`: the name a browser saves it under (the event id, or `{username}-events`). */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description `If-None-Match` matched the current ETag: no body. */
+            304: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            400: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters. */
+            414: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The stage throttle: retry after a second. */
+            429: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Always 1. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. */
+            500: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    embedGetPlaceFeedPreflight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preflight accepted. */
+            204: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Allowed methods. */
+                    "Access-Control-Allow-Methods": string;
+                    /** @description Allowed request headers. */
+                    "Access-Control-Allow-Headers": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    embedSearchEvents: {
+        parameters: {
+            query?: {
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                city?: string;
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                country?: string;
+                /** @description First day (inclusive) of the events' local start dates, each in its event's own time zone. Default: today's UTC date. */
+                from?: string;
+                /** @description Last day (inclusive), at most 92 days after `from`. Default: `from` + 30 days. */
+                to?: string;
+                /** @description Page size. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page, as given, with the same `city`, `country`, `from` and `to` (or without `from`/`to`: the cursor keeps its window). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["EmbedEventSearchPage"];
+                    };
+                };
+            };
+            /** @description `If-None-Match` matched the current ETag: no body. */
+            304: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description `public, max-age=N`: N is cut short before the first status in the answer changes. */
+                    "Cache-Control": string;
+                    /** @description Strong ETag of the exact body; send it back in `If-None-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. */
+            400: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters. */
+            414: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The stage throttle: retry after a second. */
+            429: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Always 1. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. */
+            500: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    embedSearchEventsPreflight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;

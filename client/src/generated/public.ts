@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/changes/places/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes to a place's events
+         * @description What changed in the public events of a place, past ones included since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and `has_more: true`; the next pages give the current contents, each once, as upserts, then what changed since. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it); a page may hold fewer than `limit` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one. Give `city`, `country` or both, matched as `GET /events` matches them: a city whatever its case, accents and spacing, a country by its ISO 3166-1 alpha-2 code or English name. An event enters when it becomes public there and is `removed` when it moves away, goes private, is unpublished or deleted. A cursor of another place answers 400.
+         */
+        get: operations["getPlaceEventChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/changes/events/{eventId}/guests": {
         parameters: {
             query?: never;
@@ -176,6 +196,26 @@ export interface paths {
          * @description What changed in the event's guests with a linked user account since `cursor`, in order: `{id, change: "upserted", …}` with the object as its read route shows it now, or `{id, change: "removed"}` (hidden, unpublished or deleted; no content). Without a cursor the first answer holds no changes yet, only the cursor of a start and `has_more: true`; the next pages give the current contents, each once, as upserts, then what changed since. Pass `next_cursor` next; `has_more: false` means up to date for now (poll later with it); a page may hold fewer than `limit` changes (at most 5 MB of answer). Cursors are signed: an edited one, or one of another feed, answers 400. A consumer more than 30 days behind (its cursor last up to date more than 30 days ago) answers 410: start again without one. Needs the `guests:read` scope; 404 while the event is not public.
          */
         get: operations["getEventGuestChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find events by place and date
+         * @description Discovery: the public events at a place whose start date, in each event's own time zone, is from `from` to `to` (inclusive; default today's UTC date and 30 days on; at most 92 days), ordered by local start date-time then id, as Public Events. Give `city`, `country` or both: a city matches whatever its case, accents and spacing; a country is an ISO 3166-1 alpha-2 code or its English name. Pages follow `pagination.next_cursor` (present while `has_more`); a cursor is signed and bound to its query: an edited one, or one of another city, country or window, answers 400 naming `cursor`. No total, no offset. A page may hold fewer than `limit` events when one has just moved or been hidden.
+         */
+        get: operations["searchEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,6 +373,19 @@ export interface components {
             /** @enum {string} */
             change: "upserted";
             guest: components["schemas"]["Guest"];
+        };
+        EventSearchPage: {
+            events: components["schemas"]["PublicEvent"][];
+            pagination: components["schemas"]["SearchPagination"];
+        };
+        /** @description Cursor pagination of a search (no total: a count of a place and window is not worth its cost). */
+        SearchPagination: {
+            /** Format: int32 */
+            limit: number;
+            /** @description More events follow in the window: pass `next_cursor`. */
+            has_more: boolean;
+            /** @description Present only when `has_more` is true. */
+            next_cursor?: string;
         };
     };
     responses: never;
@@ -1495,6 +1548,152 @@ export interface operations {
             };
         };
     };
+    getPlaceEventChanges: {
+        parameters: {
+            query?: {
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). */
+                city?: string;
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name. */
+                country?: string;
+                /** @description The `next_cursor` of the previous page, as given; absent: start from the current contents. */
+                cursor?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes. */
+            200: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["EventChanges"];
+                    };
+                };
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
+            400: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            401: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            403: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than 30 days: start again without a cursor. */
+            410: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
+            414: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
+            429: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
+            500: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getEventGuestChanges: {
         parameters: {
             query?: {
@@ -1593,6 +1792,141 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: the URL (path and query) over 10,240 characters, or the method ARN (`…/{stage}/GET{path}`) over 1,600 bytes. */
+            414: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the daily quota (1000 per key per UTC day), the per-key throttle (10 per second, burst 20), the stage throttle, or, where deployed with its web ACL, the per-address rate rule. */
+            429: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description 0 over the daily quota. Absent on the per-second throttles and on the web ACL's block. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Over the daily quota: Unix seconds of the next UTC midnight, sent by the local server and by a deployment made with `-c quotaHeaders=context` (mapped from the authorizer's context). The default deployment does not send it: its gateway responses map only literals, the values AWS documents for them (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait: 1 on the per-second throttles; over the daily quota, the seconds until the reset (rounded up), wherever `X-RateLimit-Reset` is sent. Absent on the web ACL's block. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway's limit: all request header lines together over 10,240 bytes. */
+            431: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright). */
+            500: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchEvents: {
+        parameters: {
+            query?: {
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                city?: string;
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                country?: string;
+                /** @description First day (inclusive) of the events' local start dates, each in its event's own time zone. Default: today's UTC date. */
+                from?: string;
+                /** @description Last day (inclusive), at most 92 days after `from`. Default: `from` + 30 days. */
+                to?: string;
+                /** @description Page size. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page, as given, with the same `city`, `country`, `from` and `to` (or without `from`/`to`: the cursor keeps its window). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: components["schemas"]["EventSearchPage"];
+                    };
+                };
+            };
+            /** @description Invalid parameters (`errors` names each), or a request the route cannot answer. `X-RateLimit-Reset` is absent only when the request was refused before routing (not valid HTTP). */
+            400: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown or revoked key. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            401: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks this route's scope. No `X-RateLimit-Reset`: API Gateway answers this itself, with a gateway response, whose header values are literals or request parameters (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.gatewayResponse.html). */
+            403: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
                     [name: string]: unknown;
                 };
                 content: {

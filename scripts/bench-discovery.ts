@@ -1,0 +1,180 @@
+/**
+ * Discovery's figures for `npm run bench` (PRODUCT P17, docs/performance.md
+ * "Discovery"): what a page of up to 100 events costs, first and deep (after
+ * a cursor half way through the city), with 1,000 and 1,000,000 events in
+ * the catalogue and 10, 1,000 and 100,000 of them in the city asked about.
+ *
+ * Every event is a real item in the store (dynalite): the event item
+ * deriveEventItem gives, with its three place index entries, written with
+ * BatchWriteItem in bulk (what the loader writes for an event's item; the
+ * loader's other items, guests and tallies, play no part in a search and
+ * are left out, which is what makes a million affordable here). The city's
+ * events are ordinary events; the rest of the catalogue is small events
+ * spread over 1,000 other cities in 50 countries, so that the indexes hold
+ * them all, in other partitions.
+ *
+ * Read units are as DynamoDB bills them, from the items each call returned
+ * (the size rules of scripts/write-billing.ts): a Query, the sizes of the
+ * index entries it read summed and rounded up to 4 KB; a BatchGetItem, each
+ * item rounded up to 4 KB; eventually consistent reads half a unit per
+ * 4 KB. Round trips are the longest chain of calls each sent after the
+ * previous one was answered (local/instrument.ts).
+ *
+ * BENCH_DISCOVERY_CATALOGUE (default 1000,1000000) sets the catalogue sizes.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { fixedClock } from '../lambdas/core/clock.js';
+import type { SourceEvent } from '../lambdas/core/dataset.js';
+import { staticKeyring } from '../lambdas/core/feed-cursor.js';
+import { cityKey } from '../lambdas/core/place.js';
+import { parseSearchCursor, sealSearchCursor } from '../lambdas/core/search-cursor.js';
+import { addDays } from '../lambdas/core/search-params.js';
+import { searchPage } from '../lambdas/core/search-events.js';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { createDocumentClient } from '../lambdas/store/client.js';
+import { deriveEventItem, userRecord } from '../lambdas/store/derive.js';
+import { DynamoRepository } from '../lambdas/store/repository.js';
+import { placeSortKey } from '../lambdas/store/table.js';
+import { localDateTime } from '../lambdas/core/local-time.js';
+import { ensureTable } from '../local/dynalite.js';
+// The explorations' in-process dynalite (no socket): the same store code, a million writes affordable.
+import { startInProcessDynalite, type InProcessStore } from '../test/support/in-process-dynalite.js';
+import { roundTrips, type CallSpan } from '../local/instrument.js';
+import { itemSize } from './write-billing.js';
+
+const CATALOGUES = (process.env.BENCH_DISCOVERY_CATALOGUE ?? '1000,1000000').split(',').map(Number);
+const CITY_SIZES = [10, 1_000, 100_000];
+const keyring = staticKeyring(Buffer.from('bench-cursor-key'));
+const NOW = fixedClock('2026-11-21T12:00:00.000Z')();
+const CREATOR = userRecord({ id: 'usr_host', username: 'host' });
+const COUNTRIES = ['PT', 'ES', 'FR', 'DE', 'IT', 'NL', 'BE', 'GB', 'IE', 'US', 'CA', 'MX', 'BR', 'AR', 'CL', 'JP', 'KR', 'CN', 'IN', 'AU', 'NZ', 'ZA', 'NG', 'KE', 'EG', 'MA', 'TR', 'GR', 'PL', 'CZ', 'AT', 'CH', 'SE', 'NO', 'DK', 'FI', 'EE', 'LV', 'LT', 'HU', 'RO', 'BG', 'HR', 'SI', 'SK', 'UA', 'IL', 'AE', 'SG', 'TH'];
+/** Events spread over about a year, a few an hour: a 31-day window of a big city holds thousands. */
+const SPREAD_MS = 365 * 86_400_000;
+
+/**
+ * Catalogue event `id` (its number `i`): in the city (Lisbon, PT; an
+ * ordinary description; `n` of them spread over a year) or elsewhere (a
+ * small event in one of 1,000 other cities).
+ */
+function event(id: string, i: number, inCity: boolean, n: number): SourceEvent {
+  const start = Date.parse('2026-12-01T00:00:00Z') + (inCity ? Math.floor((i * SPREAD_MS) / n) : (i % 365) * 86_400_000) + (i % 7) * 60_000;
+  return {
+    id,
+    creator_id: CREATOR.id,
+    title: inCity ? `Concert ${i}` : `E${i}`,
+    description: inCity ? 'An evening of music with friends, open to everyone. '.repeat(6) : null,
+    location: inCity ? { name: 'Hall', city: 'Lisbon', country: 'PT' } : { name: 'H', city: `Elsewhere ${i % 1000}`, country: COUNTRIES[i % COUNTRIES.length]! },
+    start_date: new Date(start).toISOString(),
+    timezone: 'Europe/Lisbon',
+    status: 'published',
+    visibility: 'public',
+    created_at: '2026-01-01T00:00:00.000Z',
+  } as SourceEvent;
+}
+
+/**
+ * Writes the items of events `from` to `to` - 1: BatchWriteItem straight to
+ * the store's handler (the protocol's JSON, no SDK in between: at a million
+ * items the SDK's own steps were most of the time), 25 items a call,
+ * generated a slice at a time so a million never sit in memory at once.
+ */
+async function writeEvents(store: InProcessStore, table: string, from: number, to: number, make: (i: number) => SourceEvent): Promise<void> {
+  for (let start = from; start < to; start += 25) {
+    const items = Array.from({ length: Math.min(25, to - start) }, (_, j) => deriveEventItem({ event: make(start + j), creator: CREATOR })[0]!);
+    let pending: unknown[] = items.map((item) => ({ PutRequest: { Item: marshall(item, { removeUndefinedValues: true }) } }));
+    while (pending.length) {
+      const { status, json } = await store.call('BatchWriteItem', { RequestItems: { [table]: pending } });
+      if (status !== 200) throw new Error(`BatchWriteItem: ${status} ${JSON.stringify(json)}`);
+      pending = ((json.UnprocessedItems as Record<string, unknown[]> | undefined) ?? {})[table] ?? [];
+    }
+  }
+}
+
+/** Calls, spans and read units (as billed, from the items returned) of the calls a page makes. */
+function readMeter(client: DynamoDBDocumentClient) {
+  const m = { calls: 0, rcu: 0, spans: [] as CallSpan[], bytes: 0 };
+  let events = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const span = { start: events++, end: Infinity };
+      m.spans.push(span);
+      const out = await next(args);
+      span.end = events++;
+      m.calls++;
+      const output = out.output as { Items?: Record<string, unknown>[]; Responses?: Record<string, Record<string, unknown>[]> };
+      if (String(context.commandName).startsWith('Query')) {
+        const bytes = (output.Items ?? []).reduce((n, i) => n + itemSize(i), 0);
+        m.bytes += bytes;
+        m.rcu += Math.max(1, Math.ceil(bytes / 4096)) / 2;
+      } else if (String(context.commandName).startsWith('BatchGet')) {
+        for (const item of Object.values(output.Responses ?? {}).flat()) {
+          m.bytes += itemSize(item);
+          m.rcu += Math.max(1, Math.ceil(itemSize(item) / 4096)) / 2;
+        }
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'discoveryMeter', priority: 'high' },
+  );
+  return { m, reset: () => Object.assign(m, { calls: 0, rcu: 0, spans: [], bytes: 0 }) };
+}
+
+export async function discoveryFigures(): Promise<string[]> {
+  const rows = [
+    '| Catalogue events | Events in the city | Page | Events returned | DynamoDB calls | Round trips | Read units (billed) | Bytes read |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const catalogue of CATALOGUES) {
+    const store = await startInProcessDynalite();
+    const client = createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler });
+    try {
+      const table = 'discovery';
+      await ensureTable(client, table);
+      // The biggest city first, the rest of the catalogue elsewhere; then the city shrinks, its other events moving
+      // elsewhere (the same ids, rewritten), so the catalogue keeps its size throughout.
+      const sizes = CITY_SIZES.filter((c) => c <= catalogue).sort((a, b) => b - a);
+      await writeEvents(store, table, 0, catalogue - sizes[0]!, (i) => event(`evt_o${i}`, i, false, 0));
+      let inCity = sizes[0]!;
+      for (const city of sizes) {
+        await writeEvents(store, table, city, inCity, (i) => event(`evt_c${i}`, i, false, 0));
+        await writeEvents(store, table, 0, city, (i) => event(`evt_c${i}`, i, true, city));
+        inCity = city;
+        rows.push(...(await measure(store, table, catalogue, city)));
+      }
+    } finally {
+      client.destroy();
+      await store.close();
+    }
+  }
+  return rows;
+}
+
+/** The first page of the city's first 92 days, and a page after a cursor half way through its events. */
+async function measure(store: InProcessStore, table: string, catalogue: number, city: number): Promise<string[]> {
+  const reader = createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler });
+  try {
+    const meter = readMeter(reader);
+    const search = new DynamoRepository(reader, table);
+    const place = { country: 'PT', city: cityKey('Lisbon')! };
+    const from = '2026-12-01';
+    const to = '2027-03-02';
+    meter.reset();
+    const first = await searchPage({ search, keyring }, { place, from, to, stated: { from, to }, limit: 100 });
+    const out = [row(catalogue, city, 'first', first.events.length, meter.m)];
+    // Half way: the cursor a consumer holds after the city's middle event, in a window starting that day.
+    const middle = event(`evt_c${Math.floor(city / 2)}`, Math.floor(city / 2), true, city);
+    const after = placeSortKey(localDateTime(Date.parse(middle.start_date), middle.timezone), middle.id);
+    const window = { from: after.slice(0, 10), to: addDays(after.slice(0, 10), 92) };
+    const cursor = parseSearchCursor(await sealSearchCursor({ place, ...window, after }, keyring))!;
+    meter.reset();
+    const deep = await searchPage({ search, keyring }, { place, ...window, stated: {}, limit: 100, cursor });
+    out.push(row(catalogue, city, 'half way (after a cursor)', deep.events.length, meter.m));
+    return out;
+  } finally {
+    reader.destroy();
+  }
+}
+
+function row(catalogue: number, city: number, page: string, returned: number, m: { calls: number; rcu: number; spans: CallSpan[]; bytes: number }): string {
+  return `| ${catalogue.toLocaleString('en-US')} | ${city.toLocaleString('en-US')} | ${page} | ${returned} | ${m.calls} | ${roundTrips(m.spans)} | ${m.rcu.toFixed(1)} | ${m.bytes.toLocaleString('en-US')} |`;
+}
