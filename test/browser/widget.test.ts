@@ -75,7 +75,8 @@ function hostPage(widgetSrc: string): string {
   <div id="missing" data-events-user="nobody"></div>
   <h2>Places</h2>
   <div id="place" data-events-city=" AMSTERDAM " data-limit="3" data-locale="en-US"></div>
-  <div id="country" data-events-country="Netherlands" data-locale="en-US"></div>
+  <div id="country" data-country="Netherlands" data-locale="en-US"></div>
+  <div id="bare-place" data-city="amsterdam" data-country="NL" data-limit="3" data-locale="en-US"></div>
   <div id="quiet" data-events-city="Lisbon"></div>
   <div id="bad-place" data-events-country="ZZ"></div>
 </main>
@@ -265,7 +266,7 @@ describe('embed widget in Chromium', () => {
     expect(await alert.textContent()).toBe('Events could not be loaded: User not found');
   });
 
-  it("data-events-city / data-events-country: a place's next events from today, as discovery lists them, with the place's calendar", async () => {
+  it("data-city / data-country (or data-events-city / -country): a place's next events from today, as discovery lists them, with the place's calendar", async () => {
     const search = async (query: string) => (await get<{ data: { events: EmbedEvent[] } }>(`${api.embedBaseUrl}/events?${query}`)).body.data.events;
     // The route's default window (today to 30 days on), today's finished events dropped, at most data-limit.
     const inCity = (await search('city=amsterdam&limit=100')).filter((e) => e.status !== 'past');
@@ -277,6 +278,8 @@ describe('embed widget in Chromium', () => {
     expect(cards.every((r) => r.status !== 'Past')).toBe(true);
     const inCountry = (await search('country=NL&limit=100')).filter((e) => e.status !== 'past').slice(0, 10);
     expect((await rendered('#country')).map((r) => r.title)).toEqual(inCountry.map((e) => e.title));
+    // The bare names (data-city / data-country) and the prefixed ones are one place.
+    expect((await rendered('#bare-place')).map((r) => r.title)).toEqual(cards.map((r) => r.title));
     expect(await page.locator('#place section').getAttribute('aria-label')).toBe('Upcoming events in AMSTERDAM');
     expect(await page.locator('#country section').getAttribute('aria-label')).toBe('Upcoming events in Netherlands');
 

@@ -227,8 +227,9 @@ async function placeEvents(api: string, place: URLSearchParams, host: HTMLElemen
 
 /** The place attributes as the API's query (`city`, `country`), and the words that name the place. */
 function placeOf(host: HTMLElement): { query: URLSearchParams; name: string } | null {
-  const city = host.dataset.eventsCity?.trim();
-  const country = host.dataset.eventsCountry?.trim();
+  // data-city / data-country: the names PRODUCT P17 gives; data-events-city / -country: the house's prefix, safe on a page that uses the bare names itself.
+  const city = (host.dataset.eventsCity ?? host.dataset.city)?.trim();
+  const country = (host.dataset.eventsCountry ?? host.dataset.country)?.trim();
   if (!city && !country) return null;
   const query = new URLSearchParams();
   if (city) query.set('city', city);
@@ -283,7 +284,7 @@ async function mount(host: HTMLElement): Promise<void> {
       events = [await load<EmbedEvent>(`${api}/events/${encodeURIComponent(eventId)}`)];
       label(`Event: ${events[0]!.title}`);
     } else {
-      throw new Error('Set data-events-user, data-events-event, or data-events-city / data-events-country.');
+      throw new Error('Set data-events-user, data-events-event, or data-city / data-country.');
     }
     if (events.length === 0) {
       status.textContent = 'No events to show.';
@@ -306,7 +307,7 @@ async function mount(host: HTMLElement): Promise<void> {
 }
 
 function init(): void {
-  document.querySelectorAll<HTMLElement>('[data-events-user],[data-events-event],[data-events-city],[data-events-country]').forEach((node) => void mount(node));
+  document.querySelectorAll<HTMLElement>('[data-events-user],[data-events-event],[data-events-city],[data-events-country],[data-city],[data-country]').forEach((node) => void mount(node));
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
