@@ -96,8 +96,10 @@ describe('query parameter names that are Object.prototype members', () => {
   const filled = (path: string) => path.replace('{eventId}', 'evt_jazz01').replace('{username}', 'alice');
 
   // Ignored where unknown parameters are (every route but the changes feeds); the feeds refuse each by name (PRODUCT P16).
-  it.each(routes.map((r) => [r.id, filled(resourcePath(r))]))('are ordinary parameters on %s: ignored, or refused by name like any unknown one', async (_id, path) => {
-    const target = `${path}?${names}`;
+  // Discovery needs a place; with one, the names are ignored like on the other reads.
+  const required = (id: string) => (id === 'searchEvents' || id === 'embedSearchEvents' ? 'city=Amsterdam&' : '');
+  it.each(routes.map((r) => [r.id, filled(resourcePath(r))]))('are ordinary parameters on %s: ignored, or refused by name like any unknown one', async (id, path) => {
+    const target = `${path}?${required(id)}${names}`;
     const answer = await send({ method: 'GET', target, headers: [key] });
     const refused = path.includes('/changes/');
     await expectEnvelope(answer, target, refused ? 400 : 200);

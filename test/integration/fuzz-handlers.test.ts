@@ -48,7 +48,7 @@ beforeAll(async () => {
   store = await startTestStore(demoDataset());
   for (const variant of ['typed', 'dated'] as UserEventsVariant[]) {
     const config = configSchema.parse({ tableName: store.tableName, serviceName: 'events', siteUrl: 'https://s.example', userEventsVariant: variant });
-    const deps = createDeps(config, { reader: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger: silentLogger });
+    const deps = createDeps(config, { reader: store.repository, search: store.repository, keys: store.repository, feeds: store.repository, cursorKeys: testKeyring, clock: fixedClock(NOW), logger: silentLogger });
     for (const route of routes) handlers.set(`${route.id}/${variant}`, (await load(route.handler)).build(deps) as HttpHandler);
     if (variant === 'typed') authorizer = (await load(AUTHORIZER_HANDLER)).build(deps) as AuthorizerHandler;
   }
@@ -113,8 +113,9 @@ describe('names that are Object.prototype members, as API Gateway hands them (ow
       headers: withNames({ 'x-events-api-key': KEYS.both }, '1'),
       multiValueHeaders: withNames({ 'x-events-api-key': [KEYS.both] }, ['1']),
       pathParameters: path,
-      queryStringParameters: withNames({ limit: '2' }, '1'),
-      multiValueQueryStringParameters: withNames({ limit: ['2'] }, ['1', '2']),
+      // Discovery needs a place (the other routes ignore `city`).
+      queryStringParameters: withNames({ limit: '2', ...(route.path === '/events' ? { city: 'Amsterdam' } : {}) }, '1'),
+      multiValueQueryStringParameters: withNames({ limit: ['2'], ...(route.path === '/events' ? { city: ['Amsterdam'] } : {}) }, ['1', '2']),
       stageVariables: null,
       body: null,
       isBase64Encoded: false,

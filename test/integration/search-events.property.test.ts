@@ -39,7 +39,8 @@ import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js
 import { useFileStore } from '../support/store.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
-const TIMEOUT = 30_000 + RUNS * 2_000;
+/** Time for one property: about a second a run on dynalite, two on DynamoDB Local, with room for a busy machine. */
+const TIMEOUT = 60_000 + RUNS * 4_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
 const store = useFileStore({ inProcess: true });
 

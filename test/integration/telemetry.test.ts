@@ -157,7 +157,7 @@ describe('Lambda telemetry (Powertools logs and EMF metrics)', () => {
         for (const [i, values] of (hasPathParameter(route) ? [FOUND, MISSING] : [FOUND]).entries()) {
           const requestId = `apigw-${route.id}-${i}`;
           answeredIds.push(requestId);
-          const res = (await handler(proxyEvent(route, paramsOf(route, values), i === 0 ? { limit: '5' } : null, requestId), lambdaContext(route.id))) as APIGatewayProxyResult;
+          const res = (await handler(proxyEvent(route, paramsOf(route, values), i === 0 ? { limit: '5', ...(route.path === '/events' ? { city: 'Austin' } : {}) } : null, requestId), lambdaContext(route.id))) as APIGatewayProxyResult;
           if (i === 0) expect(res.statusCode).toBe(200);
           else expect([400, 404]).toContain(res.statusCode);
           expect1(`${route.id} ${String(res.statusCode)[0]}xx`);
