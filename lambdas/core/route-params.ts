@@ -5,8 +5,7 @@
  */
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
-import { cityParam as searchCityParam, countryParam as searchCountryParam, SEARCH_MESSAGES } from './search-params.js';
-import { cityParam, countryParam } from './place-params.js';
+import { cityParam, countryParam, requireAPlace } from './search-params.js';
 import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
 export const getEventParams = z.object({ eventId: eventIdParam });
@@ -34,13 +33,7 @@ export const embedGetEventFeedParams = z.object({ eventId: eventIdParam });
  * rather than ignored.
  */
 export const embedGetPlaceFeedParams = strictQuery(
-  z.object({ city: searchCityParam, country: searchCountryParam }).superRefine(
-    (p, ctx) => {
-      // As discovery's: neither a city nor a country is a 400 naming `city`, beside any other field's failure.
-      if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
-    },
-    { when: () => true },
-  ),
+  z.object({ city: cityParam, country: countryParam }).superRefine(requireAPlace, { when: () => true }),
 );
 /** The OpenAPI documents take no parameters. */
 export const noParams = z.object({});
@@ -49,5 +42,5 @@ export const noParams = z.object({});
 export const getEventChangesParams = strictQuery(z.object({ cursor: cursorParam, limit: limitParam(100) }));
 export const getUserEventChangesParams = strictQuery(z.object({ username: usernameParam, cursor: cursorParam, limit: limitParam(100) }));
 export const getEventGuestChangesParams = strictQuery(z.object({ eventId: eventIdParam, cursor: cursorParam, limit: limitParam(100) }));
-/** A place's feed (PRODUCT P17): `city`, `country` or both (neither: 400, resolved by requirePlace). */
-export const getPlaceEventChangesParams = strictQuery(z.object({ city: cityParam, country: countryParam, cursor: cursorParam, limit: limitParam(100) }));
+/** A place's feed (PRODUCT P17): `city`, `country` or both, checked as discovery checks them. */
+export const getPlaceEventChangesParams = strictQuery(z.object({ city: cityParam, country: countryParam, cursor: cursorParam, limit: limitParam(100) }).superRefine(requireAPlace, { when: () => true }));

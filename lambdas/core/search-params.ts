@@ -121,7 +121,7 @@ export const searchEventsParams = z
   })
   .superRefine(
     (p, ctx) => {
-      if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
+      requireAPlace(p, ctx);
       // A field that failed holds z.NEVER's marker, not a string.
       if (typeof p.from === 'string' && typeof p.to === 'string') {
         const failure = windowFailure(p.from, p.to);
@@ -168,6 +168,16 @@ export function addDays(date: string, days: number): string {
 /** Days from `from` to `to` (negative when `to` is before). */
 export const daysBetween = (from: string, to: string): number => dayNumber(to) - dayNumber(from);
 
+/** Neither a city nor a country: a 400 naming `city`, beside any other field's failure (every route that takes a place). */
+export function requireAPlace(p: { city?: string | undefined; country?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (p.city === undefined && p.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: SEARCH_MESSAGES.noPlace });
+}
+
+/** The place a request names, from its checked `city` and `country` (their keys). */
+export function placeFrom(p: { city?: string | undefined; country?: string | undefined }): PlaceKey {
+  return { ...(p.country !== undefined ? { country: p.country } : {}), ...(p.city !== undefined ? { city: p.city } : {}) };
+}
+
 /** The search with its defaults (`from`: today's UTC date; `to`: `from` + 30 days); a stated `to` judged against a defaulted `from`. */
 export function resolveSearch(p: SearchParams, now: Date): SearchRequest {
   const from = p.from ?? now.toISOString().slice(0, 10);
@@ -175,7 +185,7 @@ export function resolveSearch(p: SearchParams, now: Date): SearchRequest {
   const failure = p.from === undefined ? windowFailure(from, to) : undefined;
   if (failure) throw new ValidationError([{ field: 'to', message: failure }]);
   return {
-    place: { ...(p.country !== undefined ? { country: p.country } : {}), ...(p.city !== undefined ? { city: p.city } : {}) },
+    place: placeFrom(p),
     from,
     to,
     stated: { ...(p.from !== undefined ? { from: p.from } : {}), ...(p.to !== undefined ? { to: p.to } : {}) },

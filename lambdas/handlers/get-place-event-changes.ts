@@ -1,6 +1,6 @@
 import { getPlaceEventChangesParams } from '../core/route-params.js';
 import { placeChanges } from '../core/feeds.js';
-import { requirePlace } from '../core/place-params.js';
+import { placeFrom } from '../core/search-params.js';
 import { lambdaEntry } from '../http/lambda-entry.js';
 import { httpRoute } from '../http/route.js';
 
@@ -9,7 +9,7 @@ export const build = httpRoute({
   params: getPlaceEventChangesParams,
   run: async (q, { feeds, cursorKeys, clock, config }) => ({
     message: 'Place event changes retrieved',
-    data: await placeChanges({ feeds, keyring: cursorKeys, now: clock() }, { ...q, place: requirePlace(q) }, config.siteUrl),
+    data: await placeChanges({ feeds, keyring: cursorKeys, now: clock() }, { ...q, place: placeFrom(q) }, config.siteUrl),
   }),
 });
 

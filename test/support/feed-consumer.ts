@@ -31,7 +31,7 @@ export type ScopeList = () => Promise<{ users: Map<string, string>; events: stri
 /** The feed's function a page is read through: each feed is its own Lambda function, with its own containers and keys. */
 export type FeedFunction = 'catalogue' | 'host' | 'guests' | 'place';
 
-/** A place query as the route resolves it (lambdas/core/place-params.ts): its keys. */
+/** A place query as the route resolves it (lambdas/core/search-params.ts): its keys. */
 export const placeKeyOf = (q: PlaceQuery): PlaceKey => ({ ...(q.country !== undefined ? { country: countryKey(q.country) } : {}), ...(q.city !== undefined ? { city: cityKey(q.city) } : {}) });
 /** The replica name of a place's feed: its place name, so that two spellings of one place are one scope. */
 export const placeScopeName = (place: PlaceKey): string => `place:${placeName(place)}`;

@@ -1551,9 +1551,9 @@ export interface operations {
     getPlaceEventChanges: {
         parameters: {
             query?: {
-                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). */
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
                 city?: string;
-                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name. */
+                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
                 country?: string;
                 /** @description The `next_cursor` of the previous page, as given; absent: start from the current contents. */
                 cursor?: string;
