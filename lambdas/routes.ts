@@ -43,6 +43,8 @@ export interface RouteDefinition {
    * Manager, and only these functions get its ARN (lib/route-function.ts).
    */
   readonly cursorKey?: true;
+  /** Asks for a place (PRODUCT P17): `city`, `country` or both, neither a 400; checks and smoke tests give one. */
+  readonly takesPlace?: true;
 }
 
 /** Read actions an HTTP function may be granted; no write action can be declared here. */
@@ -66,10 +68,10 @@ export const routes = [
   // Changes feeds (PRODUCT P16): what changed since a cursor, in the scope of a read route.
   { id: 'getEventChanges', surface: 'public', method: 'GET', path: '/changes/events', handler: 'get-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
   { id: 'getUserEventChanges', surface: 'public', method: 'GET', path: '/changes/users/{username}/events', handler: 'get-user-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
-  { id: 'getPlaceEventChanges', surface: 'public', method: 'GET', path: '/changes/places/events', handler: 'get-place-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true },
+  { id: 'getPlaceEventChanges', surface: 'public', method: 'GET', path: '/changes/places/events', handler: 'get-place-event-changes', auth: 'key', scope: 'events:read', tableReads: FEED_READS, cursorKey: true, takesPlace: true },
   { id: 'getEventGuestChanges', surface: 'public', method: 'GET', path: '/changes/events/{eventId}/guests', handler: 'get-event-guest-changes', auth: 'key', scope: 'guests:read', tableReads: FEED_READS, cursorKey: true },
   // Discovery (PRODUCT P17): a place's events by local start date; the place indexes (keys only), then the items by key.
-  { id: 'searchEvents', surface: 'public', method: 'GET', path: '/events', handler: 'search-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET, cursorKey: true },
+  { id: 'searchEvents', surface: 'public', method: 'GET', path: '/events', handler: 'search-events', auth: 'key', scope: 'events:read', tableReads: QUERY_AND_BATCH_GET, cursorKey: true, takesPlace: true },
   { id: 'publicOpenApi', surface: 'public', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
   { id: 'embedGetEvent', surface: 'embed', method: 'GET', path: '/events/{eventId}', handler: 'embed-get-event', auth: 'none', tableReads: QUERY },
   { id: 'embedGetUserEvents', surface: 'embed', method: 'GET', path: '/users/{username}/events', handler: 'embed-get-user-events', auth: 'none', tableReads: QUERY },
@@ -79,8 +81,8 @@ export const routes = [
   { id: 'embedGetUserFeed', surface: 'embed', method: 'GET', path: '/users/{username}/events.ics', handler: 'embed-get-user-feed', auth: 'none', tableReads: QUERY },
   { id: 'embedGetEventFeed', surface: 'embed', method: 'GET', path: '/events/{eventId}/event.ics', handler: 'embed-get-event-feed', auth: 'none', tableReads: QUERY },
   // A place's calendar (PRODUCT P17): discovery's read (the place indexes, then the items by key), a resource beside /events.
-  { id: 'embedGetPlaceFeed', surface: 'embed', method: 'GET', path: '/events.ics', handler: 'embed-get-place-feed', auth: 'none', tableReads: QUERY_AND_BATCH_GET },
-  { id: 'embedSearchEvents', surface: 'embed', method: 'GET', path: '/events', handler: 'embed-search-events', auth: 'none', tableReads: QUERY_AND_BATCH_GET, cursorKey: true },
+  { id: 'embedGetPlaceFeed', surface: 'embed', method: 'GET', path: '/events.ics', handler: 'embed-get-place-feed', auth: 'none', tableReads: QUERY_AND_BATCH_GET, takesPlace: true },
+  { id: 'embedSearchEvents', surface: 'embed', method: 'GET', path: '/events', handler: 'embed-search-events', auth: 'none', tableReads: QUERY_AND_BATCH_GET, cursorKey: true, takesPlace: true },
   { id: 'embedOpenApi', surface: 'embed', method: 'GET', path: '/openapi.json', handler: 'openapi', auth: 'none', tableReads: [] },
 ] as const satisfies readonly RouteDefinition[];
 

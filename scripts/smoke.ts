@@ -71,7 +71,7 @@ async function request(url: string, init: RequestInit = {}) {
 
 function pathFor(route: RouteDefinition, user: string, event: string): string {
   // Discovery needs a place: every place answers 200, events there or not (PRODUCT P17).
-  const query = route.path === '/events' ? '?country=US&limit=1' : '';
+  const query = 'takesPlace' in route && route.takesPlace ? `?country=US${route.path.endsWith('.ics') ? '' : '&limit=1'}` : '';
   return `${route.path.replace('{username}', encodeURIComponent(user)).replace('{eventId}', encodeURIComponent(event))}${query}`;
 }
 
