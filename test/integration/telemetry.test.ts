@@ -28,6 +28,8 @@ import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 import { startSecretsStub, type SecretsStub } from '../support/secrets-stub.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const NAMESPACE = 'PublicEvents/test';
 const SECRET_MAIL = 'secret.person@example.com';
@@ -58,7 +60,20 @@ async function captured<T>(fn: () => Promise<T>): Promise<T> {
 
 let secrets: SecretsStub;
 
+/** SQS's stand-in: the ingest sets a waiting record's visibility (its retry) there, not on the network. */
+let sqs: Server;
+let sqsUrl: string;
+
 beforeAll(async () => {
+  sqs = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => sqs.listen(0, '127.0.0.1', resolve));
+  sqsUrl = `http://127.0.0.1:${(sqs.address() as AddressInfo).port}`;
   store = await startTestStore(demoDataset(), 'telemetry');
   // The feed functions read their cursor key from Secrets Manager, as in AWS.
   secrets = await startSecretsStub('telemetry-cursor-key');
@@ -70,8 +85,12 @@ beforeAll(async () => {
     DYNAMODB_ENDPOINT: store.endpoint,
     // The ingest builds its client the way it does in AWS, with no endpoint: the SDK's own variable points it at dynalite.
     AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
-    // Where a continuation would go; no record of this test stops for time, so nothing is sent.
-    INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/ingest',
+    // The queue: a waiting record's retry sets its visibility there (no record of this test stops for time, so nothing is sent to it).
+    // Its URL on the SDK's endpoint, as in AWS, where the queue's URL and the SQS endpoint of the region agree.
+    INGEST_QUEUE_URL: `${sqsUrl}/123456789012/ingest`,
+    AWS_ENDPOINT_URL_SQS: sqsUrl,
+    // Whom a user's deletion would invoke to close their keys; no record of this test deletes a user.
+    KEY_ADMIN_FUNCTION_ARN: 'arn:aws:lambda:us-east-1:123456789012:function:KeyAdmin',
     AWS_REGION: 'local',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -91,6 +110,8 @@ afterAll(async () => {
   process.env = savedEnv;
   await secrets?.close();
   await store?.close();
+  sqs?.closeAllConnections();
+  await new Promise<void>((resolve) => (sqs ? sqs.close(() => resolve()) : resolve()));
 });
 
 let invocation = 0;
@@ -149,6 +170,10 @@ const answeredIds: string[] = [];
 const hasPathParameter = (route: RouteDefinition) => route.path.includes('{');
 const expect1 = (key: string) => expectedCounts.set(key, (expectedCounts.get(key) ?? 0) + 1);
 
+/** A route's first request: a page of 5, and a place where the route takes one (a place's calendar takes nothing else). */
+const firstQuery = (route: (typeof routes)[number]): Record<string, string> =>
+  route.id === 'embedGetPlaceFeed' ? { city: 'Austin' } : { limit: '5', ...('takesPlace' in route ? { city: 'Austin' } : {}) };
+
 describe('Lambda telemetry (Powertools logs and EMF metrics)', () => {
   it('answers every route, the authorizer and the ingest while all output is captured', async () => {
     await captured(async () => {
@@ -157,7 +182,7 @@ describe('Lambda telemetry (Powertools logs and EMF metrics)', () => {
         for (const [i, values] of (hasPathParameter(route) ? [FOUND, MISSING] : [FOUND]).entries()) {
           const requestId = `apigw-${route.id}-${i}`;
           answeredIds.push(requestId);
-          const res = (await handler(proxyEvent(route, paramsOf(route, values), i === 0 ? { limit: '5', ...(route.path === '/events' ? { city: 'Austin' } : {}) } : null, requestId), lambdaContext(route.id))) as APIGatewayProxyResult;
+          const res = (await handler(proxyEvent(route, paramsOf(route, values), i === 0 ? firstQuery(route) : null, requestId), lambdaContext(route.id))) as APIGatewayProxyResult;
           if (i === 0) expect(res.statusCode).toBe(200);
           else expect([400, 404]).toContain(res.statusCode);
           expect1(`${route.id} ${String(res.statusCode)[0]}xx`);
