@@ -22,14 +22,14 @@
  * 4 KB. Round trips are the longest chain of calls each sent after the
  * previous one was answered (local/instrument.ts).
  *
- * BENCH_DISCOVERY_CATALOGUE (default 1000,100000) sets the catalogue sizes.
- * 1000000 is the size PRODUCT P17 names; it runs on DynamoDB Local (Java 17),
- * and on a shared 2-core machine writing its million items took 411 s (467 s
- * with the rest), too long for every `npm run bench`: docs/performance.md ("Discovery")
- * records its rows, measured on their own with
- * `BENCH_DISCOVERY_CATALOGUE=1000000 npx tsx scripts/bench-discovery.ts`
- * (this file run alone prints the discovery rows only), and how long it took.
+ * BENCH_DISCOVERY_CATALOGUE sets the catalogue sizes; by default 1,000 and
+ * 1,000,000 (the sizes PRODUCT P17 names) where Java is, else 1,000 and
+ * 100,000. The million runs on DynamoDB Local (Java 17); on a shared 2-core
+ * machine writing its items took 411 s (467 s with the rest), which is most
+ * of `npm run bench`'s time (docs/performance.md, "Discovery"). This file run
+ * alone prints the discovery rows only.
  */
+import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../lambdas/core/clock.js';
@@ -53,7 +53,10 @@ import type { StoreCall } from '../test/support/direct-dynalite.js';
 import { roundTrips, type CallSpan } from '../local/instrument.js';
 import { itemSize } from './write-billing.js';
 
-const CATALOGUES = (process.env.BENCH_DISCOVERY_CATALOGUE ?? '1000,100000').split(',').map(Number);
+/** A million needs DynamoDB Local, so Java: without it the default stops at 100,000 and says so. */
+const JAVA = spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0;
+const CATALOGUES = (process.env.BENCH_DISCOVERY_CATALOGUE ?? (JAVA ? '1000,1000000' : '1000,100000')).split(',').map(Number);
+if (!process.env.BENCH_DISCOVERY_CATALOGUE && !JAVA) console.error('bench-discovery: no Java here, so no catalogue of 1,000,000 (DynamoDB Local needs Java 17); measuring 1,000 and 100,000');
 /** Above this many events the catalogue goes to DynamoDB Local: dynalite's in-memory leveldb does not hold a million. */
 const DYNALITE_MAX = 100_000;
 const CITY_SIZES = [10, 1_000, 100_000];
