@@ -6,7 +6,7 @@ import { msUntilStatusChange, toEmbedEvent, type EmbedEvent } from './embed.js';
 import type { StartBounds } from './params.js';
 import type { EventReader } from './ports.js';
 import { loadList, requirePublicEvent, windowOf } from './queries.js';
-import type { EventPayload } from '../store/items.js';
+import type { EventPayload } from './read-items.js';
 import { searchPage, type SearchContext, type SearchPagination } from './search-events.js';
 import type { SearchRequest } from './search-params.js';
 

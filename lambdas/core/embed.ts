@@ -10,7 +10,7 @@
 import { isIanaTimeZone } from './dataset.js';
 import { partsIn } from './local-time.js';
 import type * as z from 'zod';
-import type { EventPayload } from '../store/items.js';
+import type { EventPayload } from './read-items.js';
 import type { embedEventSchema, embedStatusSchema } from './response-schemas.js';
 
 /** Derived from the response schema, so the mapper and the documents cannot drift. */

@@ -3,7 +3,7 @@
  * mappers name every field they emit, so nothing stored ever leaks by accident.
  */
 import type * as z from 'zod';
-import type { EventPayload, RsvpItem } from '../store/items.js';
+import type { EventPayload, RsvpItem } from './read-items.js';
 import type { guestSchema, publicEventSchema } from './response-schemas.js';
 
 /** Derived from the response schemas, so a mapper and the documents cannot drift. */

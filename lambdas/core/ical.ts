@@ -20,7 +20,7 @@
  */
 import ical, { type ICalEventData } from 'ical-generator';
 import { endOfLocalDay } from './embed.js';
-import type { EventPayload } from '../store/items.js';
+import type { EventPayload } from './read-items.js';
 
 /** PRODID `-//Public Events API//Embed feed//EN`. */
 export const PRODUCT_ID = { company: 'Public Events API', product: 'Embed feed', language: 'EN' } as const;

@@ -2,8 +2,8 @@
  * What the core needs from storage. lambdas/store/repository.ts implements it
  * over DynamoDB; docs/data-model.md lists the calls each method makes.
  */
-import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../store/items.js';
-import type { ProfileList } from '../store/table.js';
+import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './read-items.js';
+import type { ProfileList } from './read-items.js';
 import type { GuestStatusFilter } from './params.js';
 import type { PlaceKey } from './place.js';
 

@@ -9,8 +9,8 @@ import { UNPAGINATED_MAX_BYTES, UNPAGINATED_MAX_EVENTS } from './list-bounds.js'
 import { paginate, type Pagination } from './pagination.js';
 import type { GuestStatusFilter, EventType, StartBounds } from './params.js';
 import type { EventReader, ListOrder, StartWindow } from './ports.js';
-import type { EventItem, EventPayload } from '../store/items.js';
-import type { ProfileList } from '../store/table.js';
+import type { EventItem, EventPayload } from './read-items.js';
+import type { ProfileList } from './read-items.js';
 import { responseBytes } from './response-size.js';
 
 export interface PagedEvents {

@@ -247,10 +247,4 @@ export function guestCountSummaries(eventId: string, items: readonly { sk: strin
   });
 }
 
-export function sumCounts(summaries: readonly Partial<GuestCounts>[]): GuestCounts {
-  const total: GuestCounts = { yes: 0, maybe: 0, no: 0 };
-  for (const s of summaries) for (const status of ['yes', 'maybe', 'no'] as const) total[status] += Number(s[status] ?? 0);
-  return total;
-}
-
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -5,52 +5,10 @@
  * anonymous guest: the read model never stores what it must never return.
  */
 import type { Scope, SourceEvent } from '../core/dataset.js';
+import type { ApiKeyItem, EventItem, GuestCounts, RsvpItem, RsvpStatus, VerificationStatus } from '../core/read-items.js';
 
-export type VerificationStatus = 'verified' | 'id_verified' | null;
-export type RsvpStatus = 'yes' | 'maybe' | 'no';
-
-export interface CreatorSnapshot {
-  id: string;
-  username: string;
-  image: string | null;
-  verification_status: VerificationStatus;
-}
-
-/** The public part of an event, as copied onto every item that lists it. */
-export interface EventPayload {
-  event_id: string;
-  title: string;
-  description: string | null;
-  cover: string | null;
-  location: { name: string; city: string | null; country: string | null } | null;
-  start_date: string;
-  end_date: string | null;
-  timezone: string;
-  status: string;
-  visibility: string;
-  cost: number | null;
-  created_at: string;
-  links: { spotify_url: string | null; wavlake_url: string | null };
-  contributions: { cashapp: string | null; venmo: string | null; paypal: string | null; btc_lightning: string | null };
-  creator: CreatorSnapshot;
-}
-
-export interface GuestCounts {
-  yes: number;
-  maybe: number;
-  no: number;
-}
-
-/**
- * The event as the read routes show it. Its guest counts are not on it: an
- * RSVP would rewrite the whole event item (up to 34 KB) for three numbers,
- * on the partition every guest of a popular event writes to. The guest list
- * reads them from the count buckets' summaries beside it (repository.ts,
- * getGuestCounts).
- */
-export interface EventItem extends EventPayload {
-  type: 'EVENT';
-}
+// The items the read routes map live in the core, which the ports return them by; the store writes and reads them.
+export type { ApiKeyItem, CreatorSnapshot, EventItem, EventPayload, GuestCounts, GuestSnapshot, LiveApiKeyItem, RevokedApiKeyItem, RsvpItem, RsvpStatus, VerificationStatus } from '../core/read-items.js';
 
 /**
  * A member's entry in their profile list: where the event is listed, no
@@ -79,21 +37,6 @@ export interface GuestCountSummaryItem extends GuestCounts {
   counted?: number;
 }
 
-export interface GuestSnapshot {
-  id: string;
-  username: string;
-  name: string | null;
-  image: string | null;
-  verification_status: VerificationStatus;
-}
-
-export interface RsvpItem {
-  type: 'RSVP';
-  event_id: string;
-  rsvp_status: RsvpStatus;
-  rsvp_date: string;
-  guest: GuestSnapshot;
-}
 
 /**
  * A user as the API may show them: the user's source record without its
@@ -193,31 +136,6 @@ export interface TallySummaryItem {
   counted?: number;
 }
 
-/** The authorizer's item of a usable key (keys.apiKey, by the key's hash). */
-export interface LiveApiKeyItem {
-  type: 'API_KEY';
-  key_id: string;
-  user_id: string;
-  name: string;
-  scopes: Scope[];
-  revoked: false;
-  /** Value of the key's API Gateway plan key (non-secret); set when provisioned in AWS. */
-  usage_identifier?: string;
-}
-
-/**
- * The authorizer's item of a revoked key: what it held, or only the key id
- * (revoked before its create wrote it, or its user deleted). It stays, so
- * that no create can put the key back (lambdas/store/key-store.ts).
- */
-export interface RevokedApiKeyItem extends Partial<Omit<LiveApiKeyItem, 'type' | 'key_id' | 'revoked'>> {
-  type: 'API_KEY';
-  key_id: string;
-  revoked: true;
-  revoked_at?: string;
-}
-
-export type ApiKeyItem = LiveApiKeyItem | RevokedApiKeyItem;
 
 /**
  * Key management record (keys.keyRecord): a key's, or a tombstone (only id

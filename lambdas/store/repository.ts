@@ -9,7 +9,6 @@ import { searchEvents } from './search.js';
 import { FeedReads } from './feed-reads.js';
 import type { GuestStatusFilter } from '../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './items.js';
-import { sumCounts } from './derive.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { findUserByName } from './user-lookup.js';
@@ -327,4 +326,11 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
     } while (startKey && items.length < max);
     return items;
   }
+}
+
+/** The event's guest counts: the sum of its count buckets' summaries. */
+export function sumCounts(summaries: readonly Partial<GuestCounts>[]): GuestCounts {
+  const total: GuestCounts = { yes: 0, maybe: 0, no: 0 };
+  for (const s of summaries) for (const status of ['yes', 'maybe', 'no'] as const) total[status] += Number(s[status] ?? 0);
+  return total;
 }

@@ -17,6 +17,7 @@
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { placeName, type PlaceKey } from '../core/place.js';
+import type { ProfileList } from '../core/read-items.js';
 
 export const PK = 'pk';
 export const SK = 'sk';
@@ -102,7 +103,7 @@ export const INDEXES = {
 
 export type IndexName = keyof typeof INDEXES;
 
-export type ProfileList = 'HOSTED' | 'PROFILE';
+export type { ProfileList };
 
 /**
  * Base-table keys. An event's partition holds its own source, item and
