@@ -64,7 +64,7 @@ export const CHANGE_PATH_TESTS = [
   // Discovery (PRODUCT P17): the place indexes under a change stream, and the routes' handlers.
   '<rootDir>/test/integration/search-events.property.test.ts',
   '<rootDir>/test/integration/search-handlers.test.ts',
-  // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/key-store.ts).
+  // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',
   '<rootDir>/test/integration/keys-slot-leak.test.ts',

@@ -31,7 +31,7 @@ export interface RouteDefinition {
   readonly scope?: Scope;
   /**
    * THE declaration of the DynamoDB actions the handler's store calls use
-   * (lambdas/store/repository.ts): its role grants exactly these, on the table
+   * (lambdas/store/reads/repository.ts): its role grants exactly these, on the table
    * and its indexes (lib/route-function.ts), and nothing else. Empty: the
    * handler never touches the table (no grant at all). `npm run rehearse`
    * runs the bundle against its role and fails on any call outside this list.

@@ -1,11 +1,11 @@
 /**
- * The DynamoDB table, built from the one definition in lambdas/store/table.ts
+ * The DynamoDB table, built from the one definition in lambdas/store/table/table.ts
  * (no second list of keys or indexes here).
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { INDEXES, PK, SK, TTL_ATTRIBUTE, type IndexDefinition } from '../lambdas/store/table.js';
+import { INDEXES, PK, SK, TTL_ATTRIBUTE, type IndexDefinition } from '../lambdas/store/table/table.js';
 
 export interface EventsTableProps {
   /** Production keeps the table on stack deletion and refuses deletes. */

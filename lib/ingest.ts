@@ -15,7 +15,7 @@
  * sends the record again as a new message (its continuation), so the
  * function may send to its own queue, and to nothing else.
  *
- * A user's deletion closes their keys (lambdas/store/user-keys.ts) through
+ * A user's deletion closes their keys (lambdas/store/keys/user-keys.ts) through
  * the key-management function's `close` task, invoked synchronously
  * (lambdas/ingest/key-closer.ts): the function may invoke that one function,
  * and may read or write no key item and no API Gateway key itself.

@@ -39,7 +39,7 @@
  * `close`, invoked by the ingest for a user's deletion (the ingest's role
  * holds lambda:InvokeFunction on this function and no key item), and
  * `sweep`, every hour by an EventBridge schedule (no plan key outlives its
- * record: lambdas/store/plan-key-sweep.ts).
+ * record: lambdas/store/keys/plan-key-sweep.ts).
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
@@ -55,7 +55,7 @@ import { RouteFunction } from './route-function.js';
 
 export const KEY_ADMIN = {
   handlerFile: 'lambdas/key-admin/handler',
-  /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table.ts). */
+  /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table/table.ts). */
   leadingKeys: ['USERKEYS#*', 'APIKEY#*', 'KEYREQ#*'],
   tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   /** One web product's settings area: far above its users' clicks, far below what could hurt the table or API Gateway's key quotas. */
@@ -120,7 +120,7 @@ export class KeyAdmin extends Construct {
     this.role = fn.role;
     for (const statement of keyAdminStatements(stack, props.table, props.usagePlan.usagePlanId)) fn.role.addToPolicy(statement);
     new Rule(this, 'Sweep', {
-      description: 'Deletes the API Gateway keys no key record holds (lambdas/store/plan-key-sweep.ts)',
+      description: 'Deletes the API Gateway keys no key record holds (lambdas/store/keys/plan-key-sweep.ts)',
       schedule: Schedule.rate(Duration.hours(KEY_ADMIN.sweepEveryHours)),
       targets: [new LambdaFunction(fn.fn, { event: RuleTargetInput.fromObject({ task: 'sweep' }), retryAttempts: 0 })],
     });

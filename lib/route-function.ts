@@ -28,7 +28,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { AUTHORIZER_TABLE_READS, type TableRead } from '../lambdas/routes.js';
-import { INDEXES } from '../lambdas/store/table.js';
+import { INDEXES } from '../lambdas/store/table/table.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -45,8 +45,8 @@ export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';con
 /**
  * The base table's partitions the Public and Embed routes read: events (and
  * their guest shards, `EVENT#{id}#G{n}`), users, the lists' tallies, the
- * changes feeds (lambdas/store/table.ts `keys`, lambdas/store/tally.ts,
- * lambdas/store/feed.ts). Key management's
+ * changes feeds (lambdas/store/table/table.ts `keys`, lambdas/store/table/tally.ts,
+ * lambdas/store/feeds/feed.ts). Key management's
  * (`USERKEYS#`, `APIKEY#`, `KEYREQ#`, `KEYID#`) and the local quota's
  * (`QUOTA#`) are not: only the authorizer and the key manager read those.
  */
@@ -146,7 +146,7 @@ export class RouteFunction extends Construct {
    * reads and writes on the base table (no index; no DeleteItem of event
    * data: removals are tombstones written with Put), and DeleteItem of the
    * changes feeds' items only (a member leaving a scope's list,
-   * lambdas/store/feed.ts): keys whose partition starts with FEED#. No key
+   * lambdas/store/feeds/feed.ts): keys whose partition starts with FEED#. No key
    * management partition (INGEST_PARTITIONS): a user's deletion closes their
    * keys by invoking the key-management function (lib/ingest.ts).
    */

@@ -16,9 +16,9 @@
  * writes concurrent appliers refuse each other.
  */
 import { changeSubject, parseChangeLine, type Change } from '../lambdas/core/changes.js';
-import type { ApplyResult, ChangeApplier } from '../lambdas/store/applier.js';
+import type { ApplyResult, ChangeApplier } from '../lambdas/store/changes/applier.js';
 import { WAITING_RECEIVES, throttleVisibility } from '../lambdas/core/retry-backoff.js';
-import { isThrottle } from '../lambdas/store/throttling.js';
+import { isThrottle } from '../lambdas/store/table/throttling.js';
 
 export interface ChangeFileReport {
   applied: number;

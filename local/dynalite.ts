@@ -8,7 +8,7 @@ import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException } f
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import './level-iterators.js';
-import { createTableInput } from '../lambdas/store/table.js';
+import { createTableInput } from '../lambdas/store/table/table.js';
 
 /** The table name the local server and `data:load --endpoint` use by default. */
 export const LOCAL_TABLE = 'public-events-local';

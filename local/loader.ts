@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validateDataset, type Dataset } from '../lambdas/core/dataset.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
-import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
-import { BULK_APPEND, FeedWriter, groupByShard, loadedMembers, memberKey } from '../lambdas/store/feed.js';
-import { TableIO } from '../lambdas/store/table-io.js';
-import { datasetToItems, type WriteSummary } from '../lambdas/store/writer.js';
+import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
+import { BULK_APPEND, FeedWriter, groupByShard, loadedMembers, memberKey } from '../lambdas/store/feeds/feed.js';
+import { TableIO } from '../lambdas/store/table/table-io.js';
+import { datasetToItems, type WriteSummary } from '../lambdas/store/changes/writer.js';
 
 export class DatasetError extends Error {
   constructor(

@@ -10,7 +10,7 @@
 import { readableLogger } from '../lambdas/http/logger.js';
 import { noMetrics } from '../lambdas/http/metrics.js';
 import { revokeAudit } from '../lambdas/key-admin/revoke-audit.js';
-import type { RevokeAudit } from '../lambdas/store/key-store.js';
+import type { RevokeAudit } from '../lambdas/store/keys/key-store.js';
 
 export function operatorAudit(command: string, write?: (line: string) => void): RevokeAudit {
   return revokeAudit(readableLogger(write ? { write } : {}), noMetrics, () => ({ caller: `operator (${command})` }));

@@ -10,7 +10,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DAILY_QUOTA, quotaReset } from '../lambdas/core/rate-limit.js';
-import { keys } from '../lambdas/store/table.js';
+import { keys } from '../lambdas/store/table/table.js';
 
 export class LocalDailyQuota {
   constructor(

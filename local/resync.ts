@@ -36,14 +36,14 @@
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
-import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feed.js';
-import { TableIO } from '../lambdas/store/table-io.js';
-import { sameContent } from '../lambdas/store/item-content.js';
-import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/batch-write.js';
-import { INDEXES, PK, SK } from '../lambdas/store/table.js';
-import { apiKeyItems, readModelItems } from '../lambdas/store/writer.js';
-import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/key-store.js';
-import { closeUserKeys } from '../lambdas/store/user-keys.js';
+import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feeds/feed.js';
+import { TableIO } from '../lambdas/store/table/table-io.js';
+import { sameContent } from '../lambdas/store/table/item-content.js';
+import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
+import { INDEXES, PK, SK } from '../lambdas/store/table/table.js';
+import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js';
+import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/keys/key-store.js';
+import { closeUserKeys } from '../lambdas/store/keys/user-keys.js';
 
 const KEY_PARTITION = 'USERKEYS#';
 

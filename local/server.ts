@@ -15,9 +15,9 @@ import { SCOPES, type Dataset } from '../lambdas/core/dataset.js';
 import { createDeps, type AuthorizerHandler, type Deps, type HandlerModule, type HttpHandler } from '../lambdas/http/deps.js';
 import { silentLogger, type Logger } from '../lambdas/http/logger.js';
 import { AUTHORIZER_HANDLER, SURFACES, routes } from '../lambdas/routes.js';
-import { createDocumentClient } from '../lambdas/store/client.js';
-import { DynamoRepository } from '../lambdas/store/repository.js';
-import type { WriteSummary } from '../lambdas/store/writer.js';
+import { createDocumentClient } from '../lambdas/store/table/client.js';
+import { DynamoRepository } from '../lambdas/store/reads/repository.js';
+import type { WriteSummary } from '../lambdas/store/changes/writer.js';
 import { randomBase62 } from '../lambdas/key-admin/random.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from './dynalite.js';
 

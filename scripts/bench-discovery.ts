@@ -40,10 +40,10 @@ import { parseSearchCursor, sealSearchCursor } from '../lambdas/core/search-curs
 import { addDays } from '../lambdas/core/search-params.js';
 import { searchPage } from '../lambdas/core/search-events.js';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { createDocumentClient } from '../lambdas/store/client.js';
-import { deriveEventItem, userRecord } from '../lambdas/store/derive.js';
-import { DynamoRepository } from '../lambdas/store/repository.js';
-import { placeSortKey } from '../lambdas/store/table.js';
+import { createDocumentClient } from '../lambdas/store/table/client.js';
+import { deriveEventItem, userRecord } from '../lambdas/store/changes/derive.js';
+import { DynamoRepository } from '../lambdas/store/reads/repository.js';
+import { placeSortKey } from '../lambdas/store/table/table.js';
 import { localDateTime } from '../lambdas/core/local-time.js';
 import { ensureTable } from '../local/dynalite.js';
 // The explorations' in-process dynalite (no socket): the same store code, the catalogues up to 100,000.

@@ -15,8 +15,8 @@
  * least 1 unit; 1 write unit per KB of the larger image (write-billing.ts).
  */
 import { fixedClock } from '../lambdas/core/clock.js';
-import { FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, TAIL_FLUSH_BYTES } from '../lambdas/store/feed.js';
-import { TableIO, type Item, type Key } from '../lambdas/store/table-io.js';
+import { FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, TAIL_FLUSH_BYTES } from '../lambdas/store/feeds/feed.js';
+import { TableIO, type Item, type Key } from '../lambdas/store/table/table-io.js';
 import { ensureTable } from '../local/dynalite.js';
 import { directClient } from '../test/support/direct-dynalite.js';
 import { startInProcessDynalite } from '../test/support/in-process-dynalite.js';

@@ -20,8 +20,8 @@ import { createDeps, type AuthorizerHandler, type HandlerModule, type HttpHandle
 import { silentLogger } from '../lambdas/http/logger.js';
 import { KeyManager } from '../lambdas/key-admin/key-manager.js';
 import { resourcePath, routes, type RouteId } from '../lambdas/routes.js';
-import { createDocumentClient } from '../lambdas/store/client.js';
-import { DynamoRepository } from '../lambdas/store/repository.js';
+import { createDocumentClient } from '../lambdas/store/table/client.js';
+import { DynamoRepository } from '../lambdas/store/reads/repository.js';
 import { roundTrips } from '../local/instrument.js';
 import { LOCAL_TABLE, ensureTable, startDynalite } from '../local/dynalite.js';
 import { writeDataset } from '../local/loader.js';

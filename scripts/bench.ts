@@ -44,7 +44,7 @@ import { fixedClock } from '../lambdas/core/clock.js';
 import { validateDataset } from '../lambdas/core/dataset.js';
 import type { AuthorizerHandler, HandlerModule } from '../lambdas/http/deps.js';
 import { routes } from '../lambdas/routes.js';
-import { createDocumentClient } from '../lambdas/store/client.js';
+import { createDocumentClient } from '../lambdas/store/table/client.js';
 import { LOCAL_TABLE, startDynalite } from '../local/dynalite.js';
 import { KeyManager } from '../lambdas/key-admin/key-manager.js';
 import { bundleFunction, bundledFunctions } from './bench-bundles.js';
@@ -327,7 +327,7 @@ process.stdout.write(
     '|---|---|---|---|',
     ...bundles.rows,
     '',
-    'Change records (lambdas/store/applier.ts): items written, write capacity and DynamoDB calls per change (demo data, in order).',
+    'Change records (lambdas/store/changes/applier.ts): items written, write capacity and DynamoDB calls per change (demo data, in order).',
     '',
     ...changes,
     '',

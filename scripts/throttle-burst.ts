@@ -107,7 +107,7 @@ export async function playQueue(opts: {
  * units, and the changes' lag.
  */
 export async function throttledBurstFigures(endpoint: string): Promise<string[]> {
-  const { createWriteClient } = await import('../lambdas/store/client.js');
+  const { createWriteClient } = await import('../lambdas/store/table/client.js');
   const { buildIngest } = await import('../lambdas/ingest/handler.js');
   const { ensureTable } = await import('../local/dynalite.js');
   const { writeDataset } = await import('../local/loader.js');

@@ -14,7 +14,7 @@
  * answers 400 to a cursor still within its lifetime.
  *
  * - `position`: a list of FEED_SHARDS positions, one per head shard of the
- *   scope (each shard numbers its own entries: lambdas/store/feed.ts).
+ *   scope (each shard numbers its own entries: lambdas/store/feeds/feed.ts).
  * - mode `m` (members): a start from no cursor in progress. `position` is
  *   the scope's last entry in each shard when the start began; the members
  *   are listed in id order, `after` the last one given. Once they are all
@@ -53,7 +53,7 @@ export const CURSOR_LIFETIME_SECONDS = 30 * 86_400;
 export const CURSOR_CLOCK_SKEW_SECONDS = 300;
 /**
  * The head shards of every scope: each is an independent log with its own
- * positions, and a cursor carries one position per shard (lambdas/store/feed.ts,
+ * positions, and a cursor carries one position per shard (lambdas/store/feeds/feed.ts,
  * docs/data-model.md "Changes feeds"). Changing it makes every cursor given
  * before answer 410 (its list has the other length): consumers start again.
  */
@@ -81,7 +81,7 @@ const KEY_ID_LABEL = 'feed cursor key id';
 
 /**
  * A place scope's name is at most this long: a guest feed's of the longest
- * event id (7 + 68), so the head's bound (lambdas/store/feed.ts,
+ * event id (7 + 68), so the head's bound (lambdas/store/feeds/feed.ts,
  * HEAD_MAX_BYTES) and the cursor's (CURSOR_MAX_LENGTH) hold for every scope.
  */
 export const PLACE_SCOPE_MAX_LENGTH = 75;

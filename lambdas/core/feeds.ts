@@ -3,7 +3,7 @@
  * request reads, the cursor's checks, and the members or entries read turned
  * into changes from each member's current item (docs/data-model.md,
  * "Changes feeds"). Pure rules: every read is the port's
- * (lambdas/store/feed-reads.ts).
+ * (lambdas/store/feeds/feed-reads.ts).
  *
  * A scope is read in two ways:
  * - from no cursor, its members: first only the scope's last position (the

@@ -1,7 +1,7 @@
 /**
  * The rules of PRODUCT P14 as a pure function: a dataset and a sequence of
  * changes → the dataset the source now describes. The table the applier keeps
- * (lambdas/store/applier.ts) must hold exactly the read model of
+ * (lambdas/store/changes/applier.ts) must hold exactly the read model of
  * `fold(d0, changes)`; the property tests hold it to that.
  *
  * - Per-entity versions: a change whose version is not greater than the last

@@ -1,6 +1,6 @@
 /**
  * The rules of a user's API keys (PRODUCT P3), as pure functions of the
- * user's slot record (the key counter item, lambdas/store/key-store.ts):
+ * user's slot record (the key counter item, lambdas/store/keys/key-store.ts):
  *
  * - at most MAX_ACTIVE_KEYS keys active or being made: each holds a slot,
  *   named by its key id, taken before anything of the key is written and

@@ -1,5 +1,5 @@
 /**
- * What the core needs from storage. lambdas/store/repository.ts implements it
+ * What the core needs from storage. lambdas/store/reads/repository.ts implements it
  * over DynamoDB; docs/data-model.md lists the calls each method makes.
  */
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './read-items.js';
@@ -40,7 +40,7 @@ export interface EventReader {
   listUserEvents(username: string, list: ProfileList, window: StartWindow, limit?: number, descending?: boolean): Promise<EventPayload[]>;
   /**
    * How many events of the list start in the window, from the list's tally
-   * (lambdas/store/tally.ts), never from the list: one Query of the year
+   * (lambdas/store/table/tally.ts), never from the list: one Query of the year
    * counts plus three per end of the window, all at once.
    */
   countUserEvents(username: string, list: ProfileList, window: StartWindow): Promise<number>;
@@ -126,7 +126,7 @@ export interface PlaceSearchPage {
   next?: string;
 }
 
-/** Discovery's read (lambdas/store/search.ts). */
+/** Discovery's read (lambdas/store/reads/search.ts). */
 export interface EventSearcher {
   /**
    * The public events of `place` whose local start date is in the window,

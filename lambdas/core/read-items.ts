@@ -2,7 +2,7 @@
  * The shapes of the items the read routes map to Public and Embed objects:
  * what the store's ports return (ports.ts) and the mappers read. They live in
  * the core, below the store, because the core names them; the store's item
- * shapes (lambdas/store/items.ts) hand them on with the bookkeeping items
+ * shapes (lambdas/store/table/items.ts) hand them on with the bookkeeping items
  * beside them. Payload attributes use the contract's field names (snake_case)
  * with datetimes normalised to `toISOString()`; none holds an e-mail, a phone
  * number or an anonymous guest.
@@ -89,7 +89,7 @@ export interface LiveApiKeyItem {
 /**
  * The authorizer's item of a revoked key: what it held, or only the key id
  * (revoked before its create wrote it, or its user deleted). It stays, so
- * that no create can put the key back (lambdas/store/key-store.ts).
+ * that no create can put the key back (lambdas/store/keys/key-store.ts).
  */
 export interface RevokedApiKeyItem extends Partial<Omit<LiveApiKeyItem, 'type' | 'key_id' | 'revoked'>> {
   type: 'API_KEY';

@@ -27,7 +27,7 @@ export interface SearchCursor {
   place: PlaceKey;
   from: string;
   to: string;
-  /** The sort key of the last event given (lambdas/store/table.ts placeSortKey). */
+  /** The sort key of the last event given (lambdas/store/table/table.ts placeSortKey). */
   after: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Discovery (PRODUCT P17): a place's public events in a window of local
  * start dates, a page at a time, with keyed cursors. The rules here; the
- * read is the EventSearcher port's (lambdas/store/search.ts).
+ * read is the EventSearcher port's (lambdas/store/reads/search.ts).
  */
 import { ValidationError } from './errors.js';
 import type { CursorKeyring } from './feed-cursor.js';

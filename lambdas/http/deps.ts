@@ -8,8 +8,8 @@ import type { Config } from '../core/config.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { ApiKeyReader, EventReader, EventSearcher, FeedReader } from '../core/ports.js';
 import { noKeyring, secretsManagerKeyring } from './cursor-keys.js';
-import { createDocumentClient } from '../store/client.js';
-import { DynamoRepository } from '../store/repository.js';
+import { createDocumentClient } from '../store/table/client.js';
+import { DynamoRepository } from '../store/reads/repository.js';
 import { errorFields, silentLogger, type Logger } from './logger.js';
 import { noMetrics, type MetricsSink } from './metrics.js';
 

@@ -30,7 +30,7 @@
  *   never dropped. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
- * A user's deletion closes their keys (lambdas/store/user-keys.ts): in AWS
+ * A user's deletion closes their keys (lambdas/store/keys/user-keys.ts): in AWS
  * the function invokes the key-management function's `close` task and waits
  * for it (key-closer.ts), since its role may read no key record; a failure
  * fails the change, which comes back. Without that seam (the tests that
@@ -53,17 +53,17 @@ import * as z from 'zod';
 import { changeSubject, parseChangeLine, type Change } from '../core/changes.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseDateTime } from '../core/dates.js';
-import { ChangeApplier, FanOutIncomplete, type ApplyResult } from '../store/applier.js';
-import { createWriteClient } from '../store/client.js';
+import { ChangeApplier, FanOutIncomplete, type ApplyResult } from '../store/changes/applier.js';
+import { createWriteClient } from '../store/table/client.js';
 import { errorFields, type Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type ChangeResult, type MetricValue, type MetricsSink } from '../http/metrics.js';
 import { lambdaLogger, lambdaMetrics } from '../http/powertools.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js';
-import { isThrottle } from '../store/throttling.js';
+import { isThrottle } from '../store/table/throttling.js';
 import { revokeAudit } from '../key-admin/revoke-audit.js';
-import type { PlanKeys } from '../store/key-store.js';
+import type { PlanKeys } from '../store/keys/key-store.js';
 import { invokeKeyCloser } from './key-closer.js';
 
 export class RecordNotApplied extends Error {

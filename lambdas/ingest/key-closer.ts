@@ -11,7 +11,7 @@
  * The SDK's Lambda client signs and retries the call (its standard
  * strategy, like every other AWS call here); a throttle that outlasts its
  * retries is marked `$retryable.throttling`, so the ingest backs off as for
- * a DynamoDB throttle (lambdas/store/throttling.ts). The endpoint
+ * a DynamoDB throttle (lambdas/store/table/throttling.ts). The endpoint
  * follows the SDK's own settings (AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL),
  * which the rehearsal points at its AWS stand-in.
  */

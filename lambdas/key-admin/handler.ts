@@ -11,7 +11,7 @@
  * the key id, never the key or its
  * hash, and one count in the KeyOperations metric by operation (an alarm
  * watches bursts of creates). A revoke's line is the key store's audit
- * (lambdas/store/key-store.ts): written once for every revoke that took
+ * (lambdas/store/keys/key-store.ts): written once for every revoke that took
  * effect, whatever this request then answers (a 500 after the revoke, a 503,
  * a crash, then a retry answering 409), and for the keys a create's takeover
  * or a reclaimed slot revokes.
@@ -28,7 +28,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import * as z from 'zod';
 import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
 import { ApiGatewayPlanKeys } from './usage-plan.js';
-import { createDocumentClient } from '../store/client.js';
+import { createDocumentClient } from '../store/table/client.js';
 import { MESSAGES } from '../core/errors.js';
 import { USER_ID_PATTERN } from '../core/ids.js';
 import { errorBody, jsonResponse } from '../http/envelope.js';

@@ -2,7 +2,7 @@
  * The one place that creates, lists and revokes API keys (PRODUCT P3). The web
  * product reaches it through the IAM-only key-management API (handler.ts);
  * operators use `npm run keys` (local/cli/keys.ts). The items and their
- * conditional writes are the store's (lambdas/store/key-store.ts); the rules
+ * conditional writes are the store's (lambdas/store/keys/key-store.ts); the rules
  * are lambdas/core/key-rules.ts.
  *
  * - A key is `pk_` + 40 random base62 characters, shown once by `create`;
@@ -37,14 +37,14 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { SCOPES, type Scope } from '../core/dataset.js';
 import { USERNAME_PATTERN, USER_ID_PATTERN } from '../core/ids.js';
 import { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, STALE_CREATE_MS, checkKeyName, type SlotLimits, type SlotRefusal } from '../core/key-rules.js';
-import type { KeyRecordItem, KeyRequestItem, LiveApiKeyItem, UserItem } from '../store/items.js';
-import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/key-store.js';
-import { KEY_RECORD_PREFIX } from '../store/table.js';
-import { findUserById, findUsersByName } from '../store/user-lookup.js';
+import type { KeyRecordItem, KeyRequestItem, LiveApiKeyItem, UserItem } from '../store/table/items.js';
+import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/keys/key-store.js';
+import { KEY_RECORD_PREFIX } from '../store/table/table.js';
+import { findUserById, findUsersByName } from '../store/table/user-lookup.js';
 import { randomBase62, timeBase62 } from './random.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
-export type { PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/key-store.js';
+export type { PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/keys/key-store.js';
 
 /** How long a create's idempotency key is remembered (the web product's retries fall well inside it). */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;

@@ -5,10 +5,10 @@
  * API, the operator CLI, a user's deletion (the key-management function the
  * ingest invokes, `data:apply`, a resync), a create's takeover, a reclaimed
  * slot, the sweep. The key store calls it once per revoke, the line claimed
- * on the record first (lambdas/store/key-records.ts), so a crash and a retry
+ * on the record first (lambdas/store/keys/key-records.ts), so a crash and a retry
  * never write it twice.
  */
-import type { RevokeAudit } from '../store/key-store.js';
+import type { RevokeAudit } from '../store/keys/key-store.js';
 import type { LogFields, Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type MetricsSink } from '../http/metrics.js';
 

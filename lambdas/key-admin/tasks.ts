@@ -3,7 +3,7 @@
  * tasks, each a direct invocation (no API Gateway), under the same role, the
  * only role but the authorizer's that may read a key record (PRODUCT P3).
  *
- * - `close`: a user's deletion closes their keys (lambdas/store/user-keys.ts).
+ * - `close`: a user's deletion closes their keys (lambdas/store/keys/user-keys.ts).
  *   The ingest invokes it synchronously (RequestResponse) while it settles
  *   the user's tombstone, before the cascade, and its role may do nothing
  *   else with key items: it holds lambda:InvokeFunction on this function and
@@ -12,16 +12,16 @@
  *   is idempotent, so a redelivery finishes what a failed one left. Every key
  *   it revokes is audited here (revoke-audit.ts).
  * - `sweep`: deletes the plan keys no record holds any more
- *   (lambdas/store/plan-key-sweep.ts); run by a schedule (lib/key-admin.ts).
+ *   (lambdas/store/keys/plan-key-sweep.ts); run by a schedule (lib/key-admin.ts).
  *
  * Locally (the local server, `data:apply`, a resync) the same closing runs in
  * process: there is no IAM to keep apart.
  */
 import * as z from 'zod';
 import { USER_ID_PATTERN } from '../core/ids.js';
-import type { KeyStore } from '../store/key-store.js';
-import { sweepPlanKeys, type SweepReport } from '../store/plan-key-sweep.js';
-import { closeUserKeys } from '../store/user-keys.js';
+import type { KeyStore } from '../store/keys/key-store.js';
+import { sweepPlanKeys, type SweepReport } from '../store/keys/plan-key-sweep.js';
+import { closeUserKeys } from '../store/keys/user-keys.js';
 import type { Logger } from '../http/logger.js';
 
 export const keyTask = z.discriminatedUnion('task', [

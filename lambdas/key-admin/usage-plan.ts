@@ -10,10 +10,10 @@
  * may tag nothing but a key it is creating (lib/key-admin.ts), since an API
  * key's id is unknown until it exists. Creating, recording and attaching are
  * separate calls so the key manager records the API key's id before it joins
- * the plan (lambdas/store/key-store.ts).
+ * the plan (lambdas/store/keys/key-store.ts).
  */
 import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
-import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../store/key-store.js';
+import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../store/keys/key-store.js';
 
 /** Tag on every API key made for a usage plan; its value is the plan's id. */
 export const USAGE_PLAN_TAG = 'public-events:usage-plan';

@@ -17,7 +17,7 @@
 import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { operatorAudit } from '../operator-audit.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';

@@ -20,7 +20,7 @@
 import '../sdk-node-warning.js';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { LOCAL_TABLE } from '../dynalite.js';
 import { fail } from './fail.js';
 import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';

@@ -11,7 +11,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
 import { KEYS } from '../support/fixtures.js';

@@ -5,7 +5,7 @@
  * (test/support/target.ts): API Gateway's usage plan counts there.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS } from '../support/fixtures.js';
 import { get } from '../support/http.js';

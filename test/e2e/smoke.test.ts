@@ -1,7 +1,7 @@
 /** The deployment smoke script, run against the local server. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { quotaCheck, runSmoke } from '../../scripts/smoke.js';

@@ -17,9 +17,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../../lambdas/key-admin/routes.js';
 import { routes, SURFACES } from '../../lambdas/routes.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
-import { sweepPlanKeys } from '../../lambdas/store/plan-key-sweep.js';
+import { sweepPlanKeys } from '../../lambdas/store/keys/plan-key-sweep.js';
 import { ApiGatewayPlanKeys, USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
 import { evaluate, evaluateAs, type PolicyDocument } from '../../local/rehearsal/iam.js';
@@ -276,7 +276,7 @@ describe("the key-management function's role: exactly what key management does",
       { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
     );
     await expect(manager.createOnce({ idempotencyKey: 'role-check-2', userId: 'usr_frank', name: 'compensated' })).rejects.toThrow('Throttled');
-    // The sweep (lambdas/store/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the collection).
+    // The sweep (lambdas/store/keys/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the collection).
     apiGateway.on(GetApiKeysCommand).callsFake(async () => {
       calls.push({ action: 'apigateway:GET', resource: 'arn:aws:apigateway:eu-west-1::/apikeys' });
       return { items: [] };

@@ -23,7 +23,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { routes } from '../../lambdas/routes.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
 import { evaluate, type PolicyDocument } from '../../local/rehearsal/iam.js';
 import { demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
@@ -31,7 +31,7 @@ import { resources, synthApp } from './support.js';
 
 const ACCOUNT = '123456789012';
 
-/** A sample partition key of each item family of the base table (lambdas/store/table.ts, lambdas/store/feed.ts). */
+/** A sample partition key of each item family of the base table (lambdas/store/table/table.ts, lambdas/store/feeds/feed.ts). */
 const FAMILIES = {
   event: 'EVENT#evt_launch',
   'guest shard': 'EVENT#evt_launch#G3',

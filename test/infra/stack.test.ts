@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { INDEXES, createTableInput } from '../../lambdas/store/table.js';
+import { INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
 import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
@@ -46,7 +46,7 @@ const methods = resources(t, 'AWS::ApiGateway::Method').map(([, m]) => ({
 
 describe('table', () => {
   const expected = createTableInput('unused');
-  it('has exactly the keys and GSIs of lambdas/store/table.ts', () => {
+  it('has exactly the keys and GSIs of lambdas/store/table/table.ts', () => {
     t.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       KeySchema: expected.KeySchema,
       AttributeDefinitions: Match.arrayEquals(expected.AttributeDefinitions!),

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { BatchWriteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchWriteAll } from '../../lambdas/store/batch-write.js';
+import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 let store: TestStore;

@@ -9,7 +9,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { applyChangeFile, lineKeys } from '../../local/change-file.js';
 import { historyArb } from '../support/change-streams.js';
 import { readModel, scanAll } from '../support/read-model.js';

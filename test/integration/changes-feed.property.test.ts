@@ -21,9 +21,9 @@ import { applyChange, initialState, type FoldState } from '../../lambdas/core/fo
 import { catalogueChanges } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from '../support/feed-keys.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { isPubliclyVisible } from '../../lambdas/store/derive.js';
-import { DynamoRepository } from '../../lambdas/store/repository.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { isPubliclyVisible } from '../../lambdas/store/changes/derive.js';
+import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { FOLLOWED_PLACES, historyArb, type History } from '../support/change-streams.js';
 import { FEED_NOW as NOW, FEED_SITE as SITE, FeedConsumer, expectReplicasMatch, placesShowing, scopesOf, withObservedClient, type Fault, type FeedChange as Change_ } from '../support/feed-consumer.js';
 import { sweepExpired, withinRetention } from '../support/ttl.js';

@@ -1,5 +1,5 @@
 /**
- * The changes feeds' append protocol (lambdas/store/feed.ts), explored
+ * The changes feeds' append protocol (lambdas/store/feeds/feed.ts), explored
  * exhaustively rather than sampled: appenders to one scope interleaved at
  * every call, a reader reading the scope's entries between every two calls
  * (its chunks at one point and the head at the next: a Query reads each item
@@ -32,10 +32,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DeleteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { FEED_CHUNK_PREFIX, FeedWriter, MAX_TAIL_ENTRIES, chunkRangeStart, entriesAfter, feedPartition, feedRun, headKey } from '../../lambdas/store/feed.js';
-import { FeedReads } from '../../lambdas/store/feed-reads.js';
-import { TableIO } from '../../lambdas/store/table-io.js';
-import { TTL_ATTRIBUTE } from '../../lambdas/store/table.js';
+import { FEED_CHUNK_PREFIX, FeedWriter, MAX_TAIL_ENTRIES, chunkRangeStart, entriesAfter, feedPartition, feedRun, headKey } from '../../lambdas/store/feeds/feed.js';
+import { FeedReads } from '../../lambdas/store/feeds/feed-reads.js';
+import { TableIO } from '../../lambdas/store/table/table-io.js';
+import { TTL_ATTRIBUTE } from '../../lambdas/store/table/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';

@@ -1,5 +1,5 @@
 /**
- * The feed head under a fault that lasts (lambdas/store/feed.ts, FeedWriter.append).
+ * The feed head under a fault that lasts (lambdas/store/feeds/feed.ts, FeedWriter.append).
  *
  * A review found a head that grew while its flushes failed (the FEED#
  * partition throttled during a burst, the SDK's retries used up call after
@@ -21,9 +21,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { BULK_APPEND, FEED_HEAD_PREFIX, FEED_SHARDS, FeedWriter, HEAD_MAX_BYTES, MAX_MEMBER_ID_LENGTH, MAX_TAIL_ENTRIES, everyShardAt, feedPartition, headBytes, headKey, shardOf } from '../../lambdas/store/feed.js';
-import { FeedReads } from '../../lambdas/store/feed-reads.js';
-import { TableIO } from '../../lambdas/store/table-io.js';
+import { BULK_APPEND, FEED_HEAD_PREFIX, FEED_SHARDS, FeedWriter, HEAD_MAX_BYTES, MAX_MEMBER_ID_LENGTH, MAX_TAIL_ENTRIES, everyShardAt, feedPartition, headBytes, headKey, shardOf } from '../../lambdas/store/feeds/feed.js';
+import { FeedReads } from '../../lambdas/store/feeds/feed-reads.js';
+import { TableIO } from '../../lambdas/store/table/table-io.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { itemSize } from '../../scripts/write-billing.js';
 import { directClient } from '../support/direct-dynalite.js';

@@ -11,9 +11,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { feedRun, shardOf } from '../../lambdas/store/feed.js';
-import { DynamoRepository } from '../../lambdas/store/repository.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { feedRun, shardOf } from '../../lambdas/store/feeds/feed.js';
+import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { describeHistory, tableHistory } from '../../local/resync.js';

@@ -1,7 +1,7 @@
 /**
  * A page's read when a cursor's shard positions lie far apart
- * (lambdas/store/feed.ts, entriesRanges and entriesAfter;
- * lambdas/store/feed-reads.ts). Chunks are keyed position first, so one
+ * (lambdas/store/feeds/feed.ts, entriesRanges and entriesAfter;
+ * lambdas/store/feeds/feed-reads.ts). Chunks are keyed position first, so one
  * Query from the lowest position reads every shard's chunks from there; a
  * shard far ahead of the others (one member changed thousands of times
  * while the others rested: all its entries go to one shard) would have its
@@ -22,9 +22,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, entriesRanges, everyShardAt, shardOf } from '../../lambdas/store/feed.js';
-import { FeedReads } from '../../lambdas/store/feed-reads.js';
-import { TableIO } from '../../lambdas/store/table-io.js';
+import { FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, entriesRanges, everyShardAt, shardOf } from '../../lambdas/store/feeds/feed.js';
+import { FeedReads } from '../../lambdas/store/feeds/feed-reads.js';
+import { TableIO } from '../../lambdas/store/table/table-io.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';

@@ -1,5 +1,5 @@
 /**
- * The feed pages' BatchGetItem under throttling (lambdas/store/feed-reads.ts):
+ * The feed pages' BatchGetItem under throttling (lambdas/store/feeds/feed-reads.ts):
  * DynamoDB may answer with some keys unprocessed. The review suspected they
  * were sent again at once, with no backoff and no bound (settled here: they
  * were). Now they are sent again after an exponential backoff with jitter, a
@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lambdas/store/client.js';
-import { FeedReads, UnprocessedKeysError } from '../../lambdas/store/feed-reads.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
+import { FeedReads, UnprocessedKeysError } from '../../lambdas/store/feeds/feed-reads.js';
 import { DEMO_FILE } from '../support/fixtures.js';
 import { readDataset } from '../../local/loader.js';
 import { useFileStore } from '../support/store.js';

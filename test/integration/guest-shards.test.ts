@@ -1,5 +1,5 @@
 /**
- * An event's guests in shards (lambdas/store/table.ts, guestShard; docs/
+ * An event's guests in shards (lambdas/store/table/table.ts, guestShard; docs/
  * data-model.md, "An event's guests in shards"): a burst of RSVPs on one event
  * spreads its writes, so that no partition takes more than about two items per
  * RSVP, where the event's own partition took ten and DynamoDB's limit of
@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fold } from '../../lambdas/core/fold.js';
-import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
-import { GUEST_SHARDS, guestShard } from '../../lambdas/store/table.js';
+import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/changes/applier.js';
+import { GUEST_SHARDS, guestShard } from '../../lambdas/store/table/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { partitionLoad, slowClient } from '../../scripts/bench-burst.js';

@@ -11,7 +11,7 @@ import type { Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
-import { keys } from '../../lambdas/store/table.js';
+import { keys } from '../../lambdas/store/table/table.js';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';

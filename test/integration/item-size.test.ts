@@ -13,7 +13,7 @@ import { parseChange } from '../../lambdas/core/changes.js';
 import { ITEM_TEXT_MAX_BYTES, TEXT_ERRORS, TEXT_MAX, validateDataset, type Dataset, type SourceEvent, type SourceUser } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { itemSize } from '../../scripts/write-billing.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';

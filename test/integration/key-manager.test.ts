@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
-import { keys } from '../../lambdas/store/table.js';
+import { keys } from '../../lambdas/store/table/table.js';
 import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import type { PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';

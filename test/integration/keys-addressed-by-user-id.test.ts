@@ -10,7 +10,7 @@
 import { beforeEach, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { demoDataset } from '../support/fixtures.js';
 import { authenticates } from '../support/keys.js';
 import { useTestStores, type TestStore } from '../support/store.js';

@@ -7,13 +7,13 @@
  * 500 or 503); a revoke that died between its flip and its line leaves the
  * record unclaimed, and whoever meets it next (the retry answering 409, a
  * redelivered deletion, the erase) writes it; the line is claimed on the
- * record first, so it is written once (lambdas/store/key-store.ts).
+ * record first, so it is written once (lambdas/store/keys/key-store.ts).
  */
 import { beforeEach, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
 import { KeyManager, type PlanKeys, type RevokedKey } from '../../lambdas/key-admin/key-manager.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { demoDataset } from '../support/fixtures.js';
 import { authenticates } from '../support/keys.js';
 import { keyAdminEvent as event, type LoggedLine, type PublishedMetrics } from '../support/key-admin-handler.js';

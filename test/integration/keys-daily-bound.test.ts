@@ -19,7 +19,7 @@
 import { beforeEach, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { demoDataset } from '../support/fixtures.js';
 import { slotsOf } from '../support/keys.js';
 import { useTestStores, type TestStore } from '../support/store.js';

@@ -16,7 +16,7 @@ import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';

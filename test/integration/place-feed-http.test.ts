@@ -16,7 +16,7 @@ import type { SourceEvent } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { CURSOR_LIFETIME_SECONDS, everyShardAt, feedScopes } from '../../lambdas/core/feed-cursor.js';
 import { placeName } from '../../lambdas/core/place.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { signed } from '../support/feed-keys.js';
 import { KEYS, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';

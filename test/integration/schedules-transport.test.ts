@@ -13,7 +13,7 @@ final check see). Random ids (a feed
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
 import { explore, userPairs } from '../support/schedule-catalog.js';

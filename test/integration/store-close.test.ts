@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { startInProcessDynalite } from '../support/in-process-dynalite.js';
 import { directClient } from '../support/direct-dynalite.js';

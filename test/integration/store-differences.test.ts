@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TransactWriteItemsCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '../../lambdas/store/conditions.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { isConditionFailure } from '../../lambdas/store/table/conditions.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { canonical } from '../support/read-model.js';
 import { STORE, startLoopbackStore } from '../support/store.js';

@@ -11,7 +11,7 @@ import { parseChange, type Change } from '../../lambdas/core/changes.js';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { fold } from '../../lambdas/core/fold.js';
-import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/applier.js';
+import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/changes/applier.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 import { Turns } from '../support/turns.js';

@@ -29,7 +29,7 @@ export type StoreCall = (operation: string, body: unknown) => Promise<{ status: 
 /** A command as the explorations send it: its base command's name (`GetItemCommand`), its input as given, and how to send it. */
 export type Intercept = (command: string, input: Record<string, unknown>, send: () => Promise<{ output: unknown }>) => Promise<{ output: unknown }>;
 
-/** createDocumentClient's translation options (lambdas/store/client.ts): the same marshalling. */
+/** createDocumentClient's translation options (lambdas/store/table/client.ts): the same marshalling. */
 const TRANSLATE = { marshallOptions: { removeUndefinedValues: true } };
 
 type AnyCommand = { input: Record<string, unknown>; middlewareStack: unknown; constructor: { name: string } };

@@ -7,15 +7,15 @@
 import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { partitionOf } from './throttle-window.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { catalogueChanges, guestChanges, hostChanges, placeChanges, type FeedContext, type FeedPage } from '../../lambdas/core/feeds.js';
 import { cityKey, countryKey, placeName, placeOf, placeQueriesOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import { feedContext } from './feed-keys.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
-import type { EventItem, RsvpItem } from '../../lambdas/store/items.js';
-import type { DynamoRepository } from '../../lambdas/store/repository.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import type { EventItem, RsvpItem } from '../../lambdas/store/table/items.js';
+import type { DynamoRepository } from '../../lambdas/store/reads/repository.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
 import { PRIVATE_MARKER } from './change-streams.js';
 import { scanAll } from './read-model.js';
 

@@ -8,7 +8,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Dataset, SourceEvent, SourceUser } from '../../lambdas/core/dataset.js';
 import { catalogueChanges, type EventChange, type FeedPage } from '../../lambdas/core/feeds.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
-import type { DynamoRepository } from '../../lambdas/store/repository.js';
+import type { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { scanTable } from '../../local/resync.js';
 import { feedContext } from './feed-keys.js';
 

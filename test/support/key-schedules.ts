@@ -60,11 +60,11 @@ import { STALE_CREATE_MS } from '../../lambdas/core/key-rules.js';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
 import { KeyManagementError, KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
-import { ChangeApplier } from '../../lambdas/store/applier.js';
-import { KeyStore } from '../../lambdas/store/key-store.js';
-import { sweepPlanKeys } from '../../lambdas/store/plan-key-sweep.js';
-import type { ApiKeyItem, KeyCounterItem, KeyRecordItem, KeyRequestItem } from '../../lambdas/store/items.js';
-import { batchWriteAll } from '../../lambdas/store/batch-write.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { KeyStore } from '../../lambdas/store/keys/key-store.js';
+import { sweepPlanKeys } from '../../lambdas/store/keys/plan-key-sweep.js';
+import type { ApiKeyItem, KeyCounterItem, KeyRecordItem, KeyRequestItem } from '../../lambdas/store/table/items.js';
+import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { ApiKeyStore } from '../../local/rehearsal/api-keys.js';
@@ -656,7 +656,7 @@ export class KeyExplorer {
 
   /**
    * No plan key outlives its record (issue 45): once a minute has passed, the
-   * sweep (lambdas/store/plan-key-sweep.ts, through the real ApiGatewayPlanKeys
+   * sweep (lambdas/store/keys/plan-key-sweep.ts, through the real ApiGatewayPlanKeys
    * over the modelled API Gateway) leaves exactly the plan keys of the usable
    * keys, each in the plan, whatever crash left one behind (a create cut off
    * between CreateApiKey and recording its id, or after recording it on a

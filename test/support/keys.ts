@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import { authorize } from '../../lambdas/core/authorize.js';
 import type { ApiKeyReader } from '../../lambdas/core/ports.js';
 import { NotAuthenticatedError } from '../../lambdas/core/errors.js';
-import type { KeyCounterItem } from '../../lambdas/store/items.js';
-import { keys } from '../../lambdas/store/table.js';
+import type { KeyCounterItem } from '../../lambdas/store/table/items.js';
+import { keys } from '../../lambdas/store/table/table.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

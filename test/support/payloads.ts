@@ -1,5 +1,5 @@
 /** Event payloads as the store holds them, for the pure mapping and rendering tests. */
-import type { EventPayload } from '../../lambdas/store/items.js';
+import type { EventPayload } from '../../lambdas/store/table/items.js';
 
 /** A published, public event of `Ann` starting 2027-01-15T01:00Z (evening of the 14th in Chicago); `over` replaces any field. */
 export function eventPayload(over: Partial<EventPayload> = {}): EventPayload {

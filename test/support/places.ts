@@ -8,8 +8,8 @@
  */
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
-import { fnv1a } from '../../lambdas/store/table.js';
-import { isPubliclyVisible } from '../../lambdas/store/derive.js';
+import { fnv1a } from '../../lambdas/store/table/table.js';
+import { isPubliclyVisible } from '../../lambdas/store/changes/derive.js';
 import { localDateTime } from '../../lambdas/core/local-time.js';
 import { placeMatches, placeOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { demoDataset } from './fixtures.js';

@@ -8,7 +8,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Dataset } from '../../lambdas/core/dataset.js';
-import { INDEXES } from '../../lambdas/store/table.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
 import { writeDataset } from '../../local/loader.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { scanTable } from '../../local/resync.js';
@@ -20,7 +20,7 @@ const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'e
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);
 /**
- * A user's key slot record that holds no key: the one a user's deletion closes (lambdas/store/user-keys.ts, written
+ * A user's key slot record that holds no key: the one a user's deletion closes (lambdas/store/keys/user-keys.ts, written
  * even for a user who never had a key, so a create that read the user before cannot take a slot after). A fresh load
  * writes one only for a user with active seeded keys; what it refuses is the key explorations' to check.
  */
@@ -61,7 +61,7 @@ export async function freshLoadReadModel(client: DynamoDBDocumentClient, tableNa
 /**
  * Every item any read path (a GSI) can reach. A keys-only index (discovery's
  * place indexes) reaches the items its entries name: the route reads them by
- * key (lambdas/store/search.ts), so each is counted as the item it is now.
+ * key (lambdas/store/reads/search.ts), so each is counted as the item it is now.
  */
 export async function reachable(client: DynamoDBDocumentClient, tableName: string): Promise<Item[]> {
   const out: Item[] = [];

@@ -66,7 +66,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { Explorer, beforeWrite, commute, permutations, throughWrite, type Calls, type Footprint, type RecordedCall, type Scenario, type Step } from './schedules.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { directClient } from './direct-dynalite.js';
 import { STORE, startLoopbackStore } from './store.js';

@@ -8,7 +8,7 @@
  * moment up to `at` at once.
  */
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TTL_ATTRIBUTE } from '../../lambdas/store/table.js';
+import { TTL_ATTRIBUTE } from '../../lambdas/store/table/table.js';
 import { scanAll } from './read-model.js';
 
 /** Far enough that every expiry the write side sets has passed: "any time later". */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { embedStatus, endOfLocalDay, msUntilStatusChange, toEmbedEvent } from '../../lambdas/core/embed.js';
-import type { VerificationStatus } from '../../lambdas/store/items.js';
+import type { VerificationStatus } from '../../lambdas/store/table/items.js';
 import { eventPayload } from '../support/payloads.js';
 
 const at = (iso: string) => new Date(iso);

@@ -11,8 +11,8 @@ import { FEED_SHARDS, everyShardAt, parseCursor, type SealedCursor } from '../..
 import { FEED_PAGE_MAX_BYTES, catalogueChanges, type EventChange, type FeedPage } from '../../lambdas/core/feeds.js';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader } from '../../lambdas/core/ports.js';
 import { responseBytes } from '../../lambdas/core/response-size.js';
-import { deriveEventItem } from '../../lambdas/store/derive.js';
-import { entriesAfter, headSortKey, isShown, shardOf } from '../../lambdas/store/feed.js';
+import { deriveEventItem } from '../../lambdas/store/changes/derive.js';
+import { entriesAfter, headSortKey, isShown, shardOf } from '../../lambdas/store/feeds/feed.js';
 import { feedContext, signed } from '../support/feed-keys.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');

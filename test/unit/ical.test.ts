@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import ICAL from 'ical.js';
 import { endOfLocalDay } from '../../lambdas/core/embed.js';
 import { calendarEnd, locationText, sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
-import type { EventPayload } from '../../lambdas/store/items.js';
+import type { EventPayload } from '../../lambdas/store/table/items.js';
 import { eventPayload } from '../support/payloads.js';
 
 const SITE = 'https://events.example';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { invokeKeyCloser, KeyCloseFailed } from '../../lambdas/ingest/key-closer.js';
-import { isThrottle } from '../../lambdas/store/throttling.js';
+import { isThrottle } from '../../lambdas/store/table/throttling.js';
 
 const ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:KeyAdminFunction';
 let server: Server;

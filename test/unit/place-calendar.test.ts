@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import ICAL from 'ical.js';
 import { FEED_MAX_PAST, FEED_MAX_UPCOMING, PLACE_FEED_DAYS, PLACE_FEED_PAST_DAYS, placeFeed, placeLabel, type PlaceWindowRead } from '../../lambdas/core/embed-feeds.js';
 import { localDate, localDateTime } from '../../lambdas/core/local-time.js';
-import type { EventPayload } from '../../lambdas/store/items.js';
+import type { EventPayload } from '../../lambdas/store/table/items.js';
 import { eventPayload } from '../support/payloads.js';
 
 const SITE = 'https://events.example';

@@ -1,12 +1,12 @@
 /**
- * The tally arithmetic (lambdas/store/tally.ts), without a table: for any set
+ * The tally arithmetic (lambdas/store/table/tally.ts), without a table: for any set
  * of start instants, "year counts + the ranges prefixRanges names" counts
  * exactly the starts before x, and halfOpen turns the API's inclusive bounds
  * into the half-open window the counts use.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { childRange, halfOpen, prefixRanges, summaryItems, tallyKeyOf, yearsBefore, type SortKeyRange, type TallyKey } from '../../lambdas/store/tally.js';
+import { childRange, halfOpen, prefixRanges, summaryItems, tallyKeyOf, yearsBefore, type SortKeyRange, type TallyKey } from '../../lambdas/store/table/tally.js';
 
 const instant = fc.integer({ min: Date.parse('2019-12-30T00:00:00.000Z'), max: Date.parse('2028-01-02T00:00:00.000Z') }).map((t) => new Date(t).toISOString());
 const entryOf = (start: string, i: number): TallyKey => ({ pk: 'TALLY#USER#host#HOSTED', sk: `E#${start}#evt_${i}#usr_h` });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { validateDataset, type Dataset } from '../../lambdas/core/dataset.js';
-import type { TableItem } from '../../lambdas/store/items.js';
-import { INDEXES } from '../../lambdas/store/table.js';
-import { datasetToItems } from '../../lambdas/store/writer.js';
+import type { TableItem } from '../../lambdas/store/table/items.js';
+import { INDEXES } from '../../lambdas/store/table/table.js';
+import { datasetToItems } from '../../lambdas/store/changes/writer.js';
 import { KEYS, demoDataset } from '../support/fixtures.js';
 
 const dataset: Dataset = (() => {

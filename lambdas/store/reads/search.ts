@@ -14,9 +14,9 @@
  *    deleted leads to an item that no longer has it, and shows nothing.
  */
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { PlaceSearch, PlaceSearchPage } from '../core/ports.js';
-import type { EventItem } from './items.js';
-import { INDEXES, placeIndexOf, placePartitions, placeSortBounds } from './table.js';
+import type { PlaceSearch, PlaceSearchPage } from '../../core/ports.js';
+import type { EventItem } from '../table/items.js';
+import { INDEXES, placeIndexOf, placePartitions, placeSortBounds } from '../table/table.js';
 
 type Item = Record<string, unknown>;
 

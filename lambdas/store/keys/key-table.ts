@@ -9,11 +9,11 @@
  * is user-keys.ts.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../core/clock.js';
-import { DEFAULT_LIMITS, type SlotLimits } from '../core/key-rules.js';
-import { isConditionFailure } from './conditions.js';
-import type { KeyRecordItem } from './items.js';
-import { KEY_RECORD_PREFIX, PK, SK, keys } from './table.js';
+import type { Clock } from '../../core/clock.js';
+import { DEFAULT_LIMITS, type SlotLimits } from '../../core/key-rules.js';
+import { isConditionFailure } from '../table/conditions.js';
+import type { KeyRecordItem } from '../table/items.js';
+import { KEY_RECORD_PREFIX, PK, SK, keys } from '../table/table.js';
 
 /**
  * API Gateway's side of a key (AWS only): an API key whose value is the key's

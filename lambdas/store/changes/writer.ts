@@ -5,12 +5,12 @@
  * same read model (PRODUCT P13, P14). Records loaded from a dataset have
  * version 0.
  */
-import { hashApiKey, keyIdFromHash } from '../core/api-key.js';
-import { SCOPES, type Dataset } from '../core/dataset.js';
+import { hashApiKey, keyIdFromHash } from '../../core/api-key.js';
+import { SCOPES, type Dataset } from '../../core/dataset.js';
 import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
-import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from './items.js';
-import { keys } from './table.js';
-import { tallyItems } from './tally.js';
+import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from '../table/items.js';
+import { keys } from '../table/table.js';
+import { tallyItems } from '../table/tally.js';
 
 export interface WriteSummary {
   users: number;

@@ -10,11 +10,11 @@
  * user's deletion is user-keys.ts.
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { staleHolders } from '../core/key-rules.js';
-import { isConditionFailure } from './conditions.js';
-import type { KeyRequestItem } from './items.js';
+import { staleHolders } from '../../core/key-rules.js';
+import { isConditionFailure } from '../table/conditions.js';
+import type { KeyRequestItem } from '../table/items.js';
 import { KeyRecords } from './key-records.js';
-import { TTL_ATTRIBUTE, keys } from './table.js';
+import { TTL_ATTRIBUTE, keys } from '../table/table.js';
 
 export { SlotsContended } from './key-slots.js';
 export type { Retired } from './key-records.js';

@@ -14,10 +14,10 @@
  * derivation recounts again.
  */
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from './conditions.js';
-import { PK, SK } from './table.js';
-import { countLiveEntries, readSummaries } from './tally-queries.js';
-import { childRange, LEVELS, summariesOf, type TallyKey } from './tally.js';
+import { isConditionFailure } from '../table/conditions.js';
+import { PK, SK } from '../table/table.js';
+import { countLiveEntries, readSummaries } from '../reads/tally-queries.js';
+import { childRange, LEVELS, summariesOf, type TallyKey } from '../table/tally.js';
 
 export class TallyRecounter {
   constructor(

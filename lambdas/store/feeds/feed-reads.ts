@@ -5,10 +5,10 @@
  * its entry announces (the entry is written after the item).
  */
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../core/ports.js';
+import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../../core/ports.js';
 import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, entriesRanges, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
-import { PK, SK } from './table.js';
-import { findUserByName } from './user-lookup.js';
+import { PK, SK } from '../table/table.js';
+import { findUserByName } from '../table/user-lookup.js';
 
 type Item = Record<string, unknown>;
 const keyOf = (k: Item): string => `${String(k[PK])}\u0000${String(k[SK])}`;

@@ -16,8 +16,8 @@
  * the entry that led to it (search.ts).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { placeName, type PlaceKey } from '../core/place.js';
-import type { ProfileList } from '../core/read-items.js';
+import { placeName, type PlaceKey } from '../../core/place.js';
+import type { ProfileList } from '../../core/read-items.js';
 
 export const PK = 'pk';
 export const SK = 'sk';

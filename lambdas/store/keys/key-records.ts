@@ -23,11 +23,11 @@
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { isConditionFailure } from './conditions.js';
-import type { ApiKeyItem, KeyRecordItem } from './items.js';
+import { isConditionFailure } from '../table/conditions.js';
+import type { ApiKeyItem, KeyRecordItem } from '../table/items.js';
 import { KeySlots } from './key-slots.js';
 import { PlanKeyWithoutClient, type RetiredBy } from './key-table.js';
-import { PK, keys } from './table.js';
+import { PK, keys } from '../table/table.js';
 
 export interface Retired {
   /** `usable`: a clean-up found the key usable after all and left it alone. */

@@ -9,8 +9,8 @@
  * fields (e-mail, phone, an anonymous guest's name) never get past the record
  * constructors below.
  */
-import type { SourceEvent, SourceRsvp, SourceUser } from '../core/dataset.js';
-import { toIso } from '../core/dates.js';
+import type { SourceEvent, SourceRsvp, SourceUser } from '../../core/dataset.js';
+import { toIso } from '../../core/dates.js';
 import type {
   CreatorSnapshot,
   DerivationSeqItem,
@@ -31,10 +31,10 @@ import type {
   UserEventLinkItem,
   UserItem,
   UserRecord,
-} from './items.js';
-import { localDateTime } from '../core/local-time.js';
-import { placeOf, placeQueriesOf } from '../core/place.js';
-import { GUEST_COUNT_PREFIX, indexKeys, keys } from './table.js';
+} from '../table/items.js';
+import { localDateTime } from '../../core/local-time.js';
+import { placeOf, placeQueriesOf } from '../../core/place.js';
+import { GUEST_COUNT_PREFIX, indexKeys, keys } from '../table/table.js';
 
 export function isPubliclyVisible(event: Pick<SourceEvent, 'status' | 'visibility'>): boolean {
   return event.status === 'published' && event.visibility === 'public';

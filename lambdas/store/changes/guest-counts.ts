@@ -37,9 +37,9 @@
  * A bucket holds about guests / 64 entries of a few dozen bytes, so an RSVP's
  * recount costs the same on an event of 10 or 10,000 guests.
  */
-import type { GuestCounts } from './items.js';
-import { GUEST_COUNT_PREFIX, guestShardPartition, keys, shardOfBucket } from './table.js';
-import type { Item, TableIO } from './table-io.js';
+import type { GuestCounts } from '../table/items.js';
+import { GUEST_COUNT_PREFIX, guestShardPartition, keys, shardOfBucket } from '../table/table.js';
+import type { Item, TableIO } from '../table/table-io.js';
 
 const STATUSES = ['yes', 'maybe', 'no'] as const;
 

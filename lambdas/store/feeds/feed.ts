@@ -42,14 +42,14 @@
  * replaced shows it in (derivation.ts), so `removed` appears only in a scope
  * that showed the id: the replaced version was there, on the read routes.
  */
-import { INDEXES, PK, SK, TTL_ATTRIBUTE, keys } from './table.js';
-import type { Item, Key, TableIO } from './table-io.js';
-import type { Clock } from '../core/clock.js';
+import { INDEXES, PK, SK, TTL_ATTRIBUTE, keys } from '../table/table.js';
+import type { Item, Key, TableIO } from '../table/table-io.js';
+import type { Clock } from '../../core/clock.js';
 import { createHash } from 'node:crypto';
-import { FEED_SHARDS, everyShardAt, feedScopes } from '../core/feed-cursor.js';
-import { sameContent } from './item-content.js';
-import { placeName, placeOf, placeQueriesOf } from '../core/place.js';
-import { all } from './waves.js';
+import { FEED_SHARDS, everyShardAt, feedScopes } from '../../core/feed-cursor.js';
+import { sameContent } from '../table/item-content.js';
+import { placeName, placeOf, placeQueriesOf } from '../../core/place.js';
+import { all } from '../table/waves.js';
 
 export const FEED_PARTITION_PREFIX = 'FEED#';
 /** A head shard's sort key is `H#{shard}`; `H` alone is the single head of the layout before the shards, read by nothing. */

@@ -28,14 +28,14 @@
  * and clears it with its tally note, so a live note that stays names only
  * scopes its item shows.
  */
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import { keyOf, noteOf, withoutNote, isFedKey, isListedKey } from './derivation-plan.js';
-import { FEED_NOTE, FeedWriter, scopesToAppend } from './feed.js';
-import type { Item, Key, TableIO } from './table-io.js';
-import { SK, TTL_ATTRIBUTE } from './table.js';
-import { sameTallyKey, tallyKeyOf, type TallyKey } from './tally.js';
+import { FEED_NOTE, FeedWriter, scopesToAppend } from '../feeds/feed.js';
+import type { Item, Key, TableIO } from '../table/table-io.js';
+import { SK, TTL_ATTRIBUTE } from '../table/table.js';
+import { sameTallyKey, tallyKeyOf, type TallyKey } from '../table/tally.js';
 import type { Move, TallyBatch, TallyMoves } from './tally-moves.js';
-import { all } from './waves.js';
+import { all } from '../table/waves.js';
 
 /**
  * How long a derived tombstone is kept once nothing is owed on it: far longer

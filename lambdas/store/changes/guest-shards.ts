@@ -4,9 +4,9 @@
  * event's guest shards (table.ts, guestShard), so the walk queries every shard
  * at once, one round trip, each consistently, as one partition's Query was.
  */
-import { GUEST_SHARDS, guestShard, guestShardPartition } from './table.js';
-import type { Item, TableIO } from './table-io.js';
-import { each } from './waves.js';
+import { GUEST_SHARDS, guestShard, guestShardPartition } from '../table/table.js';
+import type { Item, TableIO } from '../table/table-io.js';
+import { each } from '../table/waves.js';
 
 /**
  * Every item of the event's guest shards whose sort key is `prefix` then a

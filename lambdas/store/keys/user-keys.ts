@@ -12,7 +12,7 @@
  * that took one already is named by it, so its key is retired too, record
  * written or not.
  */
-import { systemClock, type Clock } from '../core/clock.js';
+import { systemClock, type Clock } from '../../core/clock.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KeyStore, type PlanKeys, type RevokeAudit } from './key-store.js';
 

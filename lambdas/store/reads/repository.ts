@@ -4,14 +4,14 @@
  * its round trips. No Scan anywhere.
  */
 import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyReader, EventReader, EventSearcher, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, PlaceSearch, PlaceSearchPage, StartWindow } from '../core/ports.js';
+import type { ApiKeyReader, EventReader, EventSearcher, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, PlaceSearch, PlaceSearchPage, StartWindow } from '../../core/ports.js';
 import { searchEvents } from './search.js';
-import { FeedReads } from './feed-reads.js';
-import type { GuestStatusFilter } from '../core/params.js';
-import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from './items.js';
-import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from './tally.js';
+import { FeedReads } from '../feeds/feed-reads.js';
+import type { GuestStatusFilter } from '../../core/params.js';
+import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../table/items.js';
+import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from '../table/tally.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
-import { findUserByName } from './user-lookup.js';
+import { findUserByName } from '../table/user-lookup.js';
 import {
   GUEST_COUNT_SUMMARY_PREFIX,
   GUEST_SORT_PREFIX,
@@ -23,7 +23,7 @@ import {
   type IndexDefinition,
   userEventsPartition,
   type ProfileList,
-} from './table.js';
+} from '../table/table.js';
 
 /** DynamoDB's Limit is a 32-bit integer; a page never needs more than this per call (1 MB ends a call first anyway). */
 const MAX_LIMIT = 1000;

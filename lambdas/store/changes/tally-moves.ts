@@ -18,12 +18,12 @@
  * of that month checks its own month ticket after its day's count landed,
  * so the last ticket's count has it either way.
  */
-import type { Item, TableIO } from './table-io.js';
-import { keyString } from './table-io.js';
-import { PK, SK, TTL_ATTRIBUTE } from './table.js';
-import { childRange, LEVELS, summariesOf, tallyEntry, type TallyKey } from './tally.js';
+import type { Item, TableIO } from '../table/table-io.js';
+import { keyString } from '../table/table-io.js';
+import { PK, SK, TTL_ATTRIBUTE } from '../table/table.js';
+import { childRange, LEVELS, summariesOf, tallyEntry, type TallyKey } from '../table/tally.js';
 import type { TallyRecounter } from './tally-recount.js';
-import { all, each } from './waves.js';
+import { all, each } from '../table/waves.js';
 
 /** A move: the entry of an item stamped `gen` goes from `from` to `to`. */
 export interface Move {

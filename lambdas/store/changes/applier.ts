@@ -32,20 +32,20 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { Change } from '../core/changes.js';
-import { systemClock, type Clock } from '../core/clock.js';
-import type { Outcome } from '../core/fold.js';
-import type { EventRecord } from './items.js';
+import type { Change } from '../../core/changes.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { Outcome } from '../../core/fold.js';
+import type { EventRecord } from '../table/items.js';
 import { eventSourceItem, guestProjection, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import { Deriver } from './derivation.js';
-import { sameContent } from './item-content.js';
+import { sameContent } from '../table/item-content.js';
 import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
-import { keys } from './table.js';
-import type { PlanKeys, RevokeAudit } from './key-store.js';
-import { TableIO, keyString, type Item, type Key } from './table-io.js';
+import { keys } from '../table/table.js';
+import type { PlanKeys, RevokeAudit } from '../keys/key-store.js';
+import { TableIO, keyString, type Item, type Key } from '../table/table-io.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
-import { userKeysCloser } from './user-keys.js';
-import { all } from './waves.js';
+import { userKeysCloser } from '../keys/user-keys.js';
+import { all } from '../table/waves.js';
 
 export { FanOutIncomplete } from './settle.js';
 

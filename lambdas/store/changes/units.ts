@@ -12,9 +12,9 @@
  */
 import { deriveEventItem, deriveGuestItems } from './derive.js';
 import { expectation, type Expectation } from './derivation-plan.js';
-import type { EventRecord, RsvpSourceItem, UserRecord } from './items.js';
-import { countBucket, keys, SK } from './table.js';
-import { keyString, type Item, type Key } from './table-io.js';
+import type { EventRecord, RsvpSourceItem, UserRecord } from '../table/items.js';
+import { countBucket, keys, SK } from '../table/table.js';
+import { keyString, type Item, type Key } from '../table/table-io.js';
 
 export interface Unit {
   readonly kind: 'event' | 'guest';

@@ -15,11 +15,11 @@
 import { predict, eventUnit, guestUnit, type Unit } from './units.js';
 import type { Expectation } from './derivation-plan.js';
 import type { Deriver, Outcome } from './derivation.js';
-import type { EventRecord } from './items.js';
-import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, SK, keys } from './table.js';
-import { keyString, type Item, type Key, type TableIO } from './table-io.js';
+import type { EventRecord } from '../table/items.js';
+import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, SK, keys } from '../table/table.js';
+import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { withAbsent } from './units.js';
-import { all, each } from './waves.js';
+import { all, each } from '../table/waves.js';
 import { queryGuestShards } from './guest-shards.js';
 
 export interface FanOutOptions {

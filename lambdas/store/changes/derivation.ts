@@ -42,16 +42,16 @@
  * one derivation.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import { markedWith, planWrites, type Expectation, type PlannedWrite } from './derivation-plan.js';
 import { GuestCountRecounter } from './guest-counts.js';
-import { keys, PK, SK } from './table.js';
-import { keyString, type Item, type TableIO } from './table-io.js';
+import { keys, PK, SK } from '../table/table.js';
+import { keyString, type Item, type TableIO } from '../table/table-io.js';
 import { summariesOfMoves, TallyMoves, type TallyBatch } from './tally-moves.js';
 import { TallyRecounter } from './tally-recount.js';
 import { bucketOf, sourceKeys, targetsOf, withAbsent, type Unit } from './units.js';
 import { moveOf, VersionWriter, type Written } from './version-writes.js';
-import { all, each } from './waves.js';
+import { all, each } from '../table/waves.js';
 
 const MAX_DERIVATION_ROUNDS = 25;
 /** A derivation's id in a tally batch: its counter's key. */

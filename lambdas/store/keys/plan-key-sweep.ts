@@ -28,7 +28,7 @@
  * the key-management function's timeout is 6 s), so the sweep never races a
  * create that is still recording its plan key.
  */
-import { STALE_CREATE_MS } from '../core/key-rules.js';
+import { STALE_CREATE_MS } from '../../core/key-rules.js';
 import { parsePlanKeyName } from './key-table.js';
 import type { KeyStore } from './key-store.js';
 

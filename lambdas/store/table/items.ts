@@ -4,11 +4,11 @@
  * the generic ones from table.ts. No item holds an e-mail, a phone number or an
  * anonymous guest: the read model never stores what it must never return.
  */
-import type { Scope, SourceEvent } from '../core/dataset.js';
-import type { ApiKeyItem, EventItem, GuestCounts, RsvpItem, RsvpStatus, VerificationStatus } from '../core/read-items.js';
+import type { Scope, SourceEvent } from '../../core/dataset.js';
+import type { ApiKeyItem, EventItem, GuestCounts, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
 
 // The items the read routes map live in the core, which the ports return them by; the store writes and reads them.
-export type { ApiKeyItem, CreatorSnapshot, EventItem, EventPayload, GuestCounts, GuestSnapshot, LiveApiKeyItem, RevokedApiKeyItem, RsvpItem, RsvpStatus, VerificationStatus } from '../core/read-items.js';
+export type { ApiKeyItem, CreatorSnapshot, EventItem, EventPayload, GuestCounts, GuestSnapshot, LiveApiKeyItem, RevokedApiKeyItem, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
 
 /**
  * A member's entry in their profile list: where the event is listed, no
@@ -195,7 +195,7 @@ export interface KeyRequestItem {
 /**
  * A user's key slots (key-rules.ts): every key active or being made, by id,
  * with when its slot was taken; the day's creates; the deletion's version.
- * Written whole, conditional on `rev` (lambdas/store/key-store.ts).
+ * Written whole, conditional on `rev` (lambdas/store/keys/key-store.ts).
  */
 export interface KeyCounterItem {
   type: 'KEY_COUNTER';

@@ -49,11 +49,11 @@
 import { userEventLink } from './derive.js';
 import type { DeriveOptions, Deriver, Outcome, Prepared } from './derivation.js';
 import { FanOut, type FanOutOptions, type SourceItem } from './fan-out.js';
-import type { EventSourceItem, UserItem, UserRecord } from './items.js';
-import { PK, RSVP_SOURCE_PREFIX, SK, keys } from './table.js';
-import { keyString, type Item, type Key, type TableIO } from './table-io.js';
+import type { EventSourceItem, UserItem, UserRecord } from '../table/items.js';
+import { PK, RSVP_SOURCE_PREFIX, SK, keys } from '../table/table.js';
+import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { eventUnit, guestUnit } from './units.js';
-import { all, each } from './waves.js';
+import { all, each } from '../table/waves.js';
 import { queryGuestShards } from './guest-shards.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';

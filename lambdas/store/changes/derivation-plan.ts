@@ -8,11 +8,11 @@
  * trips: one that turns out wrong costs calls, never correctness, because the
  * derivation checks every item against what it reads after its number.
  */
-import { FEED_NOTE } from './feed.js';
-import type { Item, Key } from './table-io.js';
-import { DERIVED_SORT_KEYS, INDEXES, PK, SK } from './table.js';
-import { sameTallyKey, tallyKeyOf, type TallyKey } from './tally.js';
-import { sameContent } from './item-content.js';
+import { FEED_NOTE } from '../feeds/feed.js';
+import type { Item, Key } from '../table/table-io.js';
+import { DERIVED_SORT_KEYS, INDEXES, PK, SK } from '../table/table.js';
+import { sameTallyKey, tallyKeyOf, type TallyKey } from '../table/tally.js';
+import { sameContent } from '../table/item-content.js';
 
 export type Kind = 'hide' | 'plain' | 'reveal';
 

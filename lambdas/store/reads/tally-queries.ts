@@ -4,8 +4,8 @@
  * in a sort-key range, and read the summaries in one. Every page is followed.
  */
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { PK, SK } from './table.js';
-import type { SortKeyRange } from './tally.js';
+import { PK, SK } from '../table/table.js';
+import type { SortKeyRange } from '../table/tally.js';
 
 interface Target {
   client: DynamoDBDocumentClient;

@@ -7,11 +7,11 @@
  * idempotent by key id). Below key-records.ts, which releases a slot as a key
  * is retired.
  */
-import type { Reservation, Slots } from '../core/key-rules.js';
-import { adopt, close, release, reserve } from '../core/key-rules.js';
-import type { KeyCounterItem } from './items.js';
+import type { Reservation, Slots } from '../../core/key-rules.js';
+import { adopt, close, release, reserve } from '../../core/key-rules.js';
+import type { KeyCounterItem } from '../table/items.js';
 import { KeyTable } from './key-table.js';
-import { keys } from './table.js';
+import { keys } from '../table/table.js';
 
 /** Too many concurrent changes of one user's slots in a row; the caller retries (never seen under the stage throttle). */
 export class SlotsContended extends Error {
