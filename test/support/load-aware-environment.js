@@ -17,6 +17,11 @@ const NodeEnvironment = NodeEnvironmentModule.default ?? NodeEnvironmentModule.T
 export const machineContention = () => Math.max(1, loadavg()[0] / availableParallelism());
 
 export default class LoadAwareEnvironment extends NodeEnvironment {
+  constructor(config, context) {
+    super(config, context);
+    this.testPath = context.testPath;
+  }
+
   /** Each test's and hook's timeout as written (a hook runs again for every test; a test again on retry). */
   written = new WeakMap();
   /** The contention reader (a test gives its own). */
@@ -25,6 +30,39 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
   stretch(block, state) {
     if (!this.written.has(block)) this.written.set(block, block.timeout);
     block.timeout = Math.ceil((this.written.get(block) || state.testTimeout) * this.contention());
+  }
+
+  /**
+   * With PE_REPORT_HANDLES=1, what a test file leaves running when it ends
+   * (servers, sockets, child processes, timers) is printed on stderr, by file:
+   * how to find what keeps a jest worker from exiting ("A worker process has
+   * failed to exit gracefully").
+   */
+  async setup() {
+    await super.setup();
+    if (process.env.PE_REPORT_HANDLES === '1') this.handlesBefore = new Set(process._getActiveHandles());
+  }
+
+  async teardown() {
+    if (this.handlesBefore) {
+      // Give closes that were sent a moment to finish, as the worker's own exit would (a closed handle is still
+      // listed until a later turn of the loop), and leave out processes that have exited and sockets destroyed.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const gone = (h) => h?.exitCode != null || h?.signalCode != null || h?.destroyed === true;
+      const left = process
+        ._getActiveHandles()
+        .filter((h) => !this.handlesBefore.has(h) && !gone(h) && h !== process.stdout && h !== process.stderr && h !== process.stdin);
+      const describe = (h) => {
+        const name = h?.constructor?.name ?? typeof h;
+        if (name === 'Socket') return `Socket ${h.remoteAddress ?? ''}:${h.remotePort ?? ''} -> local ${h.localPort ?? ''}`;
+        if (name === 'Server') return `Server ${JSON.stringify(h.address?.())}`;
+        if (name === 'ChildProcess') return `ChildProcess pid ${h.pid} ${h.spawnargs?.slice(0, 3).join(' ')}`;
+        if (name === 'Timeout') return `Timeout ${h._idleTimeout} ms ${h.hasRef?.() ? 'ref' : 'unref'}`;
+        return name;
+      };
+      if (left.length) process.stderr.write(`[handles] ${this.testPath}: ${left.map(describe).join('; ')}\n`);
+    }
+    await super.teardown();
   }
 
   async handleTestEvent(event, state) {
