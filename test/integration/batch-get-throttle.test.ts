@@ -38,6 +38,7 @@ import { UnprocessedKeysError, type BatchGetOptions } from '../../lambdas/store/
 import { TableIO } from '../../lambdas/store/table/table-io.js';
 import { isThrottle } from '../../lambdas/store/table/throttling.js';
 import { keys } from '../../lambdas/store/table/table.js';
+import { EXAMPLES } from '../../lambdas/openapi/examples.generated.js';
 import { proxyEvent } from '../support/events.js';
 import { testKeyring } from '../support/feed-keys.js';
 import { host } from '../support/party.js';
@@ -167,6 +168,7 @@ describe('the routes under a throttle that lasts', () => {
         else {
           expect(res.headers?.['Retry-After']).toBe(String(SERVICE_BUSY_RETRY_AFTER_SECONDS));
           expect(JSON.parse(res.body)).toEqual({ success: false, message: MESSAGES.serviceBusy });
+          expect(JSON.parse(res.body)).toEqual(EXAMPLES.serviceBusy);
         }
         expect(res.statusCode === 200).toBe(chunkOutcome(N, length, attempts).ends === 'page');
       }),
