@@ -87,8 +87,10 @@ export async function collectExamples(): Promise<Record<string, unknown>> {
       await server.close();
     }
   }
-  // Neither can be provoked on demand; both are rendered by the code that answers them.
+  // None can be provoked on demand; each is rendered by the code that answers it
+  // (test/integration/batch-get-throttle.test.ts checks a real 503 equals serviceBusy).
   out.tooManyRequests = errorBody(MESSAGES.tooManyRequests);
+  out.serviceBusy = errorBody(MESSAGES.serviceBusy);
   out.internalError = errorBody(MESSAGES.internal);
   // Needs a window of more than 500 events, which the demo data has not: rendered by the code that
   // answers it; test/integration/big-host.test.ts checks a real answer equals it.

@@ -24,6 +24,7 @@ export const MESSAGES = {
   // API Gateway's request size quotas (local/request-limits.ts enforces them locally).
   uriTooLong: 'Request URI too long.',
   headersTooLarge: 'Request header fields too large.',
+  serviceBusy: 'Service busy, please retry shortly.',
   internal: 'Internal server error.',
 } as const;
 
@@ -62,6 +63,20 @@ export class NotAuthenticatedError extends HttpError {
 export class NotFoundError extends HttpError {
   constructor(message: string = MESSAGES.resourceNotFound) {
     super(404, message);
+  }
+}
+
+/** Seconds a client is asked to wait after a 503 (Retry-After): a throttled partition has room again within seconds. */
+export const SERVICE_BUSY_RETRY_AFTER_SECONDS = 3;
+
+/**
+ * A store throttle that outlasted the SDK's retries and the store's own
+ * attempts (lambdas/store/table/throttling.ts): nothing is wrong with the
+ * request, so the answer says to retry it soon, not that the service failed.
+ */
+export class ServiceBusyError extends HttpError {
+  constructor() {
+    super(503, MESSAGES.serviceBusy, { 'Retry-After': String(SERVICE_BUSY_RETRY_AFTER_SECONDS) });
   }
 }
 

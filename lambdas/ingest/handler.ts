@@ -18,7 +18,8 @@
  * - waiting for a reference: the record fails and its visibility is set from
  *   its receive count (lambdas/core/retry-backoff.ts: 5 s, doubling to the
  *   queue's 720 s), so it is applied soon after what it waits for arrives;
- * - a throttle (a hot partition past its limit after the SDK's retries, a
+ * - a throttle (a hot partition past its limit after the SDK's retries, keys
+ *   a BatchGetItem still left unprocessed after its backed-off attempts, a
  *   feed head still full after flushing): the record fails and its own
  *   visibility is set with backoff (2 s, doubling to 300 s, jittered), so a
  *   throttle that lasts meets fewer and fewer deliveries; counted as
@@ -62,6 +63,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js';
 import { isThrottle } from '../store/table/throttling.js';
+import type { BatchGetOptions } from '../store/table/batch-get.js';
 import { revokeAudit } from '../key-admin/revoke-audit.js';
 import type { PlanKeys } from '../store/keys/key-store.js';
 import { invokeKeyCloser } from './key-closer.js';
@@ -92,6 +94,8 @@ export interface IngestDeps {
   closeUserKeys?: (userId: string, version: number) => Promise<void>;
   /** Without `closeUserKeys`: the plan keys the in-process closing deletes (tests). */
   planKeys?: PlanKeys;
+  /** The reads by key's attempts and backoff (lambdas/store/table/batch-get.ts); tests inject the sleep. */
+  batchGet?: BatchGetOptions;
 }
 
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -99,7 +103,7 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
   // The closing: remote in AWS (audited by the key-management function), else in process and audited here.
   const keys = deps.closeUserKeys ? { closeUserKeys: deps.closeUserKeys } : { planKeys: deps.planKeys, revokeAudit: revokeAudit(deps.logger, deps.metrics) };
   return async (event, context) => {
-    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, ...keys };
+    const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, batchGet: deps.batchGet, ...keys };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {
       const values: MetricValue[] = [{ name: METRICS.changes, unit: 'Count', value: 1 }];
       if (outcome) {

@@ -8,6 +8,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
 import { DAILY_QUOTA, QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
+import { SERVICE_BUSY_RETRY_AFTER_SECONDS } from '../core/errors.js';
 import type { UserEventsVariant } from '../core/config.js';
 import { API_GATEWAY_LIMITS } from '../core/gateway-limits.js';
 import { EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../core/ids.js';
@@ -205,6 +206,17 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
     );
   } else if (embed) {
     responses[429] = errorResponse('The stage throttle: retry after a second.', { ...errorHeaders, 'Retry-After': { ...QUOTA_429_HEADERS['Retry-After'], description: 'Always 1.', required: true } }, ['tooManyRequests']);
+  }
+  if (route.tableReads.length > 0) {
+    // lambdas/http/envelope.ts: a store throttle that outlasted every retry; the Lambda answers it, so its headers are the route's errors'.
+    responses[503] = errorResponse(
+      `The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after \`Retry-After\` seconds (${SERVICE_BUSY_RETRY_AFTER_SECONDS}).`,
+      {
+        ...errorHeaders,
+        'Retry-After': { description: `Seconds to wait before sending the request again: always ${SERVICE_BUSY_RETRY_AFTER_SECONDS}.`, required: true, schema: { type: 'integer', format: 'int32', minimum: SERVICE_BUSY_RETRY_AFTER_SECONDS, maximum: SERVICE_BUSY_RETRY_AFTER_SECONDS } },
+      },
+      ['serviceBusy'],
+    );
   }
   responses[500] = errorResponse(
     embed ? 'Unexpected failure; nothing about it is disclosed.' : 'Unexpected failure; nothing about it is disclosed. `X-RateLimit-Reset` is absent when API Gateway answers it itself (a Lambda that failed outright).',

@@ -661,6 +661,10 @@ export const EXAMPLES = {
       }
     ]
   },
+  "serviceBusy": {
+    "success": false,
+    "message": "Service busy, please retry shortly."
+  },
   "tooManyRequests": {
     "success": false,
     "message": "Too many requests. Please try again later."

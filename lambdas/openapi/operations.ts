@@ -8,7 +8,8 @@
  *
  * Statuses the gateway adds are not listed here: document.ts adds 401, 403 and
  * 429 to every `auth: 'key'` route, CORS headers and 304 to the Embed API's
- * cacheable routes, and 500 everywhere.
+ * cacheable routes, 503 to every route that reads the table (a throttle
+ * that lasted), and 500 everywhere.
  */
 import * as z from 'zod';
 import type { UserEventsVariant } from '../core/config.js';

@@ -36,12 +36,20 @@ function throttling(real: DynamoDBDocumentClient, failingCalls: number, keepBack
 const items = Array.from({ length: 60 }, (_, i) => ({ pk: `TEST#${i}`, sk: 'ITEM', n: i }));
 
 describe('batchWriteAll', () => {
-  it('re-sends unprocessed items until every one is written, with backoff through the injected sleep', async () => {
+  it('re-sends unprocessed items until every one is written, with backoff and jitter through the injected sleep', async () => {
     const flaky = throttling(store.client, 4, (n) => Math.ceil(n / 2));
     const delays: number[] = [];
     const result = await batchWriteAll(flaky.client, store.tableName, items, { sleep: async (ms) => void delays.push(ms), concurrency: 1 });
     expect(result).toEqual({ written: 60, retries: 4 });
-    expect(delays).toEqual([50, 100, 200, 400]);
+    // Each wait drawn between half and all of a ceiling doubling from 50 ms ("equal jitter").
+    expect(delays).toHaveLength(4);
+    delays.forEach((ms, i) => expect([ms >= 25 * 2 ** i, ms <= 50 * 2 ** i]).toEqual([true, true]));
+    // The draw at its ends: half the ceiling, the whole ceiling.
+    for (const [random, expected] of [[() => 0, [25, 50, 100, 200]], [() => 1, [50, 100, 200, 400]]] as const) {
+      const waits: number[] = [];
+      await batchWriteAll(throttling(store.client, 4, (n) => Math.ceil(n / 2)).client, store.tableName, items, { sleep: async (ms) => void waits.push(ms), concurrency: 1, random });
+      expect(waits).toEqual(expected);
+    }
     for (const item of items) {
       const got = await store.client.send(new GetCommand({ TableName: store.tableName, Key: { pk: item.pk, sk: item.sk } }));
       expect(got.Item).toEqual(item);

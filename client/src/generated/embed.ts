@@ -388,6 +388,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     embedGetEventPreflight: {
@@ -553,6 +568,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     embedGetUserEventsPreflight: {
@@ -698,6 +728,21 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -855,6 +900,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     embedGetEventFeedPreflight: {
@@ -989,6 +1049,21 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1137,6 +1212,21 @@ export interface operations {
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description CORS: every origin may read Embed responses. */
+                    "Access-Control-Allow-Origin": "*";
+                    /** @description Errors are not cached. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -534,6 +534,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getEventGuests: {
@@ -682,6 +699,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUserEvents: {
@@ -814,6 +848,23 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -967,6 +1018,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUserUpcomingEvents: {
@@ -1107,6 +1175,23 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1259,6 +1344,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getEventChanges: {
@@ -1395,6 +1497,23 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1546,6 +1665,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPlaceEventChanges: {
@@ -1686,6 +1822,23 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1852,6 +2005,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchEvents: {
@@ -1981,6 +2151,23 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            503: {
+                headers: {
+                    /** @description Requests per key per UTC day (the daily quota). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Unix seconds of the next UTC midnight, when the daily count starts again. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds to wait before sending the request again: always 3. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -43,6 +43,7 @@ import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } fr
 import { keys } from '../table/table.js';
 import type { PlanKeys, RevokeAudit } from '../keys/key-store.js';
 import { TableIO, keyString, type Item, type Key } from '../table/table-io.js';
+import type { BatchGetOptions } from '../table/batch-get.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
 import { userKeysCloser } from '../keys/user-keys.js';
 import { all } from '../table/waves.js';
@@ -80,6 +81,8 @@ export interface ApplierOptions extends SettleOptions {
   planKeys?: PlanKeys;
   /** The audit line of each key a user's deletion revokes (user-keys.ts). */
   revokeAudit?: RevokeAudit;
+  /** The reads by key's attempts and backoff (batch-get.ts): tests inject the sleep. */
+  batchGet?: BatchGetOptions;
 }
 
 /** What a change writes, and what it needs before it may write it. */
@@ -104,7 +107,7 @@ export class ChangeApplier {
   private readonly settler: Settler;
 
   constructor(client: DynamoDBDocumentClient, tableName: string, opts: ApplierOptions = {}) {
-    this.io = new TableIO(client, tableName);
+    this.io = new TableIO(client, tableName, opts.batchGet);
     this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.token ?? randomUUID);
     this.settler = new Settler(this.io, this.deriver, { ...opts, closeUserKeys: opts.closeUserKeys ?? userKeysCloser(client, tableName, opts) });
   }

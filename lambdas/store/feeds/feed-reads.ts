@@ -4,14 +4,17 @@
  * shown, and the member's item it reads must be at least as new as the change
  * its entry announces (the entry is written after the item).
  */
-import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../../core/ports.js';
 import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, entriesRanges, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
 import { PK, SK } from '../table/table.js';
+import { batchGetAll, itemKeyString, type BatchGetOptions } from '../table/batch-get.js';
 import { findUserByName } from '../table/user-lookup.js';
 
 type Item = Record<string, unknown>;
-const keyOf = (k: Item): string => `${String(k[PK])}\u0000${String(k[SK])}`;
+
+/** Moved to the shared BatchGetItem (batch-get.ts); exported here still for the feeds' callers. */
+export { UnprocessedKeysError } from '../table/batch-get.js';
 
 /**
  * Chunks hold at least this many entries (the flush size over the longest
@@ -20,27 +23,13 @@ const keyOf = (k: Item): string => `${String(k[PK])}\u0000${String(k[SK])}`;
  */
 const MIN_CHUNK_ENTRIES = 6;
 
-export interface FeedReadOptions {
-  /** BatchGetItem attempts for keys DynamoDB leaves unprocessed (throttling), with exponential backoff between. */
-  maxAttempts?: number;
-  baseDelayMs?: number;
-  /** Injected so tests do not wait for real time. */
-  sleep?: (ms: number) => Promise<void>;
+/** The BatchGetItem's attempts, backoff and sleep (batch-get.ts), and: */
+export interface FeedReadOptions extends BatchGetOptions {
   /** The scopes' head shards (FEED_SHARDS; one for a test of one shard's log). */
   shards?: number;
   /** How far apart a cursor's positions may be and still be read by one Query (RANGE_GAP; lowered to test several at once). */
   rangeGap?: number;
 }
-
-/** Keys a BatchGetItem still left unprocessed after every attempt: the answer would be partial, so none is given. */
-export class UnprocessedKeysError extends Error {
-  constructor(readonly left: number) {
-    super(`BatchGetItem left ${left} key(s) unprocessed after every attempt`);
-    this.name = 'UnprocessedKeysError';
-  }
-}
-
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class FeedReads {
   constructor(
@@ -153,13 +142,17 @@ export class FeedReads {
     };
   }
 
-  /** BatchGetItem (consistent) of each member's item: 100 keys a call, all calls at once. */
+  /**
+   * BatchGetItem (consistent) of each member's item: 100 keys a call, all
+   * calls at once; keys left unprocessed are sent again with backoff, a
+   * bounded number of times, then the page fails (batch-get.ts).
+   */
   async feedStates(scope: string, members: readonly string[]): Promise<Map<string, FeedMemberState>> {
     const unique = [...new Set(members)];
-    const found = await this.getAll(unique.map((m) => memberItemKey(scope, m)));
+    const found = await batchGetAll(this.client, this.tableName, unique.map((m) => memberItemKey(scope, m)), { ...this.opts, consistent: true });
     return new Map(
       unique.map((m) => {
-        const item = found.get(keyOf(memberItemKey(scope, m)));
+        const item = found.get(itemKeyString(memberItemKey(scope, m)));
         return [m, { item, shown: isShown(item) }];
       }),
     );
@@ -168,33 +161,4 @@ export class FeedReads {
   async userIdByName(username: string): Promise<string | null> {
     return (await findUserByName(this.client, this.tableName, username))?.user_id ?? null;
   }
-
-  /**
-   * Keys DynamoDB leaves unprocessed (it does so under throttling) are sent
-   * again after an exponential backoff with jitter, as AWS advises for
-   * BatchGetItem, a bounded number of times; then the read fails rather than
-   * answer a page with members missing.
-   */
-  private async getAll(wanted: Item[]): Promise<Map<string, Item>> {
-    const found = new Map<string, Item>();
-    const maxAttempts = this.opts.maxAttempts ?? 5;
-    const base = this.opts.baseDelayMs ?? 25;
-    const sleep = this.opts.sleep ?? realSleep;
-    const batches: Item[][] = [];
-    for (let i = 0; i < wanted.length; i += 100) batches.push(wanted.slice(i, i + 100));
-    await Promise.all(
-      batches.map(async (batch) => {
-        let request: Item[] = batch;
-        for (let attempt = 1; request.length; attempt++) {
-          if (attempt > maxAttempts) throw new UnprocessedKeysError(request.length);
-          if (attempt > 1) await sleep(Math.round(base * 2 ** (attempt - 2) * (0.5 + Math.random() / 2)));
-          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-          for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyOf(item), item);
-          request = (out.UnprocessedKeys?.[this.tableName]?.Keys as Item[] | undefined) ?? [];
-        }
-      }),
-    );
-    return found;
-  }
 }
-

@@ -3,10 +3,11 @@
  * Each method is one access pattern from docs/data-model.md; the comments give
  * its round trips. No Scan anywhere.
  */
-import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyReader, EventReader, EventSearcher, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, PlaceSearch, PlaceSearchPage, StartWindow } from '../../core/ports.js';
 import { searchEvents } from './search.js';
 import { FeedReads } from '../feeds/feed-reads.js';
+import { batchGetAll, type BatchGetOptions } from '../table/batch-get.js';
 import type { GuestStatusFilter } from '../../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../table/items.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from '../table/tally.js';
@@ -35,9 +36,11 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** Every BatchGetItem's attempts and backoff (batch-get.ts): tests inject the sleep. */
+    private readonly batchGet: BatchGetOptions = {},
   ) {
     this.tally = { client, tableName, consistent: false };
-    this.feeds = new FeedReads(client, tableName);
+    this.feeds = new FeedReads(client, tableName, batchGet);
   }
 
   private readonly feeds: FeedReads;
@@ -65,7 +68,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
 
   /** Discovery (PRODUCT P17): PLACE_SHARDS Queries of a place index at once, then one BatchGetItem (search.ts). */
   searchEvents(search: PlaceSearch): Promise<PlaceSearchPage> {
-    return searchEvents(this.client, this.tableName, search);
+    return searchEvents(this.client, this.tableName, search, this.batchGet);
   }
 
   /** event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item. */
@@ -169,28 +172,19 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
    * A HOSTED list's items are the event items themselves. A PROFILE list's
    * are entries that point at them (so an event edit rewrites one item, not
    * one per member): the events are read by key, up to 100 per BatchGetItem,
-   * all at once — one more round trip. Only an event item that is in the
-   * event index is public; an entry whose event was hidden a moment ago (the
-   * index lags, or the entry's own hide is still on its way) shows nothing.
+   * all at once — one more round trip (keys left unprocessed are sent again
+   * with backoff, a bounded number of times, then the list fails:
+   * batch-get.ts). Only an event item that is in the event index is public;
+   * an entry whose event was hidden a moment ago (the index lags, or the
+   * entry's own hide is still on its way) shows nothing.
    */
   private async eventsOf(list: ProfileList, items: EventPayload[]): Promise<EventPayload[]> {
     if (list === 'HOSTED' || items.length === 0) return items;
-    const ids = [...new Set(items.map((i) => i.event_id))];
+    const read = await batchGetAll(this.client, this.tableName, [...new Set(items.map((i) => i.event_id))].map((id) => keys.event(id)), { ...this.batchGet, consistent: false });
     const found = new Map<string, EventPayload>();
-    const batches = [];
-    for (let i = 0; i < ids.length; i += 100) batches.push(ids.slice(i, i + 100));
-    await Promise.all(
-      batches.map(async (batch) => {
-        let request: Record<string, unknown>[] | undefined = batch.map((id) => keys.event(id));
-        while (request && request.length) {
-          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request } } }));
-          for (const item of (out.Responses?.[this.tableName] ?? []) as (EventItem & Record<string, unknown>)[]) {
-            if (item.type === 'EVENT' && item[INDEXES.event.partitionKey] !== undefined) found.set(item.event_id, item);
-          }
-          request = out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
-        }
-      }),
-    );
+    for (const item of read.values() as Iterable<EventItem & Record<string, unknown>>) {
+      if (item.type === 'EVENT' && item[INDEXES.event.partitionKey] !== undefined) found.set(item.event_id, item);
+    }
     return items.flatMap((i) => found.get(i.event_id) ?? []);
   }
 

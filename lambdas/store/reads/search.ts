@@ -13,9 +13,10 @@
  *    of an event that has since moved, gone private, been unpublished or
  *    deleted leads to an item that no longer has it, and shows nothing.
  */
-import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PlaceSearch, PlaceSearchPage } from '../../core/ports.js';
 import type { EventItem } from '../table/items.js';
+import { batchGetAll, itemKeyString, type BatchGetOptions } from '../table/batch-get.js';
 import { INDEXES, placeIndexOf, placePartitions, placeSortBounds } from '../table/table.js';
 
 type Item = Record<string, unknown>;
@@ -28,7 +29,8 @@ interface Entry {
   indexSk: string;
 }
 
-export async function searchEvents(client: DynamoDBDocumentClient, tableName: string, search: PlaceSearch): Promise<PlaceSearchPage> {
+/** `batchGet`: step 2's attempts and backoff (batch-get.ts). */
+export async function searchEvents(client: DynamoDBDocumentClient, tableName: string, search: PlaceSearch, batchGet: BatchGetOptions = {}): Promise<PlaceSearchPage> {
   const index = placeIndexOf(search.place);
   const { lower, upper } = placeSortBounds(search.from, search.to);
   // After a cursor the lower bound is its own key, read again and dropped: one entry more per shard at most.
@@ -56,23 +58,12 @@ export async function searchEvents(client: DynamoDBDocumentClient, tableName: st
     .filter((e) => search.after === undefined || e.indexSk > search.after)
     .sort((a, b) => (a.indexSk < b.indexSk ? -1 : a.indexSk > b.indexSk ? 1 : 0));
   const page = merged.slice(0, search.limit);
-  const items = await itemsByKey(client, tableName, page);
+  // Keys left unprocessed are sent again with backoff, a bounded number of times; then the page fails (a throttle: 503).
+  const items = await batchGetAll(client, tableName, page.map((e) => ({ pk: e.pk, sk: e.sk })), { ...batchGet, consistent: false });
   const events = page.flatMap((entry) => {
-    const item = items.get(`${entry.pk}\u0000${entry.sk}`);
+    const item = items.get(itemKeyString({ pk: entry.pk, sk: entry.sk }));
     const shown = item?.type === 'EVENT' && item[INDEXES.event.partitionKey] !== undefined && item[index.partitionKey] === entry.indexPk && item[index.sortKey] === entry.indexSk;
     return shown ? [item as unknown as EventItem] : [];
   });
   return merged.length > search.limit ? { events, next: page.at(-1)!.indexSk } : { events };
-}
-
-/** The entries' items by base key: one BatchGetItem (a page is at most 100 keys), again only for keys DynamoDB left unprocessed. */
-async function itemsByKey(client: DynamoDBDocumentClient, tableName: string, entries: readonly Entry[]): Promise<Map<string, Item>> {
-  const found = new Map<string, Item>();
-  let request: Item[] | undefined = entries.map((e) => ({ pk: e.pk, sk: e.sk }));
-  while (request && request.length) {
-    const out = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: request } } }));
-    for (const item of (out.Responses?.[tableName] ?? []) as Item[]) found.set(`${String(item.pk)}\u0000${String(item.sk)}`, item);
-    request = out.UnprocessedKeys?.[tableName]?.Keys as Item[] | undefined;
-  }
-  return found;
 }

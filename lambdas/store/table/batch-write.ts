@@ -1,9 +1,11 @@
 /**
  * Writes (and deletes) items with BatchWriteItem, 25 at a time and `concurrency` batches
- * in flight, re-sending unprocessed items with exponential backoff until every
- * one is written or attempts run out (then it throws: nothing is silently lost).
+ * in flight, re-sending unprocessed items with exponential backoff and jitter
+ * (batch-get.ts's, as AWS advises for batch operations) until every one is
+ * written or attempts run out (then it throws: nothing is silently lost).
  */
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { backoffMs, realSleep } from './batch-get.js';
 
 const BATCH = 25;
 
@@ -14,9 +16,9 @@ export interface BatchWriteOptions {
   baseDelayMs?: number;
   /** Batches in flight at once (default 8). */
   concurrency?: number;
+  /** The jitter's draw, in [0, 1) (Math.random unless a test fixes it). */
+  random?: () => number;
 }
-
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export async function batchWriteAll(
   client: DynamoDBDocumentClient,
@@ -43,7 +45,7 @@ export async function batchWriteAll(
       }
       if (attempt > 1) {
         retries++;
-        await sleep(baseDelay * 2 ** (attempt - 2));
+        await sleep(backoffMs(attempt, baseDelay, opts.random));
       }
       const out = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
       pending = (out.UnprocessedItems?.[tableName] ?? []) as typeof pending;

@@ -6,7 +6,6 @@
  * every write is counted for the change's report and the bench.
  */
 import {
-  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -15,10 +14,10 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll, itemKeyString, type BatchGetOptions } from './batch-get.js';
 import { isConditionFailure } from './conditions.js';
 import type { UserItem, UserRecord } from './items.js';
 import { PK, SK, keys } from './table.js';
-import { all } from './waves.js';
 
 export type Key = Record<string, string>;
 export type Item = Record<string, unknown>;
@@ -30,6 +29,8 @@ export class TableIO {
   constructor(
     readonly client: DynamoDBDocumentClient,
     readonly tableName: string,
+    /** The BatchGetItems' attempts and backoff (batch-get.ts): tests inject the sleep. */
+    readonly batchGet: BatchGetOptions = {},
   ) {}
 
   async get(key: Key): Promise<Item | undefined> {
@@ -175,41 +176,28 @@ export class TableIO {
     return q.after !== undefined ? items.filter((i) => String(i[SK]) !== q.after && (q.prefix === undefined || String(i[SK]).startsWith(q.prefix))) : items;
   }
 
-  /** Items by key (consistent BatchGetItem, 100 keys a call, all calls at once), keyed by keyString; absent keys are absent. */
-  async getMany(wanted: readonly Key[]): Promise<Map<string, Item>> {
-    const found = new Map<string, Item>();
-    const unique = [...new Map(wanted.map((k) => [keyString(k), k])).values()];
-    const chunks = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
-    await all(
-      chunks.map(async (chunk) => {
-        let request: Key[] | undefined = chunk;
-        while (request && request.length) {
-          const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-          for (const item of out.Responses?.[this.tableName] ?? []) found.set(keyString(item as Key), item);
-          request = out.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined;
-        }
-      }),
-    );
-    return found;
+  /**
+   * Items by key (consistent BatchGetItem, 100 keys a call, all calls at
+   * once), keyed by keyString; absent keys are absent. Keys left unprocessed
+   * are sent again with backoff, a bounded number of times; then
+   * UnprocessedKeysError, a throttle (throttling.ts): the change comes back
+   * later, as for any throttle.
+   */
+  getMany(wanted: readonly Key[]): Promise<Map<string, Item>> {
+    return batchGetAll(this.client, this.tableName, wanted, { ...this.batchGet, consistent: true });
   }
 
-  /** Live users by id. */
+  /** Live users by id (getMany's read). */
   async users(ids: readonly string[]): Promise<Map<string, UserRecord>> {
     const found = new Map<string, UserRecord>();
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += 100) {
-      let request: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => keys.user(id));
-      while (request && request.length) {
-        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-        for (const item of (out.Responses?.[this.tableName] ?? []) as UserItem[]) if (item.user && !item.deleted) found.set(item.user_id, item.user);
-        request = out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
-      }
+    for (const item of (await this.getMany([...new Set(ids)].map((id) => keys.user(id) as Key))).values() as Iterable<UserItem>) {
+      if (item.user && !item.deleted) found.set(item.user_id, item.user);
     }
     return found;
   }
 }
 
-export const keyString = (k: Record<string, unknown>): string => `${String(k[PK])}\u0000${String(k[SK])}`;
+export const keyString = itemKeyString;
 
 /** The names an expression uses, or nothing: DynamoDB refuses unused names and an empty map. */
 function attributeNames(expression: string, names: Record<string, string>): { ExpressionAttributeNames?: Record<string, string> } {
