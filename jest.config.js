@@ -111,10 +111,12 @@ export default function config() {
   const secondStoreProject = {
     ...common,
     displayName: SECOND_STORE,
-    testMatch: CHANGE_PATH_TESTS,
+    // And the tests of its own pool of JVMs, which need Java (so not in the dynalite project's folders).
+    testMatch: [...CHANGE_PATH_TESTS, '<rootDir>/test/dynamodb-local/*.test.ts'],
     setupFiles: ['<rootDir>/test/support/dynamodb-local.env.ts'],
     // Fails the run at once, naming the install command, when Java is missing but required.
     globalSetup: '<rootDir>/test/support/dynamodb-local.ts',
+    globalTeardown: '<rootDir>/test/support/dynamodb-local.teardown.js',
   };
   return {
     testTimeout: 30000,

@@ -22,7 +22,7 @@ import { DynamoRepository } from '../../lambdas/store/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
-import { startDynamoDbLocal } from './dynamodb-local.js';
+import { leaseDynamoDbLocal } from './dynamodb-local.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { ROOT } from './process.js';
 
@@ -56,7 +56,7 @@ export function assertLocalEndpoint(endpoint: string): void {
 export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
   // DynamoDB Local: a JVM of its own per store (about 2 s to start): closing it is instant, where emptying a shared
   // one of a property test's hundreds of tables took longer than a hook may.
-  const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
+  const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
   return {
@@ -80,7 +80,7 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
  */
 async function startFileStore(inProcess: boolean): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
   if (STORE !== 'dynalite' || !inProcess) {
-    const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
+    const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
     return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
   }
