@@ -9,7 +9,9 @@
  * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
  *   synthesized stack (bundles from cdk.out, IAM checked on every call);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
- *   (Java 17; a JVM per file). Why: see test/support/store.ts. It runs a
+ *   (Java 17; JVMs that live for the whole run, one per worker at most, each
+ *   store an emptied one leased from the pool its global setup opens:
+ *   test/support/dynamodb-local.ts). Why: see test/support/store.ts. It runs a
  *   fixed share of the long ones (the triples at SCHEDULES_DEPTH=quick, the
  *   properties at fewer runs, the fault sweeps at FAULT_POINTS=
  *   first-of-each-kind: test/support/dynamodb-local.env.ts, docs/tests.md

