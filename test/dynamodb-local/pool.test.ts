@@ -58,7 +58,7 @@ describe('a pool of DynamoDB Local JVMs', () => {
     expect(await tables(extra.endpoint)).toEqual([]);
     await extra.close();
     await held.close();
-    expect(pool.stats().split('\n')).toHaveLength(1);
+    expect(pool.stats().split('\n').filter((line) => line.startsWith('JVM '))).toHaveLength(1);
   });
 
   it('fails the close of a store whose JVM died under it, naming the JVM; the next store gets a new one', async () => {

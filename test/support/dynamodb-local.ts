@@ -244,6 +244,8 @@ class Pool {
   private waiting: Array<() => void> = [];
   private nextId = 1;
   private closing = false;
+  /** How long leases waited for a JVM being emptied, in all (for stats). */
+  private waitedMs = 0;
 
   constructor(
     private readonly rootDir: string,
@@ -261,7 +263,9 @@ class Pool {
       }
       // One being emptied comes back without anyone's help: wait for it rather than start one more JVM.
       if (this.live().length >= this.size && this.slots.some((s) => s.state === 'cleaning')) {
+        const since = Date.now();
         await new Promise<void>((resolve) => this.waiting.push(resolve));
+        this.waitedMs += Date.now() - since;
         continue;
       }
       const slot: Slot = { id: this.nextId++, state: 'starting', stores: 1, tablesDeleted: 0, cleaningMs: 0 };
@@ -337,7 +341,8 @@ class Pool {
 
   /** One line a JVM: the stores it served, the tables it emptied and how long that took (DYNAMODB_LOCAL_POOL_STATS=1). */
   stats(): string {
-    return this.slots.map((s) => `JVM ${s.id}: ${s.stores} stores, ${s.tablesDeleted} tables deleted in ${s.cleaningMs} ms`).join('\n');
+    const jvms = this.slots.map((s) => `JVM ${s.id}: ${s.stores} stores, ${s.tablesDeleted} tables deleted in ${s.cleaningMs} ms`);
+    return [...jvms, `leases waited for an emptying ${this.waitedMs} ms in all`].join('\n');
   }
 
   private live(): Slot[] {
