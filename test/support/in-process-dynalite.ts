@@ -65,6 +65,67 @@ const loadOperations = () =>
     }),
   ).then((entries) => new Map(entries)));
 
+type Callback = (err: unknown, value?: unknown) => void;
+interface SubLevel {
+  get(key: unknown, ...rest: unknown[]): unknown;
+  put(key: unknown, ...rest: unknown[]): unknown;
+  del(key: unknown, ...rest: unknown[]): unknown;
+}
+
+/** A copy of a value parsed from JSON (plain objects, arrays, primitives): what parsing the same JSON again makes. */
+function copyJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+  return out as T;
+}
+
+/**
+ * dynalite's table descriptions, remembered. Every operation reads its table's description from the store
+ * (`getTable`: a get from the table sublevel and a JSON parse of some 3 KB, with its five indexes), the
+ * largest single cost of a small call once the HTTP is gone. A remembered description is handed out as a
+ * fresh copy (the actions that change a table change their copy, then put it), and forgotten as soon as
+ * any put or delete of a description starts, until the next get after it ends: a get answers what the
+ * sublevel holds, as before.
+ */
+function rememberTables(store: object): void {
+  const tables = (store as { tableDb: SubLevel }).tableDb;
+  const { get, put, del } = { get: tables.get.bind(tables), put: tables.put.bind(tables), del: tables.del.bind(tables) };
+  const kept = new Map<string, unknown>();
+  let changes = 0;
+  let changing = 0;
+  const changed = (original: (key: unknown, ...rest: unknown[]) => unknown) => (key: unknown, ...rest: unknown[]) => {
+    kept.clear();
+    changes++;
+    changing++;
+    const cb = rest.at(-1);
+    const done = () => (changes++, changing--);
+    if (typeof cb !== 'function') {
+      const out = original(key, ...rest);
+      if (out instanceof Promise) void out.then(done, done);
+      else done();
+      return out;
+    }
+    return original(key, ...rest.slice(0, -1), (err: unknown, value?: unknown) => (done(), (cb as Callback)(err, value)));
+  };
+  tables.put = changed(put);
+  tables.del = changed(del);
+  tables.get = (key: unknown, ...rest: unknown[]) => {
+    const cb = rest.at(-1);
+    if (typeof key !== 'string' || rest.length !== 1 || typeof cb !== 'function') return get(key, ...rest);
+    if (kept.has(key)) {
+      const copy = copyJson(kept.get(key));
+      return void process.nextTick(() => (cb as Callback)(null, copy));
+    }
+    const before = changes;
+    return get(key, (err: unknown, value?: unknown) => {
+      if (!err && value !== null && typeof value === 'object' && changes === before && !changing) kept.set(key, copyJson(value));
+      (cb as Callback)(err, value);
+    });
+  };
+}
+
 /** What an error dynalite answers with carries (a validation's or an action's): its status and the protocol's body. */
 interface StoreError {
   statusCode?: number;
@@ -86,6 +147,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
   }
   if (!store) throw new Error('dynalite made no store');
   const db = store;
+  rememberTables(db);
   // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
   // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.
   await new Promise<void>((resolve, reject) => {
