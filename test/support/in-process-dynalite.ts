@@ -82,6 +82,40 @@ function copyJson<T>(value: T): T {
 }
 
 /**
+ * `JSON.parse(JSON.stringify(value))`, made without the text: what a request body or an answer becomes on its
+ * way through HTTP. Keys whose value JSON leaves out (undefined, functions, symbols) are left out, an array's
+ * become null, as do numbers that are not finite; -0 becomes 0. Anything but plain objects, arrays and
+ * primitives (a Date, a Buffer, anything with toJSON) goes through JSON itself.
+ */
+export function viaJson(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : null;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'object':
+      break;
+    default:
+      return JSON.parse(JSON.stringify(value)) as unknown;
+  }
+  if (value === null) return null;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (Array.isArray(value) && proto === Array.prototype) return value.map((v) => viaJson(v) ?? null);
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.parse(JSON.stringify(value)) as unknown;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = viaJson((value as Record<string, unknown>)[key]);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+/**
  * dynalite's table descriptions, remembered. Every operation reads its table's description from the store
  * (`getTable`: a get from the table sublevel and a JSON parse of some 3 KB, with its five indexes), the
  * largest single cost of a small call once the HTTP is gone. A remembered description is handed out as a
@@ -205,9 +239,9 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     destroy: () => undefined,
   };
   /**
-   * What dynalite's HTTP handler does with a request, without the HTTP: the body as JSON (a copy, as parsing
-   * the request's would make), its type checks and validations, the action on the store, and the answer or
-   * the error's body as JSON (sendData's JSON.stringify, read back). Left out: the headers' checks (the
+   * What dynalite's HTTP handler does with a request, without the HTTP: the body as JSON would carry it (a copy,
+   * `viaJson`), its type checks and validations, the action on the store, and the answer or the error's body as
+   * JSON would carry it (sendData's JSON.stringify, read back). Left out: the headers' checks (the
    * signature's presence, the target, the content type), the request id, the CRC header and the emitter
    * and buffers that carried them (a few tenths of a millisecond a call, over millions of calls).
    * schedules-transport.test.ts holds this route to the SDK's through the handler: the same calls, the same answers.
@@ -219,7 +253,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     if (write) (generation++, writing++);
     const answered = (status: number, json: unknown) => {
       if (write) (generation++, writing--);
-      return { status, json: JSON.parse(JSON.stringify(json ?? {})) as Record<string, unknown> };
+      return { status, json: (viaJson(json) ?? {}) as Record<string, unknown> };
     };
     return answers.track(
       new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
@@ -230,7 +264,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
           reject(error as Error);
         };
         try {
-          let data: unknown = JSON.parse(JSON.stringify(body));
+          let data: unknown = viaJson(body);
           data = validations.checkTypes(data, known.validation.types);
           validations.checkValidations(data, known.validation.types, known.validation.custom, db);
           known.action(db, data, (error, out) => (error ? failed(error) : resolve(answered(200, out))));
