@@ -8,8 +8,9 @@
  * through the SDK, 0.05 ms straight to the handler), and the explorations make
  * millions of calls.
  *
- * What stays real: the store (dynalite's whole handler: validation, the
- * expression parsers, the actions, its errors) and the DocumentClient's own
+ * What stays real: the store (dynalite's type checks and validation, the
+ * expression parsers, the actions, its errors: in-process-dynalite.ts's
+ * `call` hands them each operation as its HTTP handler would) and the DocumentClient's own
  * marshalling (lib-dynamodb's DocumentMarshall and DocumentUnmarshall steps,
  * run from the command itself on a stack of their own). An error comes back
  * as the SDK's own exception class for its name, as the SDK would raise it.

@@ -7,12 +7,17 @@
  * sees is what it would see over HTTP; only the sockets, the HTTP parsing
  * and the event-loop turns between them are gone. The schedule explorations
  * run on it (a schedule makes a few hundred calls: most of their time was
- * the loopback round trips).
+ * the loopback round trips). Their direct route (`call`) skips the HTTP
+ * handler too and hands each operation to dynalite's validation and action,
+ * as that handler would; `generation` tells a caller whether anything was
+ * written since it last looked.
  */
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import dynaliteDb from 'dynalite/db/index.js';
+import validations from 'dynalite/validations/index.js';
 import '../../local/level-iterators.js';
 import { trackAnswers } from '../../local/dynalite.js';
 import type { StoreCall } from './direct-dynalite.js';
@@ -34,19 +39,175 @@ export interface InProcessStore {
   requestHandler: NonNullable<DynamoDBClientConfig['requestHandler']>;
   /** One operation straight to the same handler, as the protocol's JSON (test/support/direct-dynalite.ts). */
   call: StoreCall;
+  /**
+   * A number that changes whenever the store may have changed: every operation that is not a read, by any
+   * route in (the SDK's handler, `call`, the loopback socket), counts when it arrives and again when it is
+   * answered; undefined while one is under way. Two equal numbers mean nothing was written in between, so a
+   * caller may keep what it read (schedules.ts keeps its last Scan of a table).
+   */
+  generation(): number | undefined;
   close(): Promise<void>;
+}
+
+/** The operations that change nothing: everything else counts as a write (`generation`), the unknown included. */
+const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'DescribeTable', 'DescribeTimeToLive', 'ListTables', 'ListTagsOfResource']);
+
+/** dynalite's operations (its `validOperations`), each with its validation and its action, from this module registry. */
+const OPERATIONS = ['BatchGetItem', 'BatchWriteItem', 'CreateTable', 'DeleteItem', 'DeleteTable', 'DescribeTable', 'DescribeTimeToLive', 'GetItem', 'ListTables', 'PutItem', 'Query', 'Scan', 'TagResource', 'UntagResource', 'ListTagsOfResource', 'UpdateItem', 'UpdateTable'];
+type Operation = { validation: { types: unknown; custom?: unknown }; action: (store: object, data: unknown, cb: (err: unknown, data?: unknown) => void) => void };
+let operations: Promise<Map<string, Operation>> | undefined;
+const loadOperations = () =>
+  (operations ??= Promise.all(
+    OPERATIONS.map(async (name) => {
+      const file = name[0]!.toLowerCase() + name.slice(1);
+      const [validation, action] = await Promise.all([import(`dynalite/validations/${file}.js`), import(`dynalite/actions/${file}.js`)]);
+      return [name, { validation: (validation as { default: Operation['validation'] }).default, action: (action as { default: Operation['action'] }).default }] as const;
+    }),
+  ).then((entries) => new Map(entries)));
+
+type Callback = (err: unknown, value?: unknown) => void;
+interface SubLevel {
+  get(key: unknown, ...rest: unknown[]): unknown;
+  put(key: unknown, ...rest: unknown[]): unknown;
+  del(key: unknown, ...rest: unknown[]): unknown;
+}
+
+/** A copy of a value parsed from JSON (plain objects, arrays, primitives): what parsing the same JSON again makes. */
+function copyJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+  return out as T;
+}
+
+/**
+ * `JSON.parse(JSON.stringify(value))`, made without the text: what a request body or an answer becomes on its
+ * way through HTTP. Keys whose value JSON leaves out (undefined, functions, symbols) are left out, an array's
+ * become null, as do numbers that are not finite; -0 becomes 0. Anything but plain objects, arrays and
+ * primitives (a Date, a Buffer, anything with toJSON) goes through JSON itself.
+ */
+export function viaJson(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : null;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'object':
+      break;
+    default:
+      return JSON.parse(JSON.stringify(value)) as unknown;
+  }
+  if (value === null) return null;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (Array.isArray(value) && proto === Array.prototype) return value.map((v) => viaJson(v) ?? null);
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.parse(JSON.stringify(value)) as unknown;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = viaJson((value as Record<string, unknown>)[key]);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * dynalite's table descriptions, remembered. Every operation reads its table's description from the store
+ * (`getTable`: a get from the table sublevel and a JSON parse of some 3 KB, with its five indexes), the
+ * largest single cost of a small call once the HTTP is gone. A remembered description is handed out as a
+ * fresh copy (the actions that change a table change their copy, then put it), and forgotten as soon as
+ * any put or delete of a description starts, until the next get after it ends: a get answers what the
+ * sublevel holds, as before.
+ */
+function rememberTables(store: object): void {
+  const tables = (store as { tableDb: SubLevel }).tableDb;
+  const { get, put, del } = { get: tables.get.bind(tables), put: tables.put.bind(tables), del: tables.del.bind(tables) };
+  const kept = new Map<string, unknown>();
+  let changes = 0;
+  let changing = 0;
+  const changed = (original: (key: unknown, ...rest: unknown[]) => unknown) => (key: unknown, ...rest: unknown[]) => {
+    kept.clear();
+    changes++;
+    changing++;
+    const cb = rest.at(-1);
+    const done = () => (changes++, changing--);
+    if (typeof cb !== 'function') {
+      const out = original(key, ...rest);
+      if (out instanceof Promise) void out.then(done, done);
+      else done();
+      return out;
+    }
+    return original(key, ...rest.slice(0, -1), (err: unknown, value?: unknown) => (done(), (cb as Callback)(err, value)));
+  };
+  tables.put = changed(put);
+  tables.del = changed(del);
+  tables.get = (key: unknown, ...rest: unknown[]) => {
+    const cb = rest.at(-1);
+    if (typeof key !== 'string' || rest.length !== 1 || typeof cb !== 'function') return get(key, ...rest);
+    if (kept.has(key)) {
+      const copy = copyJson(kept.get(key));
+      return void process.nextTick(() => (cb as Callback)(null, copy));
+    }
+    const before = changes;
+    return get(key, (err: unknown, value?: unknown) => {
+      if (!err && value !== null && typeof value === 'object' && changes === before && !changing) kept.set(key, copyJson(value));
+      (cb as Callback)(err, value);
+    });
+  };
+}
+
+/** What an error dynalite answers with carries (a validation's or an action's): its status and the protocol's body. */
+interface StoreError {
+  statusCode?: number;
+  body?: unknown;
 }
 
 export async function startInProcessDynalite(): Promise<InProcessStore> {
   rememberDynaliteParses();
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const actions = await loadOperations();
+  // The store dynalite makes for this server, so that `call` can hand it operations without going through HTTP.
+  const create = dynaliteDb.create;
+  let store: object | undefined;
+  dynaliteDb.create = (options: object) => (store = create(options));
+  let server: ReturnType<typeof dynalite>;
+  try {
+    server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  } finally {
+    dynaliteDb.create = create;
+  }
+  if (!store) throw new Error('dynalite made no store');
+  const db = store;
+  rememberTables(db);
   // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
   // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  const handle = server.listeners('request')[0] as Handler;
+  const dynaliteHandle = server.listeners('request')[0] as Handler;
+  let generation = 0;
+  let writing = 0;
+  // Every request, whatever route it came by, goes through this one handler (the socket's listener is replaced too).
+  const handle: Handler = (req, res) => {
+    const operation = String((req as { headers: Record<string, string | undefined> }).headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    if (READS.has(operation)) return dynaliteHandle(req, res);
+    generation++;
+    writing++;
+    const answered = res as { end: (...args: unknown[]) => unknown };
+    const end = answered.end.bind(answered);
+    answered.end = (...args: unknown[]) => {
+      generation++;
+      writing--;
+      return end(...args);
+    };
+    return dynaliteHandle(req, res);
+  };
+  server.removeAllListeners('request');
+  server.on('request', handle);
   const answers = trackAnswers(server);
   const requestHandler = {
     handle: (request: SdkRequest) =>
@@ -77,17 +238,41 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     httpHandlerConfigs: () => ({}),
     destroy: () => undefined,
   };
-  // dynalite wants a signed request's headers (it checks they are there, not the signature).
-  const headers = (operation: string) => ({
-    'content-type': 'application/x-amz-json-1.0',
-    'x-amz-target': `DynamoDB_20120810.${operation}`,
-    'x-amz-date': '20261126T000000Z',
-    authorization: 'AWS4-HMAC-SHA256 Credential=local/20261126/local/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0',
-    host: 'in-process.invalid',
-  });
-  const call: StoreCall = async (operation, body) => {
-    const { response } = await requestHandler.handle({ method: 'POST', path: '/', headers: headers(operation), body: JSON.stringify(body) });
-    return { status: response.statusCode, json: JSON.parse(Buffer.from(response.body).toString('utf8') || '{}') as Record<string, unknown> };
+  /**
+   * What dynalite's HTTP handler does with a request, without the HTTP: the body as JSON would carry it (a copy,
+   * `viaJson`), its type checks and validations, the action on the store, and the answer or the error's body as
+   * JSON would carry it (sendData's JSON.stringify, read back). Left out: the headers' checks (the
+   * signature's presence, the target, the content type), the request id, the CRC header and the emitter
+   * and buffers that carried them (a few tenths of a millisecond a call, over millions of calls).
+   * schedules-transport.test.ts holds this route to the SDK's through the handler: the same calls, the same answers.
+   */
+  const call: StoreCall = (operation, body) => {
+    const known = actions.get(operation);
+    if (!known) return Promise.reject(new Error(`dynalite has no operation ${operation}`));
+    const write = !READS.has(operation);
+    if (write) (generation++, writing++);
+    const answered = (status: number, json: unknown) => {
+      if (write) (generation++, writing--);
+      return { status, json: (viaJson(json) ?? {}) as Record<string, unknown> };
+    };
+    return answers.track(
+      new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+        const failed = (error: unknown) => {
+          const e = error as StoreError;
+          if (e?.statusCode) return resolve(answered(e.statusCode, e.body));
+          if (write) writing--;
+          reject(error as Error);
+        };
+        try {
+          let data: unknown = viaJson(body);
+          data = validations.checkTypes(data, known.validation.types);
+          validations.checkValidations(data, known.validation.types, known.validation.custom, db);
+          known.action(db, data, (error, out) => (error ? failed(error) : resolve(answered(200, out))));
+        } catch (error) {
+          failed(error);
+        }
+      }),
+    );
   };
   const { port } = server.address() as AddressInfo;
   return {
@@ -95,6 +280,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
     httpEndpoint: `http://127.0.0.1:${port}`,
     requestHandler: requestHandler as unknown as InProcessStore['requestHandler'],
     call,
+    generation: () => (writing ? undefined : generation),
     close: () => answers.closeWhenAnswered(),
   };
 }

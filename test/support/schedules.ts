@@ -207,8 +207,15 @@ export class Explorer {
   sent = 0;
 
   /** `store`: an endpoint, or an in-process store (test/support/in-process-dynalite.ts) the appliers' clients call directly. */
+  /**
+   * The last full Scan of a run's table, while the store has written nothing since (InProcessStore.generation):
+   * the checks between two deliveries (the TTL sweep, the look, the feeds, the continuation) read the table
+   * several times over with nothing written in between, and get the very items a Scan would answer.
+   */
+  private snapshot?: { table: string; generation: number; items: Item[]; hash?: string };
+
   constructor(
-    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler' | 'call'>,
+    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler' | 'call'> & Partial<Pick<InProcessStore, 'generation'>>,
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
     /** Also read the changes feeds at every observation point (checkFeeds); the long pair files leave it off for CI's time. */
@@ -221,6 +228,26 @@ export class Explorer {
 
   close(): void {
     for (const r of this.roles) r.client.destroy();
+  }
+
+  /** Every item of `table` now, as a full Scan answers it (kept while nothing is written: `snapshot`); callers only read them. */
+  private async items(table: string): Promise<Item[]> {
+    const generation = typeof this.store === 'string' ? undefined : this.store.generation?.();
+    if (generation !== undefined && this.snapshot?.table === table && this.snapshot.generation === generation) return this.snapshot.items;
+    const items = await scanAll(this.client, table);
+    const after = typeof this.store === 'string' ? undefined : this.store.generation?.();
+    this.snapshot = generation !== undefined && after === generation ? { table, generation, items } : undefined;
+    return items;
+  }
+
+  /** A digest of the table's items, as `items` answers them. */
+  private async digest(table: string): Promise<string> {
+    const items = await this.items(table);
+    const kept = this.snapshot?.items === items ? this.snapshot : undefined;
+    if (kept?.hash) return kept.hash;
+    const hash = createHash('sha1').update(JSON.stringify(items)).digest('base64');
+    if (kept) kept.hash = hash;
+    return hash;
   }
 
   /** Runs the schedule; answers how many calls each delivery made (for enumerating the next schedules). */
@@ -259,8 +286,8 @@ export class Explorer {
     // Inside a replayed prefix the recorded run made these observations (and sweeps), on the same table.
     const observe = async (when: string) => {
       if (replaying()) return;
-      if (sweepable && this.ttl && (await sweepExpired(this.client, table)).length && this.current?.recording && this.current.tables && this.current.cursor > 0) {
-        this.current.recording.tables.set(this.current.cursor - 1, await scanAll(this.client, table));
+      if (sweepable && this.ttl && (await sweepExpired(this.client, table, undefined, await this.items(table))).length && this.current?.recording && this.current.tables && this.current.cursor > 0) {
+        this.current.recording.tables.set(this.current.cursor - 1, await this.items(table));
       }
       await this.checkPrivacy(s, table, completed, inFlight, `${when} of ${describeSchedule(s, schedule)}`);
     };
@@ -271,8 +298,7 @@ export class Explorer {
      */
     const known = async (rest: Step[]): Promise<boolean> => {
       if (record || replaying()) return false;
-      const items = JSON.stringify(await scanAll(this.client, table));
-      const key = `${[...completed].sort().join()}|${[...inFlight].sort().join()}|${JSON.stringify(rest)}|${createHash('sha1').update(items).digest('base64')}`;
+      const key = `${[...completed].sort().join()}|${[...inFlight].sort().join()}|${JSON.stringify(rest)}|${await this.digest(table)}`;
       if (this.continued.has(key)) {
         this.continuedAgain++;
         return true;
@@ -467,7 +493,7 @@ export class Explorer {
     ctl.writesBefore.push(ctl.writes + (write ? 1 : 0));
     if (run?.recording) {
       run.recording.calls.push({ role: i, slot: ctl.slot, command, input: normalised(input, run.table), ids: randomIds(JSON.stringify(input)), output: renamed(withoutMetadata(out.output), run.table, 'TABLE'), writes: ctl.writes + (write ? 1 : 0), write });
-      if (write && run.tables) run.recording.tables.set(index, await scanAll(this.client, run.table));
+      if (write && run.tables) run.recording.tables.set(index, await this.items(run.table));
     }
     if (!write) return out;
     ctl.writes++;
@@ -501,7 +527,7 @@ export class Explorer {
     if (!only) {
       // A table this scenario already showed in full, with the same changes done and in flight, was checked then:
       // the indexes follow from the table's items, so the same items reach the same keys.
-      const seen = `${id}|${createHash('sha1').update(JSON.stringify(await scanAll(this.client, table))).digest('base64')}`;
+      const seen = `${id}|${await this.digest(table)}`;
       if (this.observed.has(seen)) {
         this.observedAgain++;
         return;
@@ -535,7 +561,7 @@ export class Explorer {
       for (const c of guests) if (c.change === 'upserted' && !shown(keys.rsvp(eventId, c.id)[PK]!, keys.rsvp(eventId, c.id)[SK]!)) throw new Error(`feed: guests of ${eventId} show ${c.id}, whom the guest list does not (${where})`);
     }
     // A place's feed shows an event only while the event index reaches it and it is located there.
-    const items = new Map((await scanAll(this.client, table)).filter((i) => i.type === 'EVENT').map((i) => [String(i.event_id), i]));
+    const items = new Map((await this.items(table)).filter((i) => i.type === 'EVENT').map((i) => [String(i.event_id), i]));
     for (const place of placesOf(s)) {
       for (const c of await fromNoCursor((cursor) => placeChanges(ctx, { cursor, limit: 100, place }, 'https://s.example'))) {
         const there = placeMatches(placeOf(items.get(c.id)?.location as Parameters<typeof placeOf>[0]), place);
@@ -545,7 +571,7 @@ export class Explorer {
   }
 
   private async checkFinal(s: Scenario, table: string, where: string): Promise<void> {
-    const items = await scanAll(this.client, table);
+    const items = await this.items(table);
     // Unfinished feed work shows as its source item's `pending` (a derived item's feed note stays, owed only while that lasts).
     const owed = items.filter((i) => i.pending || i.tally_pending).map((i) => `${String(i.pk)} ${String(i.sk)}`);
     if (owed.length) throw new Error(`work still owed at the end of ${where}: ${owed.join(', ')}`);

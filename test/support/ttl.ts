@@ -17,10 +17,10 @@ export const EVERYTHING_EXPIRED = new Date('2100-01-01T00:00:00.000Z');
 /** 29 days after `now`: every tombstone and marker expired, but no feed chunk (kept 31 days), within a cursor's 30 days. */
 export const withinRetention = (now: Date): Date => new Date(now.getTime() + 29 * 86_400_000);
 
-/** Deletes every item whose expiry is before `at`; answers their keys, `pk sk`. */
-export async function sweepExpired(client: DynamoDBDocumentClient, table: string, at: Date = EVERYTHING_EXPIRED): Promise<string[]> {
+/** Deletes every item whose expiry is before `at`; answers their keys, `pk sk`. `items`: the table's items now, if the caller has them. */
+export async function sweepExpired(client: DynamoDBDocumentClient, table: string, at: Date = EVERYTHING_EXPIRED, items?: readonly Record<string, unknown>[]): Promise<string[]> {
   const gone: string[] = [];
-  for (const item of await scanAll(client, table)) {
+  for (const item of items ?? (await scanAll(client, table))) {
     const expires = item[TTL_ATTRIBUTE];
     if (typeof expires === 'number' && expires < at.getTime() / 1000) {
       await client.send(new DeleteCommand({ TableName: table, Key: { pk: item.pk, sk: item.sk } }));
