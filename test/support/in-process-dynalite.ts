@@ -110,7 +110,8 @@ export function viaJson(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const v = viaJson((value as Record<string, unknown>)[key]);
-    if (v !== undefined) out[key] = v;
+    // JSON.parse makes "__proto__" an own property; an assignment would set the prototype instead.
+    if (v !== undefined) Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
