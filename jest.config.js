@@ -131,6 +131,9 @@ export default function config() {
         ...common,
         displayName: 'dynalite',
         testMatch: ['<rootDir>/test/{unit,integration,e2e,infra}/**/*.test.ts'],
+        // The run's folder of synthesized CDK assemblies, shared by test/infra's files (test/infra/support.ts).
+        globalSetup: '<rootDir>/test/support/synth-cache.setup.mjs',
+        globalTeardown: '<rootDir>/test/support/synth-cache.teardown.mjs',
       },
       {
         ...common,

@@ -6,14 +6,14 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
-import { resources, synthApp } from './support.js';
+import { resources, synthesized } from './support.js';
 
 describe.each([
   ['staging', {}],
   ['production', { stage: 'production' }],
   ['staging with every optional switch', { embedCdn: 'false', publicWaf: 'true', quotaHeaders: 'context' }],
 ])('the %s template', (_name, context) => {
-  const { template } = synthApp(context);
+  const { template } = synthesized(context);
   const json = template.toJSON() as { Parameters?: Record<string, { Type: string; Default?: string }> };
 
   it("has no SSM parameter but CDK's BootstrapVersion", () => {

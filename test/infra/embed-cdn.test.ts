@@ -7,12 +7,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { resources, synthApp, validationReport } from './support.js';
+import { resources, synthApp, synthesized, validationReport } from './support.js';
 
 const ACL = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/embed/0f3c1a2b-1111-2222-3333-444455556666';
 
 describe('Embed API behind CloudFront (default in production)', () => {
-  const { template } = synthApp({ stage: 'production' });
+  const { template } = synthesized({ stage: 'production' });
 
   it('keys the cache on path and query string only, honours the origin Cache-Control, compresses', () => {
     template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
@@ -61,13 +61,13 @@ describe('Embed API behind CloudFront (default in production)', () => {
 
 describe('context', () => {
   it('embedCdn=false leaves the distribution out', () => {
-    const { template } = synthApp({ embedCdn: 'false' });
+    const { template } = synthesized({ embedCdn: 'false' });
     template.resourceCountIs('AWS::CloudFront::Distribution', 0);
     expect(template.findOutputs('EmbedOriginUrl')).toEqual({});
   });
 
   it('embedWebAclArn attaches an existing us-east-1 web ACL, and nag needs no WAF acknowledgement then', () => {
-    const { template, outdir } = synthApp({ embedWebAclArn: ACL });
+    const { template, outdir } = synthesized({ embedWebAclArn: ACL });
     template.hasResourceProperties('AWS::CloudFront::Distribution', { DistributionConfig: Match.objectLike({ WebACLId: ACL }) });
     const report = JSON.parse(readFileSync(validationReport(outdir), 'utf8')) as { pluginReports: { violations: unknown[]; suppressedViolations: { ruleName?: string; acknowledgedId: string }[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
@@ -80,7 +80,7 @@ describe('context', () => {
   });
 
   it('embedWaf=true adds a us-east-1 stack with a rate-based rule per client IP', () => {
-    const { assembly } = synthApp({ embedWaf: 'true', embedWafRateLimit: '500' });
+    const { assembly } = synthesized({ embedWaf: 'true', embedWafRateLimit: '500' });
     const waf = assembly.getStackByName('PublicEventsEmbedWaf-staging');
     expect(waf.environment.region).toBe('us-east-1');
     Template.fromJSON(waf.template as Record<string, unknown>).hasResourceProperties('AWS::WAFv2::WebACL', {
@@ -104,8 +104,8 @@ describe('cfn-lint on the synthesized templates', () => {
       return;
     }
     // Production with both web ACLs, and staging with the other switches (its defaults: no distribution, no web ACL).
-    const production = synthApp({ stage: 'production', embedWaf: 'true' }).outdir;
-    const staging = synthApp({
+    const production = synthesized({ stage: 'production', embedWaf: 'true' }).outdir;
+    const staging = synthesized({
       quotaHeaders: 'context',
       alarmEmail: 'ops@example.com',
       domainName: 'api.example.com',

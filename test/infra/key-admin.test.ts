@@ -25,9 +25,9 @@ import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
 import { evaluate, evaluateAs, type PolicyDocument } from '../../local/rehearsal/iam.js';
 import { demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
-import { resources, synthApp } from './support.js';
+import { resources, synthApp, synthesized } from './support.js';
 
-const { template: t } = synthApp();
+const { template: t } = synthesized();
 const logicalId = (type: string, prefix: string) => resources(t, type).find(([id]) => id.startsWith(prefix))![0];
 const keyAdminApi = logicalId('AWS::ApiGateway::RestApi', 'KeyAdminApi');
 const keyAdminFunction = logicalId('AWS::Lambda::Function', 'KeyAdminFunction');
@@ -188,7 +188,7 @@ describe("the key-management API's resource policy: only the web product's role 
   const fullInvoke: PolicyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*:*:*' }] };
 
   it('with keyAdminCallers: that role gets in without a grant of its own; any other principal is refused whatever it is granted', async () => {
-    const { template } = synthApp({ keyAdminCallers: webProduct });
+    const { template } = synthesized({ keyAdminCallers: webProduct });
     expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/web-product/session', [])).toBe('Allowed');
     expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/web-product/session', [fullInvoke])).toBe('Allowed');
     expect(await decision(template, 'arn:aws:sts::123456789012:assumed-role/other-app/session', [fullInvoke])).toBe('ExplicitlyDenied');

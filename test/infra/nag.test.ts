@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { NAG_REASONS } from '../../lib/nag.js';
-import { synthApp, validationReport } from './support.js';
+import { synthesized, validationReport } from './support.js';
 
 interface Report {
   pluginReports: { pluginName: string; conclusion: string; violations: unknown[]; suppressedViolations: { acknowledgedId: string; reason: string }[] }[];
@@ -20,7 +20,7 @@ describe.each([
   ['production', { stage: 'production' }, true],
   ['staging with the distribution and the Public web ACL', { stage: 'staging', embedCdn: 'true', publicWaf: 'true' }, true],
 ])('cdk-nag AwsSolutions (%s)', (_name, context, cdn) => {
-  const { outdir } = synthApp(context);
+  const { outdir } = synthesized(context);
   const expected = Object.values(NAG_REASONS).filter((r) => cdn || !CDN_REASONS.has(r.reason));
   const report = JSON.parse(readFileSync(validationReport(outdir), 'utf8')) as Report;
   const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions')!;

@@ -9,10 +9,10 @@ import { describe, expect, it } from '@jest/globals';
 import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, KEY_OPERATIONS, METRICS } from '../../lambdas/http/metrics.js';
 import { routes } from '../../lambdas/routes.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
-import { resources, synthApp } from './support.js';
+import { resources, synthApp, synthesized } from './support.js';
 
-const staging = synthApp();
-const production = synthApp({ stage: 'production' });
+const staging = synthesized();
+const production = synthesized({ stage: 'production' });
 const t = staging.template;
 
 describe('Powertools settings', () => {
@@ -37,7 +37,7 @@ describe('Powertools settings', () => {
   });
 
   it('take the level and the sampling rate from context, and refuse bad ones by name', () => {
-    for (const v of variables(synthApp({ logLevel: 'DEBUG', logSampleRate: '0.5' }).template)) {
+    for (const v of variables(synthesized({ logLevel: 'DEBUG', logSampleRate: '0.5' }).template)) {
       expect(v).toMatchObject({ POWERTOOLS_LOG_LEVEL: 'DEBUG', POWERTOOLS_LOGGER_SAMPLE_RATE: '0.5' });
     }
     expect(() => synthApp({ logLevel: 'LOUD' })).toThrow(/logLevel/);

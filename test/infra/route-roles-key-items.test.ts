@@ -27,7 +27,7 @@ import { INDEXES } from '../../lambdas/store/table/table.js';
 import { evaluate, type PolicyDocument } from '../../local/rehearsal/iam.js';
 import { demoDataset } from '../support/fixtures.js';
 import { startTestStore, type TestStore } from '../support/store.js';
-import { resources, synthApp } from './support.js';
+import { resources, synthesized } from './support.js';
 
 const ACCOUNT = '123456789012';
 
@@ -111,7 +111,7 @@ interface RoleReach {
 
 /** Every role of a stage's template with any policy, and what it may do to each family. */
 async function reachOf(stage: 'staging' | 'production'): Promise<Map<string, RoleReach>> {
-  const { template } = synthApp({ stage });
+  const { template } = synthesized({ stage });
   const tableId = resources(template, 'AWS::DynamoDB::GlobalTable').find(([id]) => id.startsWith('EventsTable'))![0];
   const functionIds = new Set(resources(template, 'AWS::Lambda::Function').map(([id]) => id));
   const { tableArn, resolve } = resolver(tableId, functionIds);

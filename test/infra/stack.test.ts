@@ -9,15 +9,15 @@ import { INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
 import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
-import { resources, synthApp } from './support.js';
+import { resources, synthApp, synthesized } from './support.js';
 import { INGEST_PARTITIONS, READ_ROUTE_PARTITIONS } from '../../lib/route-function.js';
 import { INGEST } from '../../lib/ingest.js';
 import { QUEUE_VISIBILITY_SECONDS } from '../../lambdas/core/retry-backoff.js';
 
 const POWERTOOLS_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_LOGGER_SAMPLE_RATE'];
 
-const staging = synthApp();
-const production = synthApp({ stage: 'production' });
+const staging = synthesized();
+const production = synthesized({ stage: 'production' });
 const t = staging.template;
 const table: readonly RouteDefinition[] = routes;
 
@@ -63,7 +63,7 @@ describe('table', () => {
   });
   it('adds the place indexes one deploy at a time with placeIndexes (DynamoDB creates one index per table update)', () => {
     for (const [count, names] of [[0, []], [1, ['place-index']], [2, ['place-index', 'country-index']]] as const) {
-      const table = resources(synthApp({ placeIndexes: String(count) }).template, 'AWS::DynamoDB::GlobalTable')[0]![1];
+      const table = resources(synthesized({ placeIndexes: String(count) }).template, 'AWS::DynamoDB::GlobalTable')[0]![1];
       const indexes = (table.Properties.GlobalSecondaryIndexes as { IndexName: string }[]).map((g) => g.IndexName);
       expect(indexes).toEqual(['event-index', 'user-events-index', 'guest-index', 'user-created-index', ...names]);
     }
@@ -319,7 +319,7 @@ describe('gateway responses', () => {
       'gatewayresponse.header.X-RateLimit-Limit': "'1000'",
       'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
     });
-    const withContext = resources(synthApp({ quotaHeaders: 'context' }).template, 'AWS::ApiGateway::GatewayResponse').find(
+    const withContext = resources(synthesized({ quotaHeaders: 'context' }).template, 'AWS::ApiGateway::GatewayResponse').find(
       ([, r]) => r.Properties.ResponseType === 'QUOTA_EXCEEDED',
     )!;
     expect(withContext[1].Properties.ResponseParameters).toMatchObject({
@@ -370,7 +370,7 @@ describe('operations', () => {
   });
 
   it('sends alarms to the SNS topic given by context', () => {
-    const withTopic = synthApp({ alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
+    const withTopic = synthesized({ alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
     for (const [, a] of resources(withTopic.template, 'AWS::CloudWatch::Alarm')) {
       expect(a.Properties.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
     }
@@ -447,7 +447,7 @@ describe('change-stream ingest', () => {
 
 describe('settings from context', () => {
   it('passes serviceName, userEventsVariant, siteUrl and the Embed max-age to every HTTP function and the authorizer', () => {
-    const custom = synthApp({ serviceName: 'gatherly', userEventsVariant: 'dated', siteUrl: 'https://gatherly.example', embedCacheMaxAge: '30' });
+    const custom = synthesized({ serviceName: 'gatherly', userEventsVariant: 'dated', siteUrl: 'https://gatherly.example', embedCacheMaxAge: '30' });
     for (const [, f] of resources(custom.template, 'AWS::Lambda::Function').filter(notKeyAdmin).filter(([, f]) => !String(f.Properties.Description).startsWith('Applies change records'))) {
       expect(f.Properties.Environment.Variables).toMatchObject({ SERVICE_NAME: 'gatherly', USER_EVENTS_VARIANT: 'dated', SITE_URL: 'https://gatherly.example', EMBED_CACHE_MAX_AGE: '30' });
     }
@@ -460,7 +460,7 @@ describe('settings from context', () => {
   });
 
   it('maps a custom domain to both APIs without stripping their base paths', () => {
-    const withDomain = synthApp({ domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' });
+    const withDomain = synthesized({ domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' });
     withDomain.template.hasResourceProperties('AWS::ApiGateway::DomainName', { DomainName: 'api.example.com', RoutingMode: 'ROUTING_RULE_ONLY', SecurityPolicy: 'TLS_1_2' });
     const rules = resources(withDomain.template, 'AWS::ApiGatewayV2::RoutingRule').map(([, r]) => r.Properties);
     expect(rules.map((r) => r.Conditions[0].MatchBasePaths.AnyOf[0]).sort()).toEqual(['api/embed/v1', 'api/ext/v1', 'api/public/v1']);

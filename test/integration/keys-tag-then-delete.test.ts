@@ -12,9 +12,9 @@ import { expect, it } from '@jest/globals';
 import { evaluate, type PolicyDocument } from '../../local/rehearsal/iam.js';
 import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
 import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
-import { resources, synthApp } from '../infra/support.js';
+import { resources, synthesized } from '../infra/support.js';
 
-const { template: t } = synthApp();
+const { template: t } = synthesized();
 const logicalId = (type: string, prefix: string) => resources(t, type).find(([id]) => id.startsWith(prefix))![0];
 const usagePlanId = logicalId('AWS::ApiGateway::UsagePlan', 'ApisPublicApiDailyQuota');
 const role = logicalId('AWS::IAM::Role', 'KeyAdminFunctionRole');

@@ -24,6 +24,7 @@ import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
+import { directClient } from './direct-dynalite.js';
 import { leaseDynamoDbLocal } from './dynamodb-local.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { ROOT } from './process.js';
@@ -154,13 +155,22 @@ export function useFileStore(opts: { inProcess?: boolean } = {}): FileStore {
   return self;
 }
 
-export async function startTestStore(dataset?: Dataset, tableName = 'test-table'): Promise<TestStore> {
-  const { endpoint, client, close } = await startLoopbackStore();
+/**
+ * A store holding `dataset` and a client on it. `inProcess` (dynalite only:
+ * ignored on DynamoDB Local): the client calls the store in-process
+ * (startInProcessDynalite: the SDK's whole stack, no socket) and the load
+ * goes straight to dynalite's handler (test/support/direct-dynalite.ts: the
+ * same loader and marshalling, without the SDK's steps), for a file that
+ * loads a large dataset and then measures reads: the load of 10,000 events
+ * was most of such a file's time. `endpoint` is the store over HTTP either way.
+ */
+export async function startTestStore(dataset?: Dataset, tableName = 'test-table', opts: { inProcess?: boolean } = {}): Promise<TestStore> {
+  const { endpoint, client, loader, close } = opts.inProcess && STORE === 'dynalite' ? await startInProcessStore() : { ...(await startLoopbackStore()), loader: undefined };
   await ensureTable(client, tableName);
   if (dataset) {
     const checked = validateDataset(dataset);
     if (!checked.ok) throw new Error(`test dataset invalid: ${checked.problems.join('; ')}`);
-    await writeDataset(client, tableName, checked.dataset);
+    await writeDataset(loader ?? client, tableName, checked.dataset);
   }
   const calls: string[] = [];
   onDynamoCall(client, (name) => void calls.push(name));
@@ -172,6 +182,22 @@ export async function startTestStore(dataset?: Dataset, tableName = 'test-table'
     calls,
     resetCalls: () => void calls.splice(0),
     close,
+  };
+}
+
+/** In-process dynalite: the SDK client the tests read through, and the direct client that loads. */
+async function startInProcessStore() {
+  const store = await startInProcessDynalite();
+  assertLocalEndpoint(store.httpEndpoint);
+  const client = createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler });
+  return {
+    endpoint: store.httpEndpoint,
+    client,
+    loader: directClient(store.call),
+    close: async () => {
+      client.destroy();
+      await store.close();
+    },
   };
 }
 
