@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
+import { machineContention } from '../../local/rehearsal/contention.js';
 import { ROOT } from '../support/process.js';
 import { CDK_FEATURE_FLAGS } from './support.js';
 
@@ -23,7 +24,9 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     const { stderr } = await promisify(execFile)(process.execPath, ['node_modules/aws-cdk/bin/cdk', 'synth', '-q', '-c', `stage=${stage}`, '--output', out], {
       cwd: ROOT,
       env,
-      timeout: 120_000,
+      // Bounded so that a hung CLI ends here with its output, stretched by the machine's contention like the test's
+      // own timeout (test/support/load-aware-environment.js): a loaded machine is slow, not broken.
+      timeout: Math.ceil(120_000 * machineContention()),
     });
     const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
@@ -36,6 +39,6 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
     // cdk.json sets every recommended feature flag, so the CLI has none to warn about.
     expect(stderr).not.toMatch(/feature flags? (is|are) not configured/);
-    // Bundling fifteen functions takes longer than jest's default on a busy machine; the CLI call itself is bounded at 120 s.
+    // Bundling fifteen functions takes longer than jest's default on a busy machine; the CLI call itself is bounded at 120 s (stretched).
   }, 150_000);
 });
