@@ -40,7 +40,30 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
    */
   async setup() {
     await super.setup();
-    if (process.env.PE_REPORT_HANDLES === '1') this.handlesBefore = new Set(process._getActiveHandles());
+    if (process.env.PE_REPORT_HANDLES === '1') {
+      this.handlesBefore = new Set(process._getActiveHandles());
+      this.trackTimers();
+    }
+  }
+
+  /**
+   * Node's list of handles leaves timers out (they are not libuv handles of
+   * their own), so the file's timers are recorded as its code makes them,
+   * through this context's setTimeout and setInterval, with where they were
+   * made. Timers made by Node itself (a socket's timeout) belong to a socket,
+   * which the handle list shows.
+   */
+  trackTimers() {
+    this.timers = new Map();
+    for (const name of ['setTimeout', 'setInterval']) {
+      const original = this.global[name];
+      const timers = this.timers;
+      this.global[name] = Object.assign(function (...args) {
+        const timer = original(...args);
+        timers.set(timer, `${name} ${args[1] ?? 0} ms ${new Error().stack.split('\n').slice(2, 4).map((l) => l.trim()).join(' < ')}`);
+        return timer;
+      }, original);
+    }
   }
 
   async teardown() {
@@ -53,6 +76,7 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
         ._getActiveHandles()
         .filter((h) => !this.handlesBefore.has(h) && !gone(h) && h !== process.stdout && h !== process.stderr && h !== process.stdin);
       const describe = (h) => {
+        if (h.made) return `Timer ${h.made}`;
         const name = h?.constructor?.name ?? typeof h;
         if (name === 'Socket') return `Socket ${h.remoteAddress ?? ''}:${h.remotePort ?? ''} -> local ${h.localPort ?? ''}`;
         if (name === 'Server') return `Server ${JSON.stringify(h.address?.())}`;
@@ -60,6 +84,8 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
         if (name === 'Timeout') return `Timeout ${h._idleTimeout} ms ${h.hasRef?.() ? 'ref' : 'unref'}`;
         return name;
       };
+      // A timer still pending and referenced holds the worker as a socket does (one that has fired or was cleared is destroyed).
+      for (const [timer, made] of this.timers) if (!timer._destroyed && timer.hasRef()) left.push({ made });
       if (left.length) process.stderr.write(`[handles] ${this.testPath}: ${left.map(describe).join('; ')}\n`);
     }
     await super.teardown();
