@@ -16,6 +16,27 @@ const NodeEnvironment = NodeEnvironmentModule.default ?? NodeEnvironmentModule.T
 
 export const machineContention = () => Math.max(1, loadavg()[0] / availableParallelism());
 
+/**
+ * With PE_REPORT_HANDLES=1, a jest worker also prints what it still holds
+ * 300 ms after jest told it to end (jest force-exits it at 500 ms): what a
+ * file's own report cannot see (a handle made before its setup or after its
+ * teardown, a process reported as exited whose pipes are still open).
+ */
+function reportAtWorkerEnd() {
+  if (!process.send || globalThis[Symbol.for('public-events.report-at-worker-end')]) return;
+  globalThis[Symbol.for('public-events.report-at-worker-end')] = true;
+  const onMessage = (message) => {
+    // jest-worker's CHILD_MESSAGE_END; the listener goes at once, as a 'message' listener holds the IPC channel open.
+    if (!Array.isArray(message) || message[0] !== 2) return;
+    process.off('message', onMessage);
+    setTimeout(() => {
+      const held = process._getActiveHandles().map((h) => `${h?.constructor?.name}${h?.pid ? ` pid ${h.pid} ${h.spawnargs?.slice(0, 3).join(' ')}` : ''}${h?.remotePort ? ` ${h.remoteAddress}:${h.remotePort}` : ''}${h?.fd !== undefined ? ` fd ${h.fd}` : ''}`);
+      process.stderr.write(`[handles] worker ${process.pid} at its end: ${process.getActiveResourcesInfo().join(', ')} | ${held.join('; ')}\n`);
+    }, 300).unref();
+  };
+  process.on('message', onMessage);
+}
+
 export default class LoadAwareEnvironment extends NodeEnvironment {
   constructor(config, context) {
     super(config, context);
@@ -43,6 +64,7 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
     if (process.env.PE_REPORT_HANDLES === '1') {
       this.handlesBefore = new Set(process._getActiveHandles());
       this.trackTimers();
+      reportAtWorkerEnd();
     }
   }
 
