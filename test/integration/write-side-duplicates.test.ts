@@ -27,6 +27,7 @@ import { createDocumentClient, createWriteClient } from '../../lambdas/store/tab
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
 import { CallQueue } from '../support/call-queue.js';
+import { heldConnections, loseResponse } from '../support/lost-response.js';
 import { useFileStore } from '../support/store.js';
 
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
@@ -178,7 +179,7 @@ function losingResponse(lose: (input: Input) => boolean) {
       const input = (args as { input: Input }).input;
       if (!lost && lose(input)) {
         lost = true;
-        throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+        loseResponse(out);
       }
       return out;
     },
@@ -198,6 +199,8 @@ describe('B: a landed conditional write whose response is lost is read as someon
     expect(await applier(table).apply(bobGoes)).toMatchObject({ result: 'stale' }); // a redelivery changes nothing
     const guests = (await new DynamoRepository(store.client, table).getGuests('evt_g', 'all', 100)).map((g) => g.guest.id);
     expect(guests).toEqual(['usr_c', 'usr_b']);
+    // The lost answer is discarded as a timeout discards it, not left unread holding its connection (and the worker) open.
+    expect(heldConnections(store.endpoint)).toEqual([]);
   });
 
   it('B2 unfinished tally: the listed write of a reveal is retried, fails, and its tally move is never finished', async () => {
@@ -210,6 +213,7 @@ describe('B: a landed conditional write whose response is lost is read as someon
     const listed = (await repo.listUserEvents('bob', 'PROFILE', {})).length;
     const total = await repo.countUserEvents('bob', 'PROFILE', {});
     expect({ listed, total, owed: await owed(table) }).toEqual({ listed: 1, total: 1, owed: [] });
+    expect(heldConnections(store.endpoint)).toEqual([]);
   });
 });
 

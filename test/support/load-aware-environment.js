@@ -16,6 +16,27 @@ const NodeEnvironment = NodeEnvironmentModule.default ?? NodeEnvironmentModule.T
 
 export const machineContention = () => Math.max(1, loadavg()[0] / availableParallelism());
 
+/**
+ * With PE_REPORT_HANDLES=1, a jest worker also prints what it still holds
+ * 300 ms after jest told it to end (jest force-exits it at 500 ms): what a
+ * file's own report cannot see (a handle made before its setup or after its
+ * teardown, a process reported as exited whose pipes are still open).
+ */
+function reportAtWorkerEnd() {
+  if (!process.send || globalThis[Symbol.for('public-events.report-at-worker-end')]) return;
+  globalThis[Symbol.for('public-events.report-at-worker-end')] = true;
+  const onMessage = (message) => {
+    // jest-worker's CHILD_MESSAGE_END; the listener goes at once, as a 'message' listener holds the IPC channel open.
+    if (!Array.isArray(message) || message[0] !== 2) return;
+    process.off('message', onMessage);
+    setTimeout(() => {
+      const held = process._getActiveHandles().map((h) => `${h?.constructor?.name}${h?.pid ? ` pid ${h.pid} ${h.spawnargs?.slice(0, 3).join(' ')}` : ''}${h?.remotePort ? ` ${h.remoteAddress}:${h.remotePort}` : ''}${h?.fd !== undefined ? ` fd ${h.fd}` : ''}`);
+      process.stderr.write(`[handles] worker ${process.pid} at its end: ${process.getActiveResourcesInfo().join(', ')} | ${held.join('; ')}\n`);
+    }, 300).unref();
+  };
+  process.on('message', onMessage);
+}
+
 export default class LoadAwareEnvironment extends NodeEnvironment {
   constructor(config, context) {
     super(config, context);
@@ -40,7 +61,31 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
    */
   async setup() {
     await super.setup();
-    if (process.env.PE_REPORT_HANDLES === '1') this.handlesBefore = new Set(process._getActiveHandles());
+    if (process.env.PE_REPORT_HANDLES === '1') {
+      this.handlesBefore = new Set(process._getActiveHandles());
+      this.trackTimers();
+      reportAtWorkerEnd();
+    }
+  }
+
+  /**
+   * Node's list of handles leaves timers out (they are not libuv handles of
+   * their own), so the file's timers are recorded as its code makes them,
+   * through this context's setTimeout and setInterval, with where they were
+   * made. Timers made by Node itself (a socket's timeout) belong to a socket,
+   * which the handle list shows.
+   */
+  trackTimers() {
+    this.timers = new Map();
+    for (const name of ['setTimeout', 'setInterval']) {
+      const original = this.global[name];
+      const timers = this.timers;
+      this.global[name] = Object.assign(function (...args) {
+        const timer = original(...args);
+        timers.set(timer, `${name} ${args[1] ?? 0} ms ${new Error().stack.split('\n').slice(2, 4).map((l) => l.trim()).join(' < ')}`);
+        return timer;
+      }, original);
+    }
   }
 
   async teardown() {
@@ -53,6 +98,7 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
         ._getActiveHandles()
         .filter((h) => !this.handlesBefore.has(h) && !gone(h) && h !== process.stdout && h !== process.stderr && h !== process.stdin);
       const describe = (h) => {
+        if (h.made) return `Timer ${h.made}`;
         const name = h?.constructor?.name ?? typeof h;
         if (name === 'Socket') return `Socket ${h.remoteAddress ?? ''}:${h.remotePort ?? ''} -> local ${h.localPort ?? ''}`;
         if (name === 'Server') return `Server ${JSON.stringify(h.address?.())}`;
@@ -60,6 +106,8 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
         if (name === 'Timeout') return `Timeout ${h._idleTimeout} ms ${h.hasRef?.() ? 'ref' : 'unref'}`;
         return name;
       };
+      // A timer still pending and referenced holds the worker as a socket does (one that has fired or was cleared is destroyed).
+      for (const [timer, made] of this.timers) if (!timer._destroyed && timer.hasRef()) left.push({ made });
       if (left.length) process.stderr.write(`[handles] ${this.testPath}: ${left.map(describe).join('; ')}\n`);
     }
     await super.teardown();

@@ -40,6 +40,7 @@ import { writeDataset } from '../../local/loader.js';
 import type { InProcessStore } from './in-process-dynalite.js';
 import { readModel, scanAll } from './read-model.js';
 import { CallQueue } from './call-queue.js';
+import { loseResponse } from './lost-response.js';
 import { partitionOf } from './throttle-window.js';
 
 export interface Scenario {
@@ -426,7 +427,7 @@ export class Explorer {
             const out = await next(args);
             if (losing(String(context.commandName))) {
               lost = true;
-              throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+              loseResponse(out);
             }
             return out;
           },
