@@ -147,9 +147,10 @@ describe('discovery: searchEvents on both clients (cursor pages)', () => {
       }),
       { numRuns: 30 },
     );
-    // The demo data has events in these places: the walks above were not all empty.
-    expect(expected.get(`false/${queryOf(SEARCHES[0])}`)!.length).toBeGreaterThan(1);
-    expect(expected.get(`true/${queryOf(SEARCHES[2])}`)!.length).toBeGreaterThan(1);
+    // The demo data has events in these places, so the walks compared are not all empty. Read here, not taken from
+    // the property's draws: 30 draws of 12 combinations leave out a given one about one run in 14.
+    expect((await rawSearch(queryOf(SEARCHES[0]), server.publicBaseUrl)).length).toBeGreaterThan(1);
+    expect((await rawSearch(queryOf(SEARCHES[2]), server.embedBaseUrl)).length).toBeGreaterThan(1);
   });
 
   it('page() reads one page; a page\'s next_cursor resumes the walk where it stopped', async () => {
