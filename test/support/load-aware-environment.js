@@ -8,6 +8,7 @@
  * past its 30 s, a red that said nothing about the code. On a quiet machine
  * every timeout is the one written.
  */
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import NodeEnvironmentModule from 'jest-environment-node';
 
@@ -15,6 +16,19 @@ import NodeEnvironmentModule from 'jest-environment-node';
 const NodeEnvironment = NodeEnvironmentModule.default ?? NodeEnvironmentModule.TestEnvironment ?? NodeEnvironmentModule;
 
 export const machineContention = () => Math.max(1, loadavg()[0] / availableParallelism());
+
+/**
+ * A report line, on stderr and appended to test-output/handles.txt: jest may
+ * no longer print a worker's stderr once it has told the worker to end.
+ */
+function report(line) {
+  process.stderr.write(line);
+  mkdirSync('test-output', { recursive: true });
+  appendFileSync('test-output/handles.txt', line);
+}
+
+/** The last test file this worker ran, named in its end report (on the process: this module may load again). */
+const LAST_FILE = Symbol.for('public-events.last-test-file');
 
 /**
  * With PE_REPORT_HANDLES=1, a jest worker also prints what it still holds
@@ -31,7 +45,7 @@ function reportAtWorkerEnd() {
     process.off('message', onMessage);
     setTimeout(() => {
       const held = process._getActiveHandles().map((h) => `${h?.constructor?.name}${h?.pid ? ` pid ${h.pid} ${h.spawnargs?.slice(0, 3).join(' ')}` : ''}${h?.remotePort ? ` ${h.remoteAddress}:${h.remotePort}` : ''}${h?.fd !== undefined ? ` fd ${h.fd}` : ''}`);
-      process.stderr.write(`[handles] worker ${process.pid} at its end: ${process.getActiveResourcesInfo().join(', ')} | ${held.join('; ')}\n`);
+      report(`[handles] worker ${process.pid} at its end (its last file ${globalThis[LAST_FILE] ?? 'none'}): ${process.getActiveResourcesInfo().join(', ')} | ${held.join('; ')}\n`);
     }, 300).unref();
   };
   process.on('message', onMessage);
@@ -108,7 +122,8 @@ export default class LoadAwareEnvironment extends NodeEnvironment {
       };
       // A timer still pending and referenced holds the worker as a socket does (one that has fired or was cleared is destroyed).
       for (const [timer, made] of this.timers) if (!timer._destroyed && timer.hasRef()) left.push({ made });
-      if (left.length) process.stderr.write(`[handles] ${this.testPath}: ${left.map(describe).join('; ')}\n`);
+      if (left.length) report(`[handles] ${this.testPath}: ${left.map(describe).join('; ')}\n`);
+      globalThis[LAST_FILE] = this.testPath;
     }
     await super.teardown();
   }
