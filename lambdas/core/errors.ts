@@ -71,12 +71,14 @@ export const SERVICE_BUSY_RETRY_AFTER_SECONDS = 3;
 
 /**
  * A store throttle that outlasted the SDK's retries and the store's own
- * attempts (lambdas/store/table/throttling.ts): nothing is wrong with the
- * request, so the answer says to retry it soon, not that the service failed.
+ * attempts (lambdas/store/table/throttling.ts), or a dependency the answer
+ * needs that cannot be reached for now (the feeds' cursor keys): nothing is
+ * wrong with the request, so the answer says to retry it then, not that the
+ * service failed.
  */
 export class ServiceBusyError extends HttpError {
-  constructor() {
-    super(503, MESSAGES.serviceBusy, { 'Retry-After': String(SERVICE_BUSY_RETRY_AFTER_SECONDS) });
+  constructor(retryAfterSeconds: number = SERVICE_BUSY_RETRY_AFTER_SECONDS) {
+    super(503, MESSAGES.serviceBusy, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }
 

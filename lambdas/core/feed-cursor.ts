@@ -49,6 +49,12 @@ const LEGACY_VERSION = 'f2';
 export const CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this feed, or no cursor to start again.';
 /** Changes are kept at least this long; a consumer further behind answers 410. */
 export const CURSOR_LIFETIME_SECONDS = 30 * 86_400;
+/**
+ * The least time between two reads of the cursor keys by one function
+ * (lambdas/http/cursor-keys.ts), so the most a request that met no keys is
+ * asked to wait (its 503's Retry-After).
+ */
+export const CURSOR_KEYS_RETRY_SECONDS = 10;
 /** How far in the future a cursor's `asOf` may be (clocks of two functions): past it, the cursor is refused. */
 export const CURSOR_CLOCK_SKEW_SECONDS = 300;
 /**

@@ -21,19 +21,22 @@
  * A failed read keeps the keys read before (still good) and is not tried
  * again for REFRESH_INTERVAL_MS: an outage of Secrets Manager costs one read
  * per ten seconds per container, not one per request, and a forged cursor is
- * still judged by the keys held. With no key read yet, keys() fails: the
- * feed answers 500, which clients retry with the cursor they hold (a 400
- * would tell them to drop a good one, and a start cannot sign either).
+ * still judged by the keys held. With no key read yet, keys() fails with a
+ * 503 whose Retry-After is the time to the next read: clients retry with the
+ * cursor they hold (a 400 would tell them to drop a good one, a start cannot
+ * sign either, and a 500 would say the service is broken, not its secret
+ * store out of reach).
  *
  * Only the feed functions' roles may read the secret, and only they have its
  * ARN (lib/route-function.ts).
  */
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { CursorKeyring, CursorKeys } from '../core/feed-cursor.js';
+import { ServiceBusyError } from '../core/errors.js';
+import { CURSOR_KEYS_RETRY_SECONDS, type CursorKeyring, type CursorKeys } from '../core/feed-cursor.js';
 
 /** The least time between two reads of the keys by one container (a cursor of an unknown key, a failed read). */
-export const REFRESH_INTERVAL_MS = 10_000;
+export const REFRESH_INTERVAL_MS = CURSOR_KEYS_RETRY_SECONDS * 1000;
 /** The most time a container signs with the keys it read without reading them again (while it answers requests). */
 export const KEYS_MAX_AGE_MS = 5 * 60_000;
 
@@ -46,7 +49,6 @@ export function secretsManagerKeyring(
   onReadFailure: (error: unknown) => void = () => {},
 ): CursorKeyring {
   let held: { keys: CursorKeys; readAt: number } | undefined;
-  let failure: unknown;
   let triedAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<boolean> | undefined;
   const version = async (stage: 'AWSCURRENT' | 'AWSPREVIOUS' | 'AWSPENDING'): Promise<Uint8Array | undefined> => {
@@ -70,10 +72,8 @@ export function secretsManagerKeyring(
         const changed = !held || !sameKeys(held.keys.accepted, keys.accepted);
         // Aged from the read's start: a promotion during the read is then within KEYS_MAX_AGE_MS of the next one.
         held = { keys, readAt: startedAt };
-        failure = undefined;
         return changed;
       } catch (error) {
-        failure = error;
         onReadFailure(error);
         return false;
       } finally {
@@ -85,7 +85,8 @@ export function secretsManagerKeyring(
     async keys() {
       if ((!held || clock().getTime() - held.readAt >= KEYS_MAX_AGE_MS) && mayRead()) await read();
       if (held) return held.keys;
-      throw new Error(`the cursor key secret could not be read; tried again after ${REFRESH_INTERVAL_MS / 1000} s`, { cause: failure });
+      // The read failed (onReadFailure has logged why): the request is fine, the keys are out of reach until the next try.
+      throw new ServiceBusyError((triedAt + REFRESH_INTERVAL_MS - clock().getTime()) / 1000);
     },
     refresh: () => (mayRead() ? read() : Promise.resolve(false)),
   };

@@ -9,6 +9,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@aste
 import * as z from 'zod';
 import { DAILY_QUOTA, QUOTA_EXCEEDED_HEADERS } from '../core/authorize.js';
 import { SERVICE_BUSY_RETRY_AFTER_SECONDS } from '../core/errors.js';
+import { CURSOR_KEYS_RETRY_SECONDS } from '../core/feed-cursor.js';
 import type { UserEventsVariant } from '../core/config.js';
 import { API_GATEWAY_LIMITS } from '../core/gateway-limits.js';
 import { EVENT_ID_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../core/ids.js';
@@ -209,11 +210,20 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   }
   if (route.tableReads.length > 0) {
     // lambdas/http/envelope.ts: a store throttle that outlasted every retry; the Lambda answers it, so its headers are the route's errors'.
+    // A route with cursor keys also answers it while its function cannot read them yet (lambdas/http/cursor-keys.ts).
+    const keys = route.cursorKey === true;
+    const most = keys ? Math.max(SERVICE_BUSY_RETRY_AFTER_SECONDS, CURSOR_KEYS_RETRY_SECONDS) : SERVICE_BUSY_RETRY_AFTER_SECONDS;
     responses[503] = errorResponse(
-      `The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after \`Retry-After\` seconds (${SERVICE_BUSY_RETRY_AFTER_SECONDS}).`,
+      keys
+        ? `The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after \`Retry-After\` seconds (${SERVICE_BUSY_RETRY_AFTER_SECONDS} for a throttle, at most ${CURSOR_KEYS_RETRY_SECONDS} for the keys).`
+        : `The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after \`Retry-After\` seconds (${SERVICE_BUSY_RETRY_AFTER_SECONDS}).`,
       {
         ...errorHeaders,
-        'Retry-After': { description: `Seconds to wait before sending the request again: always ${SERVICE_BUSY_RETRY_AFTER_SECONDS}.`, required: true, schema: { type: 'integer', format: 'int32', minimum: SERVICE_BUSY_RETRY_AFTER_SECONDS, maximum: SERVICE_BUSY_RETRY_AFTER_SECONDS } },
+        'Retry-After': {
+          description: keys ? `Seconds to wait before sending the request again: ${SERVICE_BUSY_RETRY_AFTER_SECONDS} for a throttle, the time to the function's next read of its keys (1 to ${CURSOR_KEYS_RETRY_SECONDS}) for the keys.` : `Seconds to wait before sending the request again: always ${SERVICE_BUSY_RETRY_AFTER_SECONDS}.`,
+          required: true,
+          schema: { type: 'integer', format: 'int32', minimum: keys ? 1 : SERVICE_BUSY_RETRY_AFTER_SECONDS, maximum: most },
+        },
       },
       ['serviceBusy'],
     );

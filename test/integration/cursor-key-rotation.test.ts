@@ -109,12 +109,17 @@ function cutOffClient() {
 
 /** A page of the catalogue with this cursor: the page, or the status the API answers (an unexposed error is a 500). */
 async function statusOf(ctx: FeedContext, cursor: string): Promise<number> {
+  return (await answerTo(ctx, cursor)).statusCode;
+}
+
+/** The status and headers the API answers a page of the catalogue with this cursor. */
+async function answerTo(ctx: FeedContext, cursor: string): Promise<{ statusCode: number; headers?: Record<string, unknown> }> {
   try {
     await catalogueChanges(ctx, { cursor: parseCursor(cursor)!, limit: 100 }, 'https://s.example');
-    return 200;
+    return { statusCode: 200 };
   } catch (error) {
     if (error instanceof ValidationError) expect(error.errors.map((e) => e.field)).toEqual(['cursor']);
-    return errorResponse(error, silentLogger).statusCode;
+    return errorResponse(error, silentLogger);
   }
 }
 
@@ -146,7 +151,7 @@ describe('the keys are read again on a schedule, and a failed read is backed off
     expect(secrets.stub.calls.length).toBeLessThanOrEqual(2 * 3 * 5);
   });
 
-  it('with Secrets Manager unreachable from the start, a cursor within its lifetime is a 500 (clients retry it, keeping the cursor), an expired one still a 410, and the secret is tried once per ten seconds', async () => {
+  it('with Secrets Manager unreachable from the start, a cursor within its lifetime is a 503 saying when the next try is (clients retry it, keeping the cursor), an expired one still a 410, and the secret is tried once per ten seconds', async () => {
     let now = Date.parse('2026-12-10T00:00:00.000Z');
     const cut = cutOffClient();
     cut.state.down = true;
@@ -154,14 +159,17 @@ describe('the keys are read again on a schedule, and a failed read is backed off
     const keyring = secretsManagerKeyring(secrets.stub.arn, cut.client, () => new Date(now), (error) => failures.push(error));
     const ctx = (): FeedContext => ({ feeds: noReads, keyring, now: new Date(now) });
     const seconds = () => Math.floor(now / 1000);
+    const firstTry = now;
     for (let i = 0; i < 30; i++) {
-      expect(await statusOf(ctx(), encodeCursor(entries(seconds()), Buffer.from('sched-one')))).toBe(500);
+      const answer = await answerTo(ctx(), encodeCursor(entries(seconds()), Buffer.from('sched-one')));
+      // Retry-After: the seconds to the next try, rounded up, never 0.
+      expect({ status: answer.statusCode, retryAfter: answer.headers?.['Retry-After'] }).toEqual({ status: 503, retryAfter: String(Math.max(1, Math.ceil((firstTry + REFRESH_INTERVAL_MS - now) / 1000))) });
       expect(await statusOf(ctx(), encodeCursor(entries(seconds() - CURSOR_LIFETIME_SECONDS - 1), Buffer.from('anything')))).toBe(410);
       now += 300;
     }
     expect({ calls: cut.state.calls, failures: failures.length }).toEqual({ calls: 3, failures: 1 });
     now += REFRESH_INTERVAL_MS;
-    expect(await statusOf(ctx(), encodeCursor(entries(seconds()), Buffer.from('sched-one')))).toBe(500);
+    expect(await statusOf(ctx(), encodeCursor(entries(seconds()), Buffer.from('sched-one')))).toBe(503);
     expect(cut.state.calls).toBe(6);
     // Back: the next try, ten seconds on, reads the keys.
     cut.state.down = false;

@@ -1218,14 +1218,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description CORS: every origin may read Embed responses. */
                     "Access-Control-Allow-Origin": "*";
                     /** @description Errors are not cached. */
                     "Cache-Control": "no-store";
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };

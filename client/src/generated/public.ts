@@ -1503,7 +1503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
@@ -1512,7 +1512,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -1665,7 +1665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
@@ -1674,7 +1674,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -1828,7 +1828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
@@ -1837,7 +1837,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2005,7 +2005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
@@ -2014,7 +2014,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2157,7 +2157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The table is throttled for now (every retry used up): nothing is wrong with the request; send it again after `Retry-After` seconds (3). */
+            /** @description The table is throttled for now (every retry used up), or this function cannot read its cursor keys yet: nothing is wrong with the request; send it again after `Retry-After` seconds (3 for a throttle, at most 10 for the keys). */
             503: {
                 headers: {
                     /** @description Requests per key per UTC day (the daily quota). */
@@ -2166,7 +2166,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description Requests left today. Sent only where the count is known: by the local server, which counts. The deployed API does not send it: API Gateway's usage plan counts, and no Lambda sees that count. */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds to wait before sending the request again: always 3. */
+                    /** @description Seconds to wait before sending the request again: 3 for a throttle, the time to the function's next read of its keys (1 to 10) for the keys. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
