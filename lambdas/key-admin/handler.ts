@@ -29,7 +29,8 @@ import * as z from 'zod';
 import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
 import { ApiGatewayPlanKeys } from './usage-plan.js';
 import { createDocumentClient } from '../store/table/client.js';
-import { MESSAGES } from '../core/errors.js';
+import { MESSAGES, SERVICE_BUSY_RETRY_AFTER_SECONDS } from '../core/errors.js';
+import { isThrottle } from '../store/table/throttling.js';
 import { USER_ID_PATTERN } from '../core/ids.js';
 import { errorBody, jsonResponse } from '../http/envelope.js';
 import { errorFields, type Logger } from '../http/logger.js';
@@ -189,6 +190,12 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
       const refusal =
         error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
       if (error instanceof KeyManagementError && error.keyId) about.keyId = error.keyId;
+      if (!refusal && isThrottle(error)) {
+        // The table stayed throttled through the SDK's retries: nothing is wrong with the request, and a create or revoke
+        // cut off half-way is finished by its retry (idempotency key; ALREADY_REVOKED), so the answer says when to retry.
+        logger.warn('Key management throttled; answered 503', { caller, operation: route?.op, ...about, ...errorFields(error) });
+        return jsonResponse(503, { ...errorBody(MESSAGES.serviceBusy), code: 'BUSY' }, { 'Retry-After': String(SERVICE_BUSY_RETRY_AFTER_SECONDS) });
+      }
       if (!refusal) {
         logger.error('Key management failed', { caller, operation: route?.op, ...about, ...errorFields(error) });
         return jsonResponse(500, errorBody(MESSAGES.internal));

@@ -77,6 +77,32 @@ describe('audit', () => {
     expect(published).toEqual([]);
   });
 
+  it('answers a table throttled through every retry with 503 BUSY and Retry-After, whatever the operation, logged as a warning', async () => {
+    // What the SDK throws once its own retries are used up on a throttled partition (isThrottle also matches it by name).
+    const throttled = { send: () => Promise.reject(Object.assign(new Error('Throughput exceeds the current capacity of your table or index.'), { name: 'ProvisionedThroughputExceededException', $retryable: { throttling: true } })) };
+    const warned: LoggedLine[] = [];
+    const busy = buildKeyAdmin({
+      manager: new KeyManager(throttled as unknown as TestStore['client'], store.tableName),
+      logger: { debug: () => {}, info: () => {}, warn: (message: string, ...fields: LogFields[]) => void warned.push({ level: 'WARN', message, fields: Object.assign({}, ...fields) as LogFields }), error: (message: string) => void warned.push({ level: 'ERROR', message, fields: {} }) },
+      metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
+    });
+    const requests = [
+      event('POST', '/keys', { body: { idempotencyKey: 'throttle-0001', userId: 'usr_frank', name: 'x' } }),
+      event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }),
+      event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId: 'key_0123456789abcdef' } }),
+    ];
+    for (const request of requests) {
+      const res = await busy(request);
+      expect({ status: res.statusCode, retryAfter: res.headers?.['Retry-After'], body: JSON.parse(res.body) }).toEqual({ status: 503, retryAfter: '3', body: { success: false, message: 'Service busy, please retry shortly.', code: 'BUSY' } });
+    }
+    expect(warned.map((l) => [l.level, l.message, l.fields.operation])).toEqual([
+      ['WARN', 'Key management throttled; answered 503', 'create'],
+      ['WARN', 'Key management throttled; answered 503', 'list'],
+      ['WARN', 'Key management throttled; answered 503', 'revoke'],
+    ]);
+    expect(published).toEqual([]);
+  });
+
   it('names the user and the key on refusals, and only what looks like a user id or key id', async () => {
     const refusals = [
       await handler(event('POST', '/keys', { body: { idempotencyKey: 'audit-0003', userId: 'usr_nobody', name: 'x' } })),
