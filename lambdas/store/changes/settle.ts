@@ -55,6 +55,7 @@ import { keyString, type Item, type Key, type TableIO } from '../table/table-io.
 import { eventUnit, guestUnit } from './units.js';
 import { all, each } from '../table/waves.js';
 import { queryGuestShards } from './guest-shards.js';
+import { marksGuest } from './shard-record.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
 export type SettleOptions = FanOutOptions & {
@@ -124,7 +125,8 @@ export class Settler {
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
         const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => missingOf(got, eventId, userId);
         const link = r && !stored.deleted ? { alongside: () => this.io.put(userEventLink(userId, eventId) as unknown as Item) } : {};
-        const outcome = await this.deriver.derive(guestUnit(eventId, userId), { recovering: r, check, ...head, ...link });
+        // Its source is stored in the guest's shard, so the shard is marked (shard-record.ts).
+        const outcome = await this.deriver.derive(guestUnit(eventId, userId), { recovering: r, check, shard: 'marked', ...head, ...link });
         if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
         done = outcome === 'finished';
         break;
@@ -162,10 +164,13 @@ export class Settler {
         break;
       }
     }
-    const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
+    // The RSVP, and the event's shard record with it: the user's unit may be its first in its shard (a host with no RSVP).
+    const read = await this.io.getMany([keys.rsvpSource(eventId, userId), keys.guestShards(eventId)]);
+    const rsvp = read.get(keyString(keys.rsvpSource(eventId, userId)));
+    const shard = rsvp || marksGuest(read.get(keyString(keys.guestShards(eventId))), userId) ? 'marked' : 'unmarked';
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
     // The event unit too: its item may still show the user as its host while a move away from them is in flight.
-    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering }), this.deriver.derive(eventUnit(eventId), { recovering })]);
+    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering, shard }), this.deriver.derive(eventUnit(eventId), { recovering })]);
     return outcomes.every((o) => o === 'finished') && done;
   }
 
@@ -187,7 +192,7 @@ export class Settler {
    * version read: an RSVP of the event re-created since is never touched.
    */
   private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const rsvps = ((await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX)) as SourceItem[]).filter((s) => !s.deleted);
+    const rsvps = ((await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX)).items as SourceItem[]).filter((s) => !s.deleted);
     // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
     for (let i = 0; i < rsvps.length; i += this.fanOut.chunk) {
       if (i > 0) this.fanOut.checkTime(eventId);
