@@ -40,7 +40,7 @@ import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, Feed
 import { TableIO } from '../lambdas/store/table/table-io.js';
 import { sameContent } from '../lambdas/store/table/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
-import { INDEXES, PK, SK } from '../lambdas/store/table/table.js';
+import { INDEXES, PK, SK, guestShardOfPartition } from '../lambdas/store/table/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js';
 import { markedShards, shardRecordOf } from '../lambdas/store/changes/shard-record.js';
 import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/keys/key-store.js';
@@ -56,8 +56,6 @@ const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|QUOTA|FEED)#/;
 const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS']);
 const GUEST_SHARDS_TYPE = 'GUEST_SHARDS';
 const EVENT_PREFIX = 'EVENT#';
-/** A guest shard's partition (table.ts, guestShardPartition): its event's id and its number. */
-const GUEST_SHARD_PARTITION = /^EVENT#(.+)#G(\d+)$/;
 const SOURCE_TYPES: Record<string, Kind> = { USER: 'users', EVENT_SOURCE: 'events', RSVP_SOURCE: 'rsvps' };
 const INDEX_ATTRIBUTES: string[] = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
 
@@ -229,8 +227,8 @@ function planShardRecords(plan: ResyncPlan, current: readonly Item[], fromFile: 
   for (const item of [...current, ...fromFile]) {
     const pk = String(item[PK]);
     if (item.type === GUEST_SHARDS_TYPE) add(pk.slice(EVENT_PREFIX.length), markedShards(item));
-    const shard = GUEST_SHARD_PARTITION.exec(pk);
-    if (shard) add(shard[1]!, [Number(shard[2])]);
+    const at = guestShardOfPartition(pk);
+    if (at) add(at.eventId, [at.shard]);
   }
   for (const [eventId, shards] of marks) {
     const record = (shardRecordOf(eventId, shards) as unknown as Item[])[0]!;

@@ -34,7 +34,7 @@ import type {
 } from '../table/items.js';
 import { localDateTime } from '../../core/local-time.js';
 import { placeOf, placeQueriesOf } from '../../core/place.js';
-import { GUEST_COUNT_PREFIX, GUEST_SHARDS, guestShardPartition, indexKeys, keys } from '../table/table.js';
+import { GUEST_COUNT_PREFIX, guestShardOfPartition, indexKeys, keys } from '../table/table.js';
 import { shardRecordOf } from './shard-record.js';
 
 export function isPubliclyVisible(event: Pick<SourceEvent, 'status' | 'visibility'>): boolean {
@@ -253,8 +253,10 @@ export function guestCountSummaries(eventId: string, items: readonly { sk: strin
  * event's sources and derived items, so a loaded table marks every shard it wrote in, as the change path does.
  */
 export function guestShardsRecord(eventId: string, items: readonly { pk: string }[]): TableItem[] {
-  const partitions = new Set(items.map((i) => i.pk));
-  return shardRecordOf(eventId, Array.from({ length: GUEST_SHARDS }, (_, shard) => shard).filter((shard) => partitions.has(guestShardPartition(eventId, shard))));
+  return shardRecordOf(eventId, items.flatMap((i) => {
+    const at = guestShardOfPartition(i.pk);
+    return at?.eventId === eventId ? [at.shard] : [];
+  }));
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -212,6 +212,12 @@ export function guestShardPartition(eventId: string, shard: number): string {
   return `EVENT#${eventId}#G${shard}`;
 }
 
+/** The event and the shard whose guest partition this is (guestShardPartition), or undefined for any other partition. */
+export function guestShardOfPartition(pk: string): { eventId: string; shard: number } | undefined {
+  const found = /^EVENT#(.+)#G(\d+)$/.exec(pk);
+  return found ? { eventId: found[1]!, shard: Number(found[2]) } : undefined;
+}
+
 /** The partition of a guest's items in an event. */
 export function guestPartitionOf(eventId: string, userId: string): string {
   return guestShardPartition(eventId, guestShard(userId));
