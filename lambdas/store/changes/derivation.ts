@@ -121,7 +121,8 @@ export class Deriver {
     const bucket = unit.kind === 'guest' && (opts.expect?.countChanges || opts.recovering);
     try {
       // Its number is the unit's first write in its guest shard: the shard's mark lands before it (shard-record.ts).
-      if (unit.kind === 'guest') await this.shards.ensure(unit.eventId, unit.userId!, opts.shard);
+      // Known marked: no await at all, so the wave's calls go out as they always did (the caller's wave beside it).
+      if (unit.kind === 'guest' && opts.shard !== 'marked') await this.shards.ensure(unit.eventId, unit.userId!, opts.shard);
       const [gen, , bucketTicket] = await all([
         this.io.increment(unit.seq, 'seq', 'DERIVATION_SEQ'),
         each(opts.expect?.reveals ?? [], (k) => this.versions.mark(k, token)),
