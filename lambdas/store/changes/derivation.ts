@@ -10,7 +10,9 @@
  *    items the caller expects it to reveal (`revealing` = this derivation's
  *    token, content untouched) and take the recount tickets it expects to
  *    need (its count bucket's, its tally move's summaries'). The caller may
- *    send this wave with the change's source write (applier.ts).
+ *    send this wave with the change's source write (applier.ts). A guest
+ *    unit's shard is marked in its event's record before this wave, unless
+ *    the caller knows it is (shard-record.ts).
  * B. Read (consistent) its sources, its counter and its items, with the
  *    bucket's entries and the tally summaries' children when ticketed. A
  *    newer number taken: it leaves the unit to that derivation and answers
