@@ -20,7 +20,7 @@ import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, SK, keys } from '../table/table.js';
 import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { withAbsent } from './units.js';
 import { all, each } from '../table/waves.js';
-import { queryGuestShards } from './guest-shards.js';
+import { queryGuestShards, type RecordRead } from './guest-shards.js';
 import { marksGuest, type ShardKnown } from './shard-record.js';
 
 export interface FanOutOptions {
@@ -109,12 +109,13 @@ export class FanOut {
    * event (whoever ever derived an item there has one), and the creator,
    * first. A guest derivation that takes its number after the Query of the
    * counters also reads the event's source after it: it derives from the new
-   * state itself.
+   * state itself. `recordRead`: the event's guest shard record as the caller
+   * read it once `stored` was written (a deletion's walk over its RSVPs).
    */
-  async guests(stored: SourceItem, creator: string | undefined, recovering: boolean): Promise<boolean> {
+  async guests(stored: SourceItem, creator: string | undefined, recovering: boolean, recordRead?: RecordRead): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    const { items: counters, record } = await queryGuestShards(this.io, eventId, GUEST_SEQ_PREFIX, after);
+    const { items: counters, record } = await queryGuestShards(this.io, eventId, GUEST_SEQ_PREFIX, after, recordRead);
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     // The creator's unit like any guest's, with the first chunk (its counter, if any, is not counted twice), with its
     // bucket's recount, which its entry may need too. The progress saved is a counter's: the creator is never last.

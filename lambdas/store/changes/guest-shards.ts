@@ -21,22 +21,27 @@ import type { Item, TableIO } from '../table/table-io.js';
 import { each } from '../table/waves.js';
 import { markedShards } from './shard-record.js';
 
-export interface GuestShardsWalk {
+/** The event's guest shard record as a walk read it (undefined: absent, no guest items). */
+export interface RecordRead {
+  record: Item | undefined;
+}
+
+export interface GuestShardsWalk extends RecordRead {
   /** The items found, in shard order then sort-key order. */
   items: Item[];
-  /** The record as read at the walk's start (undefined: absent, no guest items). */
-  record: Item | undefined;
 }
 
 /**
  * Every item of the event's marked guest shards whose sort key is `prefix`
  * then a user id, in shard order then sort-key order; with `afterUser`, only
  * those after that user's item in the same order (a walk resumed from its
- * saved progress: shards before that user's shard are not read).
+ * saved progress: shards before that user's shard are not read). `read`: the
+ * record as the caller read it after the state it fans out was written (a
+ * deletion's second walk takes its first's), else it is read here.
  */
-export async function queryGuestShards(io: TableIO, eventId: string, prefix: string, afterUser?: string): Promise<GuestShardsWalk> {
+export async function queryGuestShards(io: TableIO, eventId: string, prefix: string, afterUser?: string, read?: RecordRead): Promise<GuestShardsWalk> {
   const from = afterUser === undefined ? 0 : guestShard(afterUser);
-  const record = await io.get(keys.guestShards(eventId));
+  const record = read ? read.record : await io.get(keys.guestShards(eventId));
   const shards = markedShards(record).filter((shard) => shard >= from);
   const parts = await each(shards, (shard) =>
     io.queryAll({ pk: guestShardPartition(eventId, shard), prefix, after: shard === from && afterUser !== undefined ? `${prefix}${afterUser}` : undefined }),

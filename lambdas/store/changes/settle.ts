@@ -54,7 +54,7 @@ import { PK, RSVP_SOURCE_PREFIX, SK, keys } from '../table/table.js';
 import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { eventUnit, guestUnit } from './units.js';
 import { all, each } from '../table/waves.js';
-import { queryGuestShards } from './guest-shards.js';
+import { queryGuestShards, type RecordRead } from './guest-shards.js';
 import { marksGuest } from './shard-record.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
@@ -109,14 +109,15 @@ export class Settler {
       case 'EVENT_SOURCE': {
         const eventId = String(stored.event_id);
         const creator = (stored as unknown as EventSourceItem).event?.creator_id;
-        if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
+        // A deletion's two walks share one read of the guest shard record, made after its tombstone (guest-shards.ts).
+        const record = stored.deleted ? await this.tombstoneRsvpsOf(eventId, stored.version) : undefined;
         // The event item first: hiding it hides the event from every route that starts from it.
         const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => (creator && !live(got.get(keyString(keys.user(creator)))) ? `user ${creator}` : null);
         const outcome = await this.deriver.derive(eventUnit(eventId), { recovering: r, check, creator, ...head, ...(r && creator && !stored.deleted ? { alongside: () => this.io.put(userEventLink(creator, eventId) as unknown as Item) } : {}) });
         if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
         done = outcome === 'finished';
         // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
-        if (stored.deleted || stored.fanout) done = (await this.fanOut.guests(stored, creator, r)) && done;
+        if (stored.deleted || stored.fanout) done = (await this.fanOut.guests(stored, creator, r, record)) && done;
         break;
       }
       case 'RSVP_SOURCE': {
@@ -191,15 +192,18 @@ export class Settler {
    * is read still deleted at that version, then the RSVP is tombstoned at the
    * version read: an RSVP of the event re-created since is never touched.
    */
-  private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const rsvps = ((await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX)).items as SourceItem[]).filter((s) => !s.deleted);
+  private async tombstoneRsvpsOf(eventId: string, version: number): Promise<RecordRead> {
+    const walk = await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX);
+    const rsvps = (walk.items as SourceItem[]).filter((s) => !s.deleted);
+    const record: RecordRead = { record: walk.record };
     // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
     for (let i = 0; i < rsvps.length; i += this.fanOut.chunk) {
       if (i > 0) this.fanOut.checkTime(eventId);
       const event = await this.io.get(keys.eventSource(eventId));
-      if (!event?.deleted || event.version !== version) return;
+      if (!event?.deleted || event.version !== version) return record;
       await each(rsvps.slice(i, i + this.fanOut.chunk), (s) => this.tombstoneRsvp(eventId, version, s));
     }
+    return record;
   }
 
   /** One RSVP of an event deleted at `version`, at the version read (read again, and the event again, on a conflict). */
