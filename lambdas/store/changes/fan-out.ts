@@ -70,7 +70,7 @@ export class FanOut {
   /** A chunk of a live user's fan-out, read in one BatchGetItem: each event's sources and the user's items there. */
   async readUserChunk(user: SourceItem, eventIds: readonly string[]): Promise<Map<string, Item>> {
     const userId = String(user.user_id);
-    const read = await this.read(eventIds.flatMap((e) => [keys.eventSource(e), keys.rsvpSource(e, userId), keys.rsvp(e, userId), keys.guestCount(e, userId), keys.profileEntry(e, userId), keys.event(e), keys.guestShards(e)]));
+    const read = await this.read(eventIds.flatMap((e) => [keys.eventSource(e), keys.rsvpSource(e, userId), keys.rsvp(e, userId), keys.guestCount(e, userId), keys.profileEntry(e, userId), keys.event(e)]));
     return read.set(keyString(keys.user(userId)), user);
   }
 
@@ -89,16 +89,18 @@ export class FanOut {
       const creator = (read.get(keyString(keys.eventSource(eventId)))?.event as EventRecord | undefined)?.creator_id;
       const shown = (read.get(keyString(keys.event(eventId)))?.creator as { id?: string } | undefined)?.id;
       const units = [guestUnit(eventId, userId), ...(creator === userId || shown === userId ? [eventUnit(eventId)] : [])];
-      // The guest unit's shard: marked if the record read says so, or if any of the user's items there was read.
+      // The guest unit's shard is marked if any of the user's items there was read (an RSVP's source, even deleted,
+      // or a host's profile entry: the common case); else its derivation reads the record first (a host of a
+      // hidden event, say), which costs that rare case a round trip and spares every other a read unit.
       const mine = [keys.rsvpSource(eventId, userId), keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
-      const shard: ShardKnown = marksGuest(read.get(keyString(keys.guestShards(eventId))), userId) || mine.some((k) => read.has(keyString(k))) ? 'marked' : 'unmarked';
+      const shard: ShardKnown | undefined = mine.some((k) => read.has(keyString(k))) ? 'marked' : undefined;
       return units.map((unit) => ({ unit, creator, expect: predict(unit, read, read), shard }));
     });
     return this.derive(runs, recovering);
   }
 
   /** Derivations at once, their tally moves in one batch (tally-moves.ts): a chunk's units share their lists' summaries. */
-  private async derive(runs: readonly { unit: Unit; creator: string | undefined; expect: Expectation; shard: ShardKnown }[], recovering: boolean): Promise<boolean> {
+  private async derive(runs: readonly { unit: Unit; creator: string | undefined; expect: Expectation; shard: ShardKnown | undefined }[], recovering: boolean): Promise<boolean> {
     const tally = this.deriver.tallyBatch(runs.map((r) => r.expect), runs.map((r) => r.unit));
     return finished(await each(runs, ({ unit, creator, expect, shard }) => this.deriver.derive(unit, { recovering, creator, expect, tally, shard })));
   }
