@@ -13,7 +13,9 @@
  * - privacy at every observation point (after each change that completes,
  *   after each crash, at the end): every key any index reaches is reached
  *   in the fresh load of some order of the completed changes, with or
- *   without the changes still in flight;
+ *   without the changes still in flight; and every guest shard holding an
+ *   item is marked in its event's guest shard record (shard-marks.ts: the
+ *   walks query only the marked shards);
  * - at the end: the read model equals the fresh load of the fold of one
  *   order of all changes, and nothing is owed (no `pending`, no tally note).
  */
