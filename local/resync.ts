@@ -40,8 +40,9 @@ import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, Feed
 import { TableIO } from '../lambdas/store/table/table-io.js';
 import { sameContent } from '../lambdas/store/table/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
-import { INDEXES, PK, SK } from '../lambdas/store/table/table.js';
+import { INDEXES, PK, SK, guestShardOfPartition } from '../lambdas/store/table/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js';
+import { markedShards, shardRecordOf } from '../lambdas/store/changes/shard-record.js';
 import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/keys/key-store.js';
 import { closeUserKeys } from '../lambdas/store/keys/user-keys.js';
 
@@ -51,7 +52,10 @@ type Item = Record<string, unknown>;
 
 /** Partitions that are not the read model of users, events and RSVPs. */
 const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|QUOTA|FEED)#/;
-const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE']);
+// A guest shard record is never removed (its marks only grow): planShardRecords writes it.
+const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS']);
+const GUEST_SHARDS_TYPE = 'GUEST_SHARDS';
+const EVENT_PREFIX = 'EVENT#';
 const SOURCE_TYPES: Record<string, Kind> = { USER: 'users', EVENT_SOURCE: 'events', RSVP_SOURCE: 'rsvps' };
 const INDEX_ATTRIBUTES: string[] = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
 
@@ -149,7 +153,9 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
   const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], keys: { close: [], reopen: [], adopt: [] }, members: { join: [], drop: [] } };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
-  for (const item of readModelItems(dataset).items as unknown as Item[]) {
+  const model = readModelItems(dataset).items as unknown as Item[];
+  for (const item of model) {
+    if (item.type === GUEST_SHARDS_TYPE) continue; // planShardRecords
     const old = have.get(keyOf(item));
     // A derivation counter the table has keeps its number: derived items carry numbers it handed out.
     if (old && UNTOUCHED_TYPES.has(String(item.type))) {
@@ -174,6 +180,7 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
     plan.puts.push(next);
     if (kind) plan[oldLive ? 'changed' : 'added'][kind]++;
   }
+  planShardRecords(plan, current, model.filter((i) => i.type === GUEST_SHARDS_TYPE), have, target);
   // A seeded key's slot is taken through its user's counter (after the writes), not by writing the counter whole.
   for (const item of apiKeyItems(dataset) as unknown as Item[]) if (item.type !== 'KEY_COUNTER' && !have.has(keyOf(item))) plan.puts.push(item);
   plan.keys = planKeys(current, dataset, have);
@@ -203,6 +210,35 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
   return plan;
 }
 
+/**
+ * The events' guest shard records (lambdas/store/changes/shard-record.ts): every shard that FILE's items or the
+ * table's items of an event are in stays or becomes marked, and no mark is removed (a shard FILE leaves empty may
+ * still hold what the resync keeps there: derivation counters, tombstones). Written first (executeResync), so no
+ * item lands in a shard its record does not mark, even in a run that dies part-way. A table written before the
+ * records existed gets them here, from what it holds.
+ */
+function planShardRecords(plan: ResyncPlan, current: readonly Item[], fromFile: readonly Item[], have: ReadonlyMap<string, Item>, target: Map<string, Item>): void {
+  const marks = new Map<string, Set<number>>();
+  const add = (eventId: string, shards: Iterable<number>) => {
+    const set = marks.get(eventId) ?? new Set<number>();
+    for (const shard of shards) set.add(shard);
+    marks.set(eventId, set);
+  };
+  for (const item of [...current, ...fromFile]) {
+    const pk = String(item[PK]);
+    if (item.type === GUEST_SHARDS_TYPE) add(pk.slice(EVENT_PREFIX.length), markedShards(item));
+    const at = guestShardOfPartition(pk);
+    if (at) add(at.eventId, [at.shard]);
+  }
+  for (const [eventId, shards] of marks) {
+    const record = (shardRecordOf(eventId, shards) as unknown as Item[])[0]!;
+    const old = have.get(keyOf(record));
+    target.set(keyOf(record), record);
+    // The table's marks are among `shards`: as many means the same.
+    if (!old || markedShards(old).length !== shards.size) plan.puts.push(record);
+  }
+}
+
 /** The feeds' member lists after the resync: exactly the members FILE's read model shows in each scope. */
 function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonly Item[]): void {
   const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition(''))).map(keyOf));
@@ -213,10 +249,13 @@ function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonl
 }
 
 export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys; audit?: RevokeAudit }): Promise<void> {
+  // The guest shard records before anything is written in those shards (planShardRecords).
+  const [records, puts] = partition(plan.puts, (i) => i.type === GUEST_SHARDS_TYPE);
+  await batchWriteAll(client, tableName, records, opts);
   // Removals first: nothing FILE hides is visible while the rest is written.
   await batchWriteAll(client, tableName, [], opts, plan.deletes);
   // Tombstones (removals a feed showed) before the rest, for the same reason.
-  const [tombstones, rest] = partition(plan.puts, (i) => i.type === 'TOMBSTONE');
+  const [tombstones, rest] = partition(puts, (i) => i.type === 'TOMBSTONE');
   await batchWriteAll(client, tableName, tombstones, opts);
   await batchWriteAll(client, tableName, rest, opts);
   // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).

@@ -4,9 +4,13 @@
  * as fixed schedules at the default depth. Their pause and fault positions
  * count calls of today's write side: the deep run, which tries every
  * position, is what holds the class; these hold the two cases between deep
- * runs.
+ * runs. (Moved when the walks began reading the event's guest shard record:
+ * the RSVP's first write is now its shard's mark, one write and one call
+ * before the rest; the deletion's walks Query 2 shards of the gig and 1 of
+ * the talk where they Queried 8 each, after one read of the record an event. Each still
+ * fails with its fix taken out.)
  *
- * - rename vs RSVP, `1~12 paused after 18 [0] resumed`: the RSVP's reveal of
+ * - rename vs RSVP, `1~13 paused after 19 [0] resumed`: the RSVP's reveal of
  *   the guest's item landed but its response was lost; the retry was refused,
  *   and before the delivery read the item again the rename derived it anew
  *   (content changed: an entry in the guest feed) without joining the guest
@@ -15,7 +19,7 @@
  *   was never written: a start from no cursor left the guest out for good
  *   (version-writes.ts, `finish`: a scope the replaced version still owed is
  *   written as the new version shows it).
- * - deletion vs late older upsert, `1 paused after 86 [1†20] resumed then 1 0`:
+ * - deletion vs late older upsert, `1 paused after 63 [1†20] resumed then 1 0`:
  *   the creator's deletion delivered twice at once; one copy died between a
  *   guest's count entry and its bucket's count, the other then found the
  *   entry as wanted, wrote nothing and so did not recount, and cleared the
@@ -48,9 +52,9 @@ const scenario = (name: string) => {
 
 // Explorer.run throws, naming the schedule, when privacy or the end state fails.
 it('rename vs RSVP: the RSVP\'s lost response, then the rename during its pause: the guest stays in its feed\'s member list', async () => {
-  await explorer.run(scenario('rename vs RSVP'), { paused: { change: 1, loseAfter: 12, pauseAfter: 18 }, during: [{ change: 0 }], after: [] });
+  await explorer.run(scenario('rename vs RSVP'), { paused: { change: 1, loseAfter: 13, pauseAfter: 19 }, during: [{ change: 0 }], after: [] });
 });
 
 it('deletion vs late older upsert: a duplicate dying between a guest\'s count entry and its count: the count is right at the end', async () => {
-  await explorer.run(scenario('deletion vs late older upsert'), { paused: { change: 1, pauseAfter: 86 }, during: [{ change: 1, crashAfter: 20 }], after: [{ change: 1 }, { change: 0 }] });
+  await explorer.run(scenario('deletion vs late older upsert'), { paused: { change: 1, pauseAfter: 63 }, during: [{ change: 1, crashAfter: 20 }], after: [{ change: 1 }, { change: 0 }] });
 });

@@ -49,6 +49,7 @@ import { FAULT_POINTS, callKind, faultPoints, faultPointsLine } from '../support
 import { FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-consumer.js';
 import { NOW, dataset, event, user } from '../support/feed-review.js';
 import { scanAll } from '../support/read-model.js';
+import { unmarkedShards } from '../support/shard-marks.js';
 import { useFileStore } from '../support/store.js';
 import { sweepExpired, withinRetention } from '../support/ttl.js';
 import { ThrottleWindow, partitionOf, toPartition } from '../support/throttle-window.js';
@@ -106,6 +107,8 @@ async function expectFeedsMatch(table: string, follower: FeedConsumer, where: st
   await expectReplicasMatch(store.client, table, fresh, live);
   // A start reads the member lists: every member a feed shows is on its list.
   const items = await scanAll(store.client, table);
+  // And every guest shard holding an item is marked in its event's record (shard-marks.ts).
+  expect({ where, unmarked: unmarkedShards(items) }).toEqual({ where, unmarked: [] });
   const listed = new Set(items.filter((i) => i.type === 'FEED_MEMBER').map((i) => `${String(i.pk)} ${String(i.sk)}`));
   for (const item of items) {
     for (const scope of scopesShowing(item)) {
@@ -133,6 +136,7 @@ describe('a write that fails without landing, TTL, then the redelivery: the feed
       const failing = failingClient(k);
       await expect(new ChangeApplier(failing.client, table, { clock, fanOutConcurrency: 1 }).apply(change)).rejects.toThrow('Rate exceeded');
       failing.client.destroy();
+      expect({ where, unmarked: unmarkedShards(await scanAll(store.client, table)) }).toEqual({ where, unmarked: [] });
       await sweepExpired(store.client, table, withinRetention(NOW));
       await new ChangeApplier(store.client, table, { clock }).apply(change);
       await sweepExpired(store.client, table, withinRetention(NOW));
@@ -165,6 +169,7 @@ describe('a write that fails without landing, TTL, then the redelivery: the feed
       // A delivery may also get through: what is left of the change may not need the partition (its writes there landed).
       for (let delivery = 0; delivery < 3; delivery++) {
         await new ChangeApplier(client, table, { clock, fanOutConcurrency: 1 }).apply(change).catch((error: unknown) => expect(ThrottleWindow.isThrottle(error)).toBe(true));
+        expect({ where, delivery, unmarked: unmarkedShards(await scanAll(store.client, table)) }).toEqual({ where, delivery, unmarked: [] });
         await sweepExpired(store.client, table, withinRetention(NOW));
         await follower.drain();
       }

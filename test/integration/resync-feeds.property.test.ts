@@ -27,6 +27,7 @@ import { FEED_NOW, FeedConsumer, expectReplicasMatch, placesShowing, scopesOf, w
 import { sweepExpired } from '../support/ttl.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
+import { unmarkedShards } from '../support/shard-marks.js';
 
 const RUNS = Number(process.env.RESYNC_FEED_RUNS ?? 12);
 const TIMEOUT = 60_000 + RUNS * 6_000;
@@ -65,9 +66,12 @@ describe('changes feeds across data:load --replace (fast-check, PRODUCT P16)', (
         // it may), and the operator runs it again.
         if (wrong !== 'none') {
           await replace(table, file, every, wrong === 'crash' ? { crashAfter: crashAt + 1 } : { failAt: crashAt + 1 }, consumer);
+          // Its guest shard records went first: wherever it died, every shard holding an item is marked.
+          expect(unmarkedShards(await scanAll(store.client, table))).toEqual([]);
           await sweepExpired(store.client, table);
         }
         expect(await replace(table, file, every, {}, consumer)).toBe(true);
+        expect(unmarkedShards(await scanAll(store.client, table))).toEqual([]);
         await sweepExpired(store.client, table);
         const ever = { events: new Set<string>(), guests: new Set<string>(), places: new Set<string>() };
         shownIds(h.d0, ever);

@@ -1,7 +1,7 @@
 /**
  * The read model of a table, for comparing two tables: every item, sorted by
  * key, without bookkeeping (versions, derivation stamps and counters, pending
- * work, tombstones, user→event links, recount tickets, summaries of buckets
+ * work, tombstones, user→event links, guest shard records, recount tickets, summaries of buckets
  * that became empty, key slot records that hold no key), which a fresh load and a table kept
  * current by changes may legitimately differ in; each item's attributes in
  * sorted order (canonical()).
@@ -15,7 +15,9 @@ import { scanTable } from '../../local/resync.js';
 
 type Item = Record<string, unknown>;
 // Feeds hold the history of changes, not the read model: a fresh load and a table kept current differ there by design.
-const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER']);
+// A guest shard record: a table kept by changes may mark shards a fresh load would not (a guest since gone); what a
+// record must mark is checked on its own (shard-marks.ts).
+const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER', 'GUEST_SHARDS']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted', 'revealing'];
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);

@@ -13,11 +13,13 @@
  * - privacy at every observation point (after each change that completes,
  *   after each crash, at the end): every key any index reaches is reached
  *   in the fresh load of some order of the completed changes, with or
- *   without the changes still in flight;
+ *   without the changes still in flight; and every guest shard holding an
+ *   item is marked in its event's guest shard record (shard-marks.ts: the
+ *   walks query only the marked shards);
  * - at the end: the read model equals the fresh load of the fold of one
  *   order of all changes, and nothing is owed (no `pending`, no tally note).
  */
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
@@ -42,6 +44,7 @@ import { readModel, scanAll } from './read-model.js';
 import { CallQueue } from './call-queue.js';
 import { loseResponse } from './lost-response.js';
 import { partitionOf } from './throttle-window.js';
+import { eventOfGuestShard, unmarkedShards } from './shard-marks.js';
 
 export interface Scenario {
   name: string;
@@ -535,10 +538,24 @@ export class Explorer {
       }
       this.observed.add(seen);
     }
+    await this.checkShardMarks(table, where, only);
     const reached = only ? keysOf(only) : await reachableKeys(this.client, table);
     const leaked = reached.filter((k) => !allowed.has(k));
     if (leaked.length) throw new Error(`privacy: reachable with no admissible order (${where}):\n  ${leaked.join('\n  ')}`);
     if (!only && this.feeds) await this.checkFeeds(s, table, new Set(reached), where);
+  }
+
+  /**
+   * The guest shard records at the same observation point (test/support/shard-marks.ts): every guest shard holding
+   * an item is marked in its event's record, or a walk would miss it. `only`: the item a resumed applier just put.
+   */
+  private async checkShardMarks(table: string, where: string, only?: Item): Promise<void> {
+    const eventId = only ? eventOfGuestShard(String(only.pk)) : undefined;
+    if (only && eventId === undefined) return;
+    const record = async () => (await this.client.send(new GetCommand({ TableName: table, Key: keys.guestShards(eventId!), ConsistentRead: true }))).Item;
+    const items = only ? [only, ...[await record()].filter((i): i is Item => i !== undefined)] : await this.items(table);
+    const unmarked = unmarkedShards(items);
+    if (unmarked.length) throw new Error(`shard record: ${unmarked.join('; ')} (${where})`);
   }
 
   /**

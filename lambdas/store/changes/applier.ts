@@ -46,6 +46,7 @@ import { TableIO, keyString, type Item, type Key } from '../table/table-io.js';
 import type { BatchGetOptions } from '../table/batch-get.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
 import { userKeysCloser } from '../keys/user-keys.js';
+import { marksGuest } from './shard-record.js';
 import { all } from '../table/waves.js';
 
 export { FanOutIncomplete } from './settle.js';
@@ -99,6 +100,8 @@ interface Plan {
   unit?: Unit;
   /** The event's creator, when the change names it (read with the unit's sources). */
   creator?: (got: ReadonlyMap<string, Item>) => string | undefined;
+  /** An RSVP's guest: its shard must be marked in the event's record (read with the sources) before the source write. */
+  guest?: { eventId: string; userId: string };
 }
 
 export class ChangeApplier {
@@ -155,7 +158,8 @@ export class ChangeApplier {
         const record = rsvpRecord({ ...change.rsvp, user_id: change.rsvp.user_id });
         return {
           key: keys.rsvpSource(record.event_id, record.user_id),
-          reads: [keys.eventSource(record.event_id), keys.user(record.user_id)],
+          reads: [keys.eventSource(record.event_id), keys.user(record.user_id), keys.guestShards(record.event_id)],
+          guest: { eventId: record.event_id, userId: record.user_id },
           item: () => ({ ...(rsvpSourceItem(record, v) as unknown as Item), pending: true }),
           missing: (got) => missingOf(got, record.event_id, record.user_id),
           link: userEventLink(record.user_id, record.event_id) as unknown as Item,
@@ -166,7 +170,14 @@ export class ChangeApplier {
       case 'rsvp.deleted': {
         const { event_id: eventId, user_id: userId } = change;
         const key = keys.rsvpSource(eventId, userId);
-        return { key, reads: [keys.eventSource(eventId), keys.user(userId)], item: tombstone(key, 'RSVP_SOURCE', { event_id: eventId, user_id: userId }), unit: guestUnit(eventId, userId), creator: creatorOfStored(eventId) };
+        return {
+          key,
+          reads: [keys.eventSource(eventId), keys.user(userId), keys.guestShards(eventId)],
+          item: tombstone(key, 'RSVP_SOURCE', { event_id: eventId, user_id: userId }),
+          unit: guestUnit(eventId, userId),
+          creator: creatorOfStored(eventId),
+          guest: { eventId, userId },
+        };
       }
     }
   }
@@ -189,6 +200,9 @@ export class ChangeApplier {
       const missing = plan.missing?.(got);
       if (missing) return { result: 'waiting', missing };
       const item = plan.item(stored);
+      // The source and the derivation's number are written in the guest's shard: its mark lands first. Marked already
+      // unless this is the shard's first guest (the record was read with the sources), so a burst adds no write.
+      if (plan.guest && !marksGuest(got.get(keyString(keys.guestShards(plan.guest.eventId))), plan.guest.userId)) await this.deriver.shards.mark(plan.guest.eventId, plan.guest.userId);
       const head = item.pending ? this.head(plan, got, item) : {};
       const [, written] = await all([
         plan.link ? this.io.put(plan.link) : Promise.resolve(),
@@ -212,7 +226,8 @@ export class ChangeApplier {
     const after = new Map(got).set(keyString(plan.key), item);
     const creator = plan.creator?.(after);
     const expect = predict(plan.unit, got, after);
-    return { creator, expect, prepared: this.deriver.prepare(plan.unit, { expect, creator }) };
+    // A guest unit's shard was marked before (replace).
+    return { creator, expect, prepared: this.deriver.prepare(plan.unit, { expect, creator, shard: 'marked' }) };
   }
 }
 

@@ -10,7 +10,9 @@
  *    items the caller expects it to reveal (`revealing` = this derivation's
  *    token, content untouched) and take the recount tickets it expects to
  *    need (its count bucket's, its tally move's summaries'). The caller may
- *    send this wave with the change's source write (applier.ts).
+ *    send this wave with the change's source write (applier.ts). A guest
+ *    unit's shard is marked in its event's record before this wave, unless
+ *    the caller knows it is (shard-record.ts).
  * B. Read (consistent) its sources, its counter and its items, with the
  *    bucket's entries and the tally summaries' children when ticketed. A
  *    newer number taken: it leaves the unit to that derivation and answers
@@ -51,6 +53,7 @@ import { summariesOfMoves, TallyMoves, type TallyBatch } from './tally-moves.js'
 import { TallyRecounter } from './tally-recount.js';
 import { bucketOf, sourceKeys, targetsOf, withAbsent, type Unit } from './units.js';
 import { moveOf, VersionWriter, type Written } from './version-writes.js';
+import { ShardRecord, type ShardKnown } from './shard-record.js';
 import { all, each } from '../table/waves.js';
 
 const MAX_DERIVATION_ROUNDS = 25;
@@ -73,6 +76,11 @@ export interface DeriveOptions {
   check?: (got: ReadonlyMap<string, Item>) => string | null;
   /** The tally batch of the derivations it runs at once with (a fan-out chunk: tally-moves.ts); its own otherwise. */
   tally?: TallyBatch;
+  /**
+   * A guest unit: what the caller knows of its guest shard's mark (shard-record.ts), which must land before the
+   * unit's first write there (its number). Unknown: the record is read first.
+   */
+  shard?: ShardKnown;
 }
 
 /** Wave A's results. */
@@ -90,6 +98,7 @@ export class Deriver {
   private readonly counts: GuestCountRecounter;
   private readonly moves: TallyMoves;
   readonly versions: VersionWriter;
+  readonly shards: ShardRecord;
 
   constructor(
     private readonly io: TableIO,
@@ -100,6 +109,7 @@ export class Deriver {
     this.counts = new GuestCountRecounter(io);
     this.moves = new TallyMoves(io, new TallyRecounter(io.client, io.tableName, () => io.writes++), () => this.versions.expiry());
     this.versions = new VersionWriter(io, clock, this.moves);
+    this.shards = new ShardRecord(io);
   }
 
   /** A batch for the tally moves of derivations run at once (a fan-out chunk), predicted to touch these summaries. */
@@ -112,6 +122,9 @@ export class Deriver {
     const token = this.token();
     const bucket = unit.kind === 'guest' && (opts.expect?.countChanges || opts.recovering);
     try {
+      // Its number is the unit's first write in its guest shard: the shard's mark lands before it (shard-record.ts).
+      // Known marked: no await at all, so the wave's calls go out as they always did (the caller's wave beside it).
+      if (unit.kind === 'guest' && opts.shard !== 'marked') await this.shards.ensure(unit.eventId, unit.userId!, opts.shard);
       const [gen, , bucketTicket] = await all([
         this.io.increment(unit.seq, 'seq', 'DERIVATION_SEQ'),
         each(opts.expect?.reveals ?? [], (k) => this.versions.mark(k, token)),
@@ -133,7 +146,8 @@ export class Deriver {
     const first = prepared.batch;
     try {
       for (let round = 0; round < MAX_DERIVATION_ROUNDS; round++) {
-        if (round > 0) prepared = await this.prepare(unit, { recovering: opts.recovering }, null);
+        // A later round's unit has its number, in its shard: the shard is marked.
+        if (round > 0) prepared = await this.prepare(unit, { recovering: opts.recovering, shard: 'marked' }, null);
         // The settle's reference check comes before the first write only: a later round derives whatever the sources give.
         const outcome = await this.round(unit, prepared, round === 0 ? opts : { ...opts, check: undefined });
         if (outcome !== 'again') return outcome;

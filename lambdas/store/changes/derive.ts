@@ -34,7 +34,8 @@ import type {
 } from '../table/items.js';
 import { localDateTime } from '../../core/local-time.js';
 import { placeOf, placeQueriesOf } from '../../core/place.js';
-import { GUEST_COUNT_PREFIX, indexKeys, keys } from '../table/table.js';
+import { GUEST_COUNT_PREFIX, guestShardOfPartition, indexKeys, keys } from '../table/table.js';
+import { shardRecordOf } from './shard-record.js';
 
 export function isPubliclyVisible(event: Pick<SourceEvent, 'status' | 'visibility'>): boolean {
   return event.status === 'published' && event.visibility === 'public';
@@ -245,6 +246,17 @@ export function guestCountSummaries(eventId: string, items: readonly { sk: strin
     const summary: GuestCountSummaryItem = { type: 'GUEST_COUNT_SUMMARY', ...counts };
     return { ...keys.guestCountSummary(eventId, bucket), ...summary };
   });
+}
+
+/**
+ * The record of the guest shards these items of one event occupy (shard-record.ts): the full load writes it with the
+ * event's sources and derived items, so a loaded table marks every shard it wrote in, as the change path does.
+ */
+export function guestShardsRecord(eventId: string, items: readonly { pk: string }[]): TableItem[] {
+  return shardRecordOf(eventId, items.flatMap((i) => {
+    const at = guestShardOfPartition(i.pk);
+    return at?.eventId === eventId ? [at.shard] : [];
+  }));
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -20,7 +20,8 @@ import { GUEST_SEQ_PREFIX, LINK_PREFIX, PK, SK, keys } from '../table/table.js';
 import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { withAbsent } from './units.js';
 import { all, each } from '../table/waves.js';
-import { queryGuestShards } from './guest-shards.js';
+import { queryGuestShards, type RecordRead } from './guest-shards.js';
+import { marksGuest, type ShardKnown } from './shard-record.js';
 
 export interface FanOutOptions {
   /** Units derived at once in a fan-out (a chunk). */
@@ -88,15 +89,20 @@ export class FanOut {
       const creator = (read.get(keyString(keys.eventSource(eventId)))?.event as EventRecord | undefined)?.creator_id;
       const shown = (read.get(keyString(keys.event(eventId)))?.creator as { id?: string } | undefined)?.id;
       const units = [guestUnit(eventId, userId), ...(creator === userId || shown === userId ? [eventUnit(eventId)] : [])];
-      return units.map((unit) => ({ unit, creator, expect: predict(unit, read, read) }));
+      // The guest unit's shard is marked if any of the user's items there was read (an RSVP's source, even deleted,
+      // or a host's profile entry: the common case); else its derivation reads the record first (a host of a
+      // hidden event, say), which costs that rare case a round trip and spares every other a read unit.
+      const mine = [keys.rsvpSource(eventId, userId), keys.rsvp(eventId, userId), keys.guestCount(eventId, userId), keys.profileEntry(eventId, userId)];
+      const shard: ShardKnown | undefined = mine.some((k) => read.has(keyString(k))) ? 'marked' : undefined;
+      return units.map((unit) => ({ unit, creator, expect: predict(unit, read, read), shard }));
     });
     return this.derive(runs, recovering);
   }
 
   /** Derivations at once, their tally moves in one batch (tally-moves.ts): a chunk's units share their lists' summaries. */
-  private async derive(runs: readonly { unit: Unit; creator: string | undefined; expect: Expectation }[], recovering: boolean): Promise<boolean> {
+  private async derive(runs: readonly { unit: Unit; creator: string | undefined; expect: Expectation; shard: ShardKnown | undefined }[], recovering: boolean): Promise<boolean> {
     const tally = this.deriver.tallyBatch(runs.map((r) => r.expect), runs.map((r) => r.unit));
-    return finished(await each(runs, ({ unit, creator, expect }) => this.deriver.derive(unit, { recovering, creator, expect, tally })));
+    return finished(await each(runs, ({ unit, creator, expect, shard }) => this.deriver.derive(unit, { recovering, creator, expect, tally, shard })));
   }
 
   /**
@@ -105,19 +111,22 @@ export class FanOut {
    * event (whoever ever derived an item there has one), and the creator,
    * first. A guest derivation that takes its number after the Query of the
    * counters also reads the event's source after it: it derives from the new
-   * state itself.
+   * state itself. `recordRead`: the event's guest shard record as the caller
+   * read it once `stored` was written (a deletion's walk over its RSVPs).
    */
-  async guests(stored: SourceItem, creator: string | undefined, recovering: boolean): Promise<boolean> {
+  async guests(stored: SourceItem, creator: string | undefined, recovering: boolean, recordRead?: RecordRead): Promise<boolean> {
     const eventId = String(stored.event_id);
     const after = typeof stored.pending_after === 'string' ? stored.pending_after : undefined;
-    const counters = await queryGuestShards(this.io, eventId, GUEST_SEQ_PREFIX, after);
+    const { items: counters, record } = await queryGuestShards(this.io, eventId, GUEST_SEQ_PREFIX, after, recordRead);
     const guests = counters.map((c) => String(c[SK]).slice(GUEST_SEQ_PREFIX.length)).filter((g) => g !== creator || after !== undefined);
     // The creator's unit like any guest's, with the first chunk (its counter, if any, is not counted twice), with its
     // bucket's recount, which its entry may need too. The progress saved is a counter's: the creator is never last.
     const first = creator && after === undefined ? [creator] : [];
     const units = (part: string[], index: number) => (index === 0 ? [...first, ...part] : part);
     const read = (part: string[], index: number) => this.read([keys.eventSource(eventId), ...(creator ? [keys.user(creator)] : []), ...units(part, index).flatMap((g) => [keys.rsvpSource(eventId, g), keys.user(g), keys.rsvp(eventId, g), keys.guestCount(eventId, g), keys.profileEntry(eventId, g)])]);
-    const derive = (part: string[], r: ReadonlyMap<string, Item>, index: number) => this.derive(units(part, index).map((g) => ({ unit: guestUnit(eventId, g), creator, expect: predict(guestUnit(eventId, g), r, r) })), recovering);
+    // A guest found by its counter is in a marked shard; the creator's shard is as the walk's record read it.
+    const shard = (g: string): ShardKnown => (g !== creator || marksGuest(record, g) ? 'marked' : 'unmarked');
+    const derive = (part: string[], r: ReadonlyMap<string, Item>, index: number) => this.derive(units(part, index).map((g) => ({ unit: guestUnit(eventId, g), creator, expect: predict(guestUnit(eventId, g), r, r), shard: shard(g) })), recovering);
     if (!guests.length) return first.length ? derive([], await read([], 0), 0) : true;
     return this.chunks(stored, eventId, guests, read, derive);
   }

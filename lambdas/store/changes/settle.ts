@@ -54,7 +54,8 @@ import { PK, RSVP_SOURCE_PREFIX, SK, keys } from '../table/table.js';
 import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { eventUnit, guestUnit } from './units.js';
 import { all, each } from '../table/waves.js';
-import { queryGuestShards } from './guest-shards.js';
+import { queryGuestShards, type RecordRead } from './guest-shards.js';
+import { marksGuest } from './shard-record.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
 export type SettleOptions = FanOutOptions & {
@@ -108,14 +109,15 @@ export class Settler {
       case 'EVENT_SOURCE': {
         const eventId = String(stored.event_id);
         const creator = (stored as unknown as EventSourceItem).event?.creator_id;
-        if (stored.deleted) await this.tombstoneRsvpsOf(eventId, stored.version);
+        // A deletion's two walks share one read of the guest shard record, made after its tombstone (guest-shards.ts).
+        const record = stored.deleted ? await this.tombstoneRsvpsOf(eventId, stored.version) : undefined;
         // The event item first: hiding it hides the event from every route that starts from it.
         const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => (creator && !live(got.get(keyString(keys.user(creator)))) ? `user ${creator}` : null);
         const outcome = await this.deriver.derive(eventUnit(eventId), { recovering: r, check, creator, ...head, ...(r && creator && !stored.deleted ? { alongside: () => this.io.put(userEventLink(creator, eventId) as unknown as Item) } : {}) });
         if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
         done = outcome === 'finished';
         // A title edit shows nothing new on a guest's items; a deletion, a hide or a move does, on all of them.
-        if (stored.deleted || stored.fanout) done = (await this.fanOut.guests(stored, creator, r)) && done;
+        if (stored.deleted || stored.fanout) done = (await this.fanOut.guests(stored, creator, r, record)) && done;
         break;
       }
       case 'RSVP_SOURCE': {
@@ -124,7 +126,8 @@ export class Settler {
         // The event's or the user's deletion may have read before this RSVP existed: it goes here then.
         const check = stored.deleted ? undefined : (got: ReadonlyMap<string, Item>) => missingOf(got, eventId, userId);
         const link = r && !stored.deleted ? { alongside: () => this.io.put(userEventLink(userId, eventId) as unknown as Item) } : {};
-        const outcome = await this.deriver.derive(guestUnit(eventId, userId), { recovering: r, check, ...head, ...link });
+        // Its source is stored in the guest's shard, so the shard is marked (shard-record.ts).
+        const outcome = await this.deriver.derive(guestUnit(eventId, userId), { recovering: r, check, shard: 'marked', ...head, ...link });
         if (typeof outcome === 'object') return this.tombstoneAndSettle(stored, r);
         done = outcome === 'finished';
         break;
@@ -162,10 +165,13 @@ export class Settler {
         break;
       }
     }
-    const rsvp = await this.io.get(keys.rsvpSource(eventId, userId));
+    // The RSVP, and the event's shard record with it: the user's unit may be its first in its shard (a host with no RSVP).
+    const read = await this.io.getMany([keys.rsvpSource(eventId, userId), keys.guestShards(eventId)]);
+    const rsvp = read.get(keyString(keys.rsvpSource(eventId, userId)));
+    const shard = rsvp || marksGuest(read.get(keyString(keys.guestShards(eventId))), userId) ? 'marked' : 'unmarked';
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
     // The event unit too: its item may still show the user as its host while a move away from them is in flight.
-    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering }), this.deriver.derive(eventUnit(eventId), { recovering })]);
+    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering, shard }), this.deriver.derive(eventUnit(eventId), { recovering })]);
     return outcomes.every((o) => o === 'finished') && done;
   }
 
@@ -186,15 +192,18 @@ export class Settler {
    * is read still deleted at that version, then the RSVP is tombstoned at the
    * version read: an RSVP of the event re-created since is never touched.
    */
-  private async tombstoneRsvpsOf(eventId: string, version: number): Promise<void> {
-    const rsvps = ((await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX)) as SourceItem[]).filter((s) => !s.deleted);
+  private async tombstoneRsvpsOf(eventId: string, version: number): Promise<RecordRead> {
+    const walk = await queryGuestShards(this.io, eventId, RSVP_SOURCE_PREFIX);
+    const rsvps = (walk.items as SourceItem[]).filter((s) => !s.deleted);
+    const record: RecordRead = { record: walk.record };
     // A chunk at a time, like a user's fan-out: a big event's RSVPs outlast no invocation (the tombstones are the progress).
     for (let i = 0; i < rsvps.length; i += this.fanOut.chunk) {
       if (i > 0) this.fanOut.checkTime(eventId);
       const event = await this.io.get(keys.eventSource(eventId));
-      if (!event?.deleted || event.version !== version) return;
+      if (!event?.deleted || event.version !== version) return record;
       await each(rsvps.slice(i, i + this.fanOut.chunk), (s) => this.tombstoneRsvp(eventId, version, s));
     }
+    return record;
   }
 
   /** One RSVP of an event deleted at `version`, at the version read (read again, and the event again, on a conflict). */

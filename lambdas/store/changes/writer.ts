@@ -7,7 +7,7 @@
  */
 import { hashApiKey, keyIdFromHash } from '../../core/api-key.js';
 import { SCOPES, type Dataset } from '../../core/dataset.js';
-import { deriveEventAggregate, eventSourceItem, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
+import { deriveEventAggregate, eventSourceItem, guestShardsRecord, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from '../table/items.js';
 import { keys } from '../table/table.js';
 import { tallyItems } from '../table/tally.js';
@@ -43,11 +43,12 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
   for (const user of users.values()) items.push(userItem(user, 0));
   for (const event of dataset.events) {
     const rsvps = rsvpsByEvent.get(event.id) ?? [];
-    items.push(eventSourceItem(event, 0));
-    for (const rsvp of rsvps) items.push(rsvpSourceItem(rsvp, 0));
+    const sources = rsvps.map((rsvp) => rsvpSourceItem(rsvp, 0));
+    const derived = deriveEventAggregate({ event, creator: users.get(event.creator_id), rsvps, users });
+    // The record of the guest shards the event's sources and derived items are in (the loader writes records first).
+    items.push(eventSourceItem(event, 0), ...guestShardsRecord(event.id, [...sources, ...derived]), ...sources);
     // One link per user and event, however many ways the user is related to it.
     for (const userId of new Set([event.creator_id, ...rsvps.map((r) => r.user_id)])) items.push(userEventLink(userId, event.id));
-    const derived = deriveEventAggregate({ event, creator: users.get(event.creator_id), rsvps, users });
     items.push(...derived);
     derivedItems.push(...derived);
     summary.events[isPubliclyVisible(event) ? 'public' : 'hidden']++;

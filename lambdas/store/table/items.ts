@@ -107,6 +107,13 @@ export interface DerivationSeqItem {
   seq: number;
 }
 
+/**
+ * Which of the event's guest shards may hold items (keys.guestShards): `g{s}` (table.ts, shardMark) is true once
+ * shard s was marked, which every writer does before it writes the shard's first item; a mark is never removed
+ * (docs/data-model.md, "An event's guests in shards"). Bookkeeping, never returned.
+ */
+export type GuestShardsItem = { type: 'GUEST_SHARDS' } & { [mark: `g${number}`]: true };
+
 /** Stands where a derived item was removed, so an older derivation cannot write it back. */
 export interface DerivedTombstoneItem {
   type: 'TOMBSTONE';
@@ -243,6 +250,7 @@ export type TableItem = (
   | RsvpSourceItem
   | UserEventLinkItem
   | DerivationSeqItem
+  | GuestShardsItem
   | DerivedTombstoneItem
   | TallyEntryItem
   | TallySummaryItem

@@ -127,6 +127,11 @@ export const keys = {
   rsvpSource: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `${RSVP_SOURCE_PREFIX}${userId}` }),
   /** The event's derivation counter: each derivation takes the next number (see docs/data-model.md). */
   derivationSeq: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: 'SEQ' }),
+  /**
+   * The event's record of its occupied guest shards (items.ts, GuestShardsItem): a shard is marked before the first
+   * item is written in it and never unmarked, so an event-wide walk queries only the marked shards (guest-shards.ts).
+   */
+  guestShards: (eventId: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: GUEST_SHARDS_SORT_KEY }),
   rsvp: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `RSVP#${userId}` }),
   profileEntry: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `PROFILE#${userId}` }),
   /** One guest's derivation counter: a guest's items (RSVP, profile entry, count entry) are derived on their own (derivation.ts). */
@@ -207,9 +212,22 @@ export function guestShardPartition(eventId: string, shard: number): string {
   return `EVENT#${eventId}#G${shard}`;
 }
 
+/** The event and the shard whose guest partition this is (guestShardPartition), or undefined for any other partition. */
+export function guestShardOfPartition(pk: string): { eventId: string; shard: number } | undefined {
+  const found = /^EVENT#(.+)#G(\d+)$/.exec(pk);
+  return found ? { eventId: found[1]!, shard: Number(found[2]) } : undefined;
+}
+
 /** The partition of a guest's items in an event. */
 export function guestPartitionOf(eventId: string, userId: string): string {
   return guestShardPartition(eventId, guestShard(userId));
+}
+
+export const GUEST_SHARDS_SORT_KEY = 'SHARDS';
+
+/** The attribute of an event's guest shards record (keys.guestShards) that marks shard `shard` occupied. */
+export function shardMark(shard: number): string {
+  return `g${shard}`;
 }
 
 /** Every guest shard of an event, in order. */
