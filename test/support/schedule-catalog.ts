@@ -342,6 +342,16 @@ export async function explore(explorer: Explorer, s: Scenario): Promise<number> 
             await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [{ change: step.change }, ...rest] }, { from });
             if (rest.length && depth !== 'quick') await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [...rest, { change: step.change }] }, { from });
           }
+          // The same deaths with each wave's calls landing last sent first (call-queue.ts): a crash then leaves a
+          // suffix of a wave landed, not a prefix, so nothing may rely on a call of its own wave having landed
+          // before it. Redelivered at once (deep: also after the others). No recorded prefix: the order differs.
+          if (depth !== 'quick') {
+            for (const k of range(1, writesOf(whole, step))) {
+              const crashed = { change: step.change, crashAfter: k, lifo: true };
+              await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [{ change: step.change }, ...rest] });
+              if (rest.length && deepish(depth)) await explorer.run(s, { during: [...steps.slice(0, j), crashed], after: [...rest, { change: step.change }] });
+            }
+          }
           if (fansOut(s, step.change) && depth !== 'quick') {
             const stopped = { change: step.change, timeLimit: true };
             await explorer.run(s, { during: [...steps.slice(0, j), stopped], after: [{ change: step.change }, ...rest] });
