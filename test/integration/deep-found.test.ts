@@ -1,5 +1,5 @@
 /**
- * Two schedules the deep exploration of the user pairs found
+ * Three schedules the deep exploration of the user pairs found
  * (`SCHEDULES_DEPTH=deep`, schedules-pairs-users.exhaustive.test.ts), kept
  * as fixed schedules at the default depth. Their pause and fault positions
  * count calls of today's write side: the deep run, which tries every
@@ -26,10 +26,22 @@
  *   source's `pending`: the event's guest count kept the deleted guest for
  *   good (derivation.ts: a guest derivation that finds an entry recounts its
  *   bucket).
+ * - guest deletion vs RSVP, `1↺†13 then 0 1` (a deep-only scenario; found
+ *   once crashes were explored with a wave's calls landing last sent first):
+ *   the RSVP's derivation died with its bucket's count landed (the entry
+ *   counted in) and the entry itself not; the guest's deletion then
+ *   tombstoned the RSVP source it found pending, which took away the settle
+ *   that would have recounted, and derived the guest finding no entry, so
+ *   nothing recounted: the event's guest count kept the guest for good
+ *   (settle.ts: whoever tombstones a source found pending derives its guest
+ *   as the recovering settle, recounting the bucket). The same with the
+ *   event deleted instead of the guest (`event deletion vs RSVP`, the same
+ *   schedule): the deletion's cascade tombstoned the pending RSVP and its
+ *   fan-out found no entry.
  */
 import { afterAll, beforeAll, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { userPairs } from '../support/schedule-catalog.js';
+import { catalogScenario, userPairs } from '../support/schedule-catalog.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite } from '../support/in-process-dynalite.js';
 import { Explorer } from '../support/schedules.js';
@@ -57,4 +69,12 @@ it('rename vs RSVP: the RSVP\'s lost response, then the rename during its pause:
 
 it('deletion vs late older upsert: a duplicate dying between a guest\'s count entry and its count: the count is right at the end', async () => {
   await explorer.run(scenario('deletion vs late older upsert'), { paused: { change: 1, pauseAfter: 63 }, during: [{ change: 1, crashAfter: 20 }], after: [{ change: 1 }, { change: 0 }] });
+});
+
+it('guest deletion vs RSVP: the RSVP dying with its count landed and its entry not, then the guest deleted: the count is right at the end', async () => {
+  await explorer.run(catalogScenario('guest deletion vs RSVP'), { during: [{ change: 1, crashAfter: 13, lifo: true }], after: [{ change: 0 }, { change: 1 }] });
+});
+
+it('event deletion vs RSVP: the RSVP dying with its count landed and its entry not, then the event deleted: no count is left', async () => {
+  await explorer.run(catalogScenario('event deletion vs RSVP'), { during: [{ change: 1, crashAfter: 13, lifo: true }], after: [{ change: 0 }, { change: 1 }] });
 });

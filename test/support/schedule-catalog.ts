@@ -159,6 +159,12 @@ const moreEventPairs: Scenario[] = [
   { name: 'event deletion vs RSVP', d0, changes: [c.deleteGig, c.bobGoesToGig] },
   { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
 ];
+/** A scenario of the catalog by name, whatever the depth (the fixed schedules of test/integration/deep-found.test.ts). */
+export function catalogScenario(name: string): Scenario {
+  const found = [...namedUserPairs, ...moreUserPairs, ...namedEventPairs, ...moreEventPairs, ...triples].find((s) => s.name === name);
+  if (!found) throw new Error(`no scenario ${name} in the catalog`);
+  return found;
+}
 /** Pairs where a user's change races. */
 export const userPairs: Scenario[] = deepish(DEPTH) ? [...namedUserPairs, ...moreUserPairs] : namedUserPairs;
 /** Pairs of an event's changes, or an event's and an RSVP's. */

@@ -374,8 +374,9 @@ export class Explorer {
         await deliver(step, 1, `a${j}`);
       }
       if (replaying()) throw new Error(`the schedule ended after ${this.current.cursor} of the ${from!.upTo} calls it was to replay: ${describeSchedule(s, schedule)}`);
-      await this.checkFinal(s, table, describeSchedule(s, schedule));
+      // Kept before the final check, so that a failing schedule's calls can be read (a reproduction's first question).
       this.recording = this.current.recording;
+      await this.checkFinal(s, table, describeSchedule(s, schedule));
       if (this.trace && this.recording) this.trace(describeSchedule(s, schedule), this.recording);
       return calls;
     } finally {

@@ -28,7 +28,9 @@
  * recounts the bucket whenever it changed the entry or found one (a
  * duplicate of the same change may have written it and died before its
  * count), and whenever it settles a source found pending: a derivation that died between its entry and the
- * count left that source pending, so the one that finishes it recounts. When
+ * count left that source pending, so the one that finishes it recounts. A wave's calls land in any order, so the
+ * count may also have landed without the entry; and a deletion that tombstones an RSVP source found pending takes
+ * that settle away, so it derives the guest as the settle would, recovering (settle.ts). When
  * callers chose the buckets, one (an event's guest fan-out) derived the
  * creator's unit and recounted only the other guests' buckets; the summary
  * missed the creator's new entry for good (test/integration/

@@ -170,8 +170,12 @@ export class Settler {
     const rsvp = read.get(keyString(keys.rsvpSource(eventId, userId)));
     const shard = rsvp || marksGuest(read.get(keyString(keys.guestShards(eventId))), userId) ? 'marked' : 'unmarked';
     if (rsvp && !rsvp.deleted && !(await this.liveUser(userId))) await this.tombstone(keys.rsvpSource(eventId, userId), Number(rsvp.version), false);
+    // An RSVP found pending may be one whose derivation died with its bucket's count landed and its entry not (a wave's
+    // calls land in any order): its tombstone no longer owes that settle, so this derivation is the recovering one
+    // and recounts (found by the deep exploration with the calls landing last sent first).
+    const settlesPending = rsvp?.pending === true;
     // The event unit too: its item may still show the user as its host while a move away from them is in flight.
-    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering, shard }), this.deriver.derive(eventUnit(eventId), { recovering })]);
+    const outcomes = await all([this.deriver.derive(guestUnit(eventId, userId), { recovering: recovering || settlesPending, shard }), this.deriver.derive(eventUnit(eventId), { recovering })]);
     return outcomes.every((o) => o === 'finished') && done;
   }
 
@@ -210,7 +214,13 @@ export class Settler {
   private async tombstoneRsvp(eventId: string, version: number, first: SourceItem): Promise<void> {
     let s: SourceItem | undefined = first;
     while (s && !s.deleted) {
-      if (await this.tombstone(keyOf(s), s.version, false)) return;
+      if (await this.tombstone(keyOf(s), s.version, false)) {
+        // A source found pending no longer owes its settle once tombstoned: its guest is derived here as the settle
+        // that finishes it would (recovering: the bucket recounted), since a derivation that died may have left its
+        // bucket's count landed without its entry; the fan-out that follows derives the guest again, as it does every one.
+        if (s.pending) await this.deriver.derive(guestUnit(eventId, String(s.user_id)), { recovering: true, shard: 'marked' });
+        return;
+      }
       s = (await this.io.get(keyOf(s))) as SourceItem | undefined;
       const event = await this.io.get(keys.eventSource(eventId));
       if (!event?.deleted || event.version !== version) return;
