@@ -73,6 +73,23 @@ interface SubLevel {
 }
 
 /** A copy of a value parsed from JSON (plain objects, arrays, primitives): what parsing the same JSON again makes. */
+/**
+ * A description whose every write is reported to `onWrite` (`onTableWrite`), and then made, so that the
+ * operation goes on and the test fails on the report rather than on a hung call.
+ */
+function guardTable<T>(value: T, onWrite: (what: string) => void): T {
+  const wrap = (v: unknown): unknown =>
+    typeof v !== 'object' || v === null
+      ? v
+      : new Proxy(v, {
+          get: (t, k) => wrap(Reflect.get(t, k)),
+          set: (t, k, x) => (onWrite(`set ${String(k)}`), Reflect.set(t, k, x)),
+          deleteProperty: (t, k) => (onWrite(`delete ${String(k)}`), Reflect.deleteProperty(t, k)),
+          defineProperty: (t, k, d) => (onWrite(`define ${String(k)}`), Reflect.defineProperty(t, k, d)),
+        });
+  return wrap(value) as T;
+}
+
 function copyJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson) as T;
@@ -82,54 +99,48 @@ function copyJson<T>(value: T): T {
 }
 
 /**
- * `JSON.parse(JSON.stringify(value))`, made without the text: what a request body or an answer becomes on its
- * way through HTTP. Keys whose value JSON leaves out (undefined, functions, symbols) are left out, an array's
- * become null, as do numbers that are not finite; -0 becomes 0. Anything but plain objects, arrays and
- * primitives (a Date, a Buffer, anything with toJSON) goes through JSON itself.
+ * What a request body or an answer becomes on its way through HTTP: `JSON.parse(JSON.stringify(value))`.
+ * V8's own JSON is the cheapest copy there is here: a hand-written walk that skipped the text (it was, until
+ * measured in a jest worker, where its property loads go megamorphic over dynalite's many shapes) took twice
+ * its time, an eighth of an exploration's CPU.
  */
-export function viaJson(value: unknown): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : null;
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-    case 'object':
-      break;
-    default:
-      return JSON.parse(JSON.stringify(value)) as unknown;
+function viaJson(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  return text === undefined ? undefined : (JSON.parse(text) as unknown);
+}
+
+/** A value parsed from JSON, frozen all the way down. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+    Object.freeze(value);
   }
-  if (value === null) return null;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (Array.isArray(value) && proto === Array.prototype) return value.map((v) => viaJson(v) ?? null);
-  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.parse(JSON.stringify(value)) as unknown;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const v = viaJson((value as Record<string, unknown>)[key]);
-    // JSON.parse makes "__proto__" an own property; an assignment would set the prototype instead.
-    if (v !== undefined) Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
+  return value;
 }
 
 /**
  * dynalite's table descriptions, remembered. Every operation reads its table's description from the store
- * (`getTable`: a get from the table sublevel and a JSON parse of some 3 KB, with its five indexes), the
- * largest single cost of a small call once the HTTP is gone. A remembered description is handed out as a
- * fresh copy (the actions that change a table change their copy, then put it), and forgotten as soon as
- * any put or delete of a description starts, until the next get after it ends: a get answers what the
- * sublevel holds, as before.
+ * (`getTable`: a get from the table sublevel and a JSON parse of some 4 KB, with its indexes), the largest
+ * single cost of a small call once the HTTP is gone. A remembered description is forgotten as soon as any put
+ * or delete of a description starts, until the next get after it ends: a get answers what the sublevel holds,
+ * as before.
+ *
+ * The item operations (GetItem, PutItem, Query, the batches…: the ones that ask `getTable` to check the
+ * table's status) only read the description, so they share one frozen copy. The table operations (the
+ * others: they pass `checkStatus` false) change theirs and then put it, so each gets a fresh copy. Copying
+ * for every call was a quarter of an exploration's CPU; test/integration/in-process-tables.test.ts
+ * holds the item operations to never writing into the description they are handed.
  */
-function rememberTables(store: object): void {
-  const tables = (store as { tableDb: SubLevel }).tableDb;
+function rememberTables(store: object, onTableWrite: ((what: string) => void) | undefined): void {
+  const db = store as { tableDb: SubLevel; getTable: (name: string, checkStatus: unknown, cb?: Callback) => unknown };
+  const tables = db.tableDb;
   const { get, put, del } = { get: tables.get.bind(tables), put: tables.put.bind(tables), del: tables.del.bind(tables) };
+  const getTable = db.getTable;
   const kept = new Map<string, unknown>();
   let changes = 0;
   let changing = 0;
+  // Set while an item operation's getTable makes its (synchronous) get: that get may hand out the shared copy.
+  let sharing = false;
   const changed = (original: (key: unknown, ...rest: unknown[]) => unknown) => (key: unknown, ...rest: unknown[]) => {
     kept.clear();
     changes++;
@@ -146,16 +157,25 @@ function rememberTables(store: object): void {
   };
   tables.put = changed(put);
   tables.del = changed(del);
+  db.getTable = (name, checkStatus, cb) => {
+    if (typeof checkStatus !== 'function') return getTable(name, checkStatus, cb);
+    sharing = true;
+    try {
+      return getTable(name, checkStatus);
+    } finally {
+      sharing = false;
+    }
+  };
   tables.get = (key: unknown, ...rest: unknown[]) => {
     const cb = rest.at(-1);
     if (typeof key !== 'string' || rest.length !== 1 || typeof cb !== 'function') return get(key, ...rest);
     if (kept.has(key)) {
-      const copy = copyJson(kept.get(key));
-      return void process.nextTick(() => (cb as Callback)(null, copy));
+      const table = sharing ? kept.get(key) : copyJson(kept.get(key));
+      return void process.nextTick(() => (cb as Callback)(null, table));
     }
     const before = changes;
     return get(key, (err: unknown, value?: unknown) => {
-      if (!err && value !== null && typeof value === 'object' && changes === before && !changing) kept.set(key, copyJson(value));
+      if (!err && value !== null && typeof value === 'object' && changes === before && !changing) kept.set(key, onTableWrite ? guardTable(copyJson(value), onTableWrite) : deepFreeze(copyJson(value)));
       (cb as Callback)(err, value);
     });
   };
@@ -167,7 +187,12 @@ interface StoreError {
   body?: unknown;
 }
 
-export async function startInProcessDynalite(): Promise<InProcessStore> {
+/**
+ * `onTableWrite`: the item operations' shared table description reports any write into it, where a frozen one
+ * would ignore the write (dynalite is not strict code); test/integration/in-process-tables.test.ts
+ * runs with it.
+ */
+export async function startInProcessDynalite(opts: { onTableWrite?: (what: string) => void } = {}): Promise<InProcessStore> {
   rememberDynaliteParses();
   const actions = await loadOperations();
   // The store dynalite makes for this server, so that `call` can hand it operations without going through HTTP.
@@ -182,7 +207,7 @@ export async function startInProcessDynalite(): Promise<InProcessStore> {
   }
   if (!store) throw new Error('dynalite made no store');
   const db = store;
-  rememberTables(db);
+  rememberTables(db, opts.onTableWrite);
   // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
   // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.
   await new Promise<void>((resolve, reject) => {

@@ -159,9 +159,11 @@ const moreEventPairs: Scenario[] = [
   { name: 'event deletion vs RSVP', d0, changes: [c.deleteGig, c.bobGoesToGig] },
   { name: 'RSVP removal vs hide', d0, changes: [c.carolLeavesGig, c.hideGig] },
 ];
+/** Every scenario of the catalog, whatever the depth. */
+export const allScenarios = (): Scenario[] => [...namedUserPairs, ...moreUserPairs, ...namedEventPairs, ...moreEventPairs, ...triples];
 /** A scenario of the catalog by name, whatever the depth (the fixed schedules of test/integration/deep-found.test.ts). */
 export function catalogScenario(name: string): Scenario {
-  const found = [...namedUserPairs, ...moreUserPairs, ...namedEventPairs, ...moreEventPairs, ...triples].find((s) => s.name === name);
+  const found = allScenarios().find((s) => s.name === name);
   if (!found) throw new Error(`no scenario ${name} in the catalog`);
   return found;
 }
