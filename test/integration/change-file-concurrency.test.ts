@@ -18,7 +18,7 @@ import { ThrottleWindow, toPartition } from '../support/throttle-window.js';
 
 const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 15);
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-const store = useFileStore();
+const store = useFileStore({ inProcess: true, direct: true });
 
 describe('data:apply --concurrency (fast-check, dynalite)', () => {
   it('N lines at once give the results, counts and read model of the file in order', async () => {

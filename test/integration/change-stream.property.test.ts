@@ -39,7 +39,7 @@ const REPLAY = process.env.CHANGE_STREAM_SEED ? { seed: Number(process.env.CHANG
 /** Time for one property: about 150 ms a run here, with room for a slower machine. */
 const TIMEOUT = 30_000 + RUNS * 1_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 
 const loadedTable = (h: History): Promise<string> => store.loaded('stream', h.d0);
 

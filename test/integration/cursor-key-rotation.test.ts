@@ -45,7 +45,7 @@ import { startSecretsStub, useSecretsStub } from '../support/secrets-stub.js';
 import { useFileStore } from '../support/store.js';
 
 const DAY = 86_400_000;
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 const secrets = useSecretsStub('key-one');
 
 /** The feeds' reads: none is expected (a cursor is checked before any read). */

@@ -56,7 +56,7 @@ import { ThrottleWindow, partitionOf, toPartition } from '../support/throttle-wi
 import { HEAD_MAX_BYTES } from '../../lambdas/store/feeds/feed.js';
 import { itemSize } from '../../scripts/write-billing.js';
 
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 const WRITES = /Put|Update|Delete|BatchWrite/;
 

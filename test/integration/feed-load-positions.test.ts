@@ -20,7 +20,7 @@ import { describeHistory, tableHistory } from '../../local/resync.js';
 import { CatalogueReplica, NOW, dataset, event, feedItems, publicTitles, user } from '../support/feed-review.js';
 import { useFileStore } from '../support/store.js';
 
-const store = useFileStore();
+const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 
 describe('a load into a table with a history (R5)', () => {

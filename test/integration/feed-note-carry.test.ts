@@ -36,7 +36,7 @@ import { NOW, dataset, event, user } from '../support/feed-review.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
 
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 
 const ann = user('usr_ann', 'ann');

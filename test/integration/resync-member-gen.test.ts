@@ -34,7 +34,7 @@ import { FeedConsumer, expectReplicasMatch, scopesOf } from '../support/feed-con
 import { NOW, dataset, event, user } from '../support/feed-review.js';
 import { useFileStore } from '../support/store.js';
 
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 
 const ann = user('usr_ann', 'ann');

@@ -42,7 +42,7 @@ const RUNS = Number(process.env.CHANGE_STREAM_RUNS ?? 30);
 /** Time for one property: about a second a run on dynalite, two on DynamoDB Local, with room for a busy machine. */
 const TIMEOUT = 60_000 + RUNS * 4_000;
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
-const store = useFileStore({ inProcess: true });
+const store = useFileStore({ inProcess: true, direct: true });
 
 /**
  * A query: mostly aimed at an event of the data (one of its place queries,

@@ -33,6 +33,10 @@ export type Intercept = (command: string, input: Record<string, unknown>, send: 
 /** createDocumentClient's translation options (lambdas/store/table/client.ts): the same marshalling. */
 const TRANSLATE = { marshallOptions: { removeUndefinedValues: true } };
 
+type Handler = (args: { input: Record<string, unknown> }) => Promise<{ output: unknown }>;
+/** An `initialize` middleware as the SDK's stack takes it. */
+type Initialize = (next: Handler, context: { clientName: string; commandName: string }) => Handler;
+
 type AnyCommand = { input: Record<string, unknown>; middlewareStack: unknown; constructor: { name: string } };
 type DocumentCommand = AnyCommand & { clientCommand: { constructor: { name: string } }; addMarshallingMiddleware(config: unknown): void };
 
@@ -40,16 +44,21 @@ type DocumentCommand = AnyCommand & { clientCommand: { constructor: { name: stri
  * A DocumentClient stand-in for the explorations: `send` takes lib-dynamodb's
  * commands and client-dynamodb's (CreateTable, DeleteTable…) and answers as
  * the SDK does. `intercept` (optional) wraps every call, as an `initialize`
- * middleware wraps an SDK call.
+ * middleware wraps an SDK call. Middleware added to its stack at the
+ * `initialize` step runs as on the SDK's stack (the first added outermost;
+ * `context.commandName` the base command's name, `args.input` the command's
+ * input as given): the tests' fault and counting middleware all sit there.
+ * Any other step has no counterpart here, and adding one throws.
  */
 export function directClient(call: StoreCall, intercept?: Intercept): DynamoDBDocumentClient {
+  const initialize: Initialize[] = [];
   const client = {
     async send(command: AnyCommand): Promise<unknown> {
       const document = command instanceof DynamoDBDocumentClientCommand ? (command as unknown as DocumentCommand) : undefined;
       const name = document ? document.clientCommand.constructor.name : command.constructor.name;
       const operation = name.replace(/Command$/, '');
-      const send = async (): Promise<{ output: unknown }> => {
-        if (!document) return { output: await answer(call, operation, command.input) };
+      const send = async (input: Record<string, unknown>): Promise<{ output: unknown }> => {
+        if (!document) return { output: await answer(call, operation, input) };
         // lib-dynamodb's marshalling steps, placed around stand-ins for the two SDK steps they are relative to.
         const stack = constructStack<object, object>();
         stack.add((next) => (args) => next(args), { step: 'serialize', name: 'serializerMiddleware' });
@@ -58,16 +67,19 @@ export function directClient(call: StoreCall, intercept?: Intercept): DynamoDBDo
         // The command's stack (`middlewareStack`) holds them now; concat resolves them against the stand-ins.
         const merged = stack.concat(document.middlewareStack as typeof stack);
         const handler = merged.resolve(async (args) => ({ output: (await answer(call, operation, (args as { input: unknown }).input)) as object, response: {} }), {} as never);
-        return (await handler({ input: command.input } as never)) as { output: unknown };
+        return (await handler({ input } as never)) as { output: unknown };
       };
-      const { output } = intercept ? await intercept(name, command.input, send) : await send();
+      const sent: Handler = ({ input }) => (intercept ? intercept(name, input, () => send(input)) : send(input));
+      const context = { clientName: 'DynamoDBClient', commandName: name };
+      const handler = initialize.reduceRight<Handler>((next, middleware) => middleware(next, context), sent);
+      const { output } = await handler({ input: command.input });
       return output;
     },
     destroy: () => undefined,
-    // No SDK stack to add to: a caller that needs middleware must use the SDK path (SCHEDULES_TRANSPORT=sdk).
     middlewareStack: {
-      add: () => {
-        throw new Error('the direct dynalite client has no middleware stack: wrap its calls with `intercept` instead');
+      add: (middleware: Initialize, options?: { step?: string }) => {
+        if ((options?.step ?? 'initialize') !== 'initialize') throw new Error(`the direct dynalite client runs initialize middleware only, not ${options?.step}: use the SDK path (SCHEDULES_TRANSPORT=sdk)`);
+        initialize.push(middleware);
       },
     },
   };

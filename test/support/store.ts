@@ -80,7 +80,7 @@ export async function startLoopbackStore(): Promise<{ endpoint: string; client: 
  * time was the loopback round trip); otherwise, and on DynamoDB Local, over
  * HTTP. `endpoint` is the store over HTTP either way.
  */
-async function startFileStore(inProcess: boolean): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
+async function startFileStore(inProcess: boolean, direct: boolean): Promise<{ endpoint: string; newClient(): DynamoDBDocumentClient; close(): Promise<void> }> {
   if (STORE !== 'dynalite' || !inProcess) {
     const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
@@ -90,7 +90,7 @@ async function startFileStore(inProcess: boolean): Promise<{ endpoint: string; n
   assertLocalEndpoint(store.httpEndpoint);
   return {
     endpoint: store.httpEndpoint,
-    newClient: () => createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler }),
+    newClient: direct ? () => directClient(store.call) : () => createDocumentClient({ endpoint: store.endpoint, requestHandler: store.requestHandler }),
     close: () => store.close(),
   };
 }
@@ -100,7 +100,7 @@ export interface FileStore {
   readonly endpoint: string;
   /** The file's own client: the one its reads and fresh loads use. */
   readonly client: DynamoDBDocumentClient;
-  /** Another client on the store, the same way as `client` (in-process on dynalite with `inProcess`); the caller destroys it. */
+  /** Another client on the store, the same way as `client` (in-process on dynalite with `inProcess`, direct with `direct`); the caller destroys it. */
   newClient(): DynamoDBDocumentClient;
   /** A table name not used before in this file: `{prefix}-{n}`. */
   nextTable(prefix: string): string;
@@ -115,12 +115,19 @@ export interface FileStore {
  * `inProcess`: on dynalite, `client` and `newClient()` call it in-process
  * (startFileStore), for a file whose clients all come from here; a file that
  * also reaches the store over HTTP (`endpoint`) stays on HTTP throughout.
+ * `direct` (with `inProcess`, dynalite only): they call it as the schedule
+ * explorations do, straight to its handler without the SDK's steps
+ * (test/support/direct-dynalite.ts: the same marshalling, the same answers
+ * and errors, `initialize` middleware as on the SDK's stack; held to the
+ * SDK's path by schedules-transport.test.ts). The SDK's steps were half of a
+ * change-stream property's CPU. SCHEDULES_TRANSPORT=sdk puts such a file
+ * back on the SDK.
  */
-export function useFileStore(opts: { inProcess?: boolean } = {}): FileStore {
+export function useFileStore(opts: { inProcess?: boolean; direct?: boolean } = {}): FileStore {
   let started: { endpoint: string; client: DynamoDBDocumentClient; newClient(): DynamoDBDocumentClient; close(): Promise<void> } | undefined;
   let tables = 0;
   beforeAll(async () => {
-    const store = await startFileStore(opts.inProcess ?? false);
+    const store = await startFileStore(opts.inProcess ?? false, (opts.direct ?? false) && process.env.SCHEDULES_TRANSPORT !== 'sdk');
     const client = store.newClient();
     started = {
       ...store,
