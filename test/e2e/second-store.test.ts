@@ -62,11 +62,16 @@ describe('npm test without Java on the PATH', () => {
     expect(run.output).not.toContain('PASS');
   }, 120_000);
 
-  it('CI sets the variable before it runs the tests, and npm test is the type check then this same jest', () => {
+  it('CI sets the variable before it runs the tests, and npm test is the type check beside this same jest', () => {
     const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
     expect(ci.indexOf('export REQUIRE_DYNAMODB_LOCAL=1')).toBeGreaterThan(0);
     expect(ci.indexOf('export REQUIRE_DYNAMODB_LOCAL=1')).toBeLessThan(ci.indexOf('npm test -- '));
     const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(scripts.test).toBe(`npm run typecheck && ${scripts.jest}`);
+    // scripts/test.mjs: the type check beside this same jest, with the same node flags.
+    expect(scripts.test).toBe('node scripts/test.mjs');
+    const runner = readFileSync(join(ROOT, 'scripts/test.mjs'), 'utf8');
+    expect(scripts.jest).toBe('node --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js');
+    expect(runner).toContain("['--experimental-vm-modules', '--disable-warning=ExperimentalWarning', 'node_modules/jest/bin/jest.js', ...process.argv.slice(2)]");
+    expect(runner).toContain("spawn('npm', ['run', '--silent', 'typecheck']");
   });
 });
