@@ -69,6 +69,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { directClient } from './direct-dynalite.js';
+import { httpStoreCall } from './http-store-call.js';
 import { STORE, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
@@ -456,6 +457,13 @@ export function exploreSuite(title: string, label: CatalogFile, opts: { feeds?: 
       const client = TRANSPORT === 'direct' ? directClient(inProcess.call) : createDocumentClient(inProcess);
       store = { client, close: async () => (client.destroy(), inProcess.close()) };
       explorer = new Explorer(inProcess, client, clock, opts.feeds ?? true, TRANSPORT);
+    } else if (TRANSPORT === 'direct') {
+      // DynamoDB Local over HTTP, the SDK's steps left out as on dynalite (test/support/http-store-call.ts).
+      const loopback = await startLoopbackStore();
+      const http = httpStoreCall(loopback.endpoint);
+      const client = directClient(http.call);
+      store = { client, close: async () => (http.close(), loopback.close()) };
+      explorer = new Explorer({ endpoint: loopback.endpoint, call: http.call }, client, clock, opts.feeds ?? true, TRANSPORT);
     } else {
       const loopback = await startLoopbackStore();
       store = loopback;

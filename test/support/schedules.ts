@@ -219,7 +219,7 @@ export class Explorer {
   private snapshot?: { table: string; generation: number; items: Item[]; hash?: string };
 
   constructor(
-    private readonly store: string | Pick<InProcessStore, 'endpoint' | 'requestHandler' | 'call'> & Partial<Pick<InProcessStore, 'generation'>>,
+    private readonly store: string | (Pick<InProcessStore, 'endpoint' | 'call'> & Partial<Pick<InProcessStore, 'requestHandler' | 'generation'>>),
     private readonly client: DynamoDBDocumentClient,
     private readonly clock: Clock,
     /** Also read the changes feeds at every observation point (checkFeeds); the long pair files leave it off for CI's time. */

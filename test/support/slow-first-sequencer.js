@@ -18,7 +18,8 @@ const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
  * Seconds per file and project ("project path"), from `test-output/jest-main.json`
  * of a CI run (a clean clone, two workers, the machine shared): 85edb86's, with the
  * three files 3277ac9 put on the direct client (change-stream property, failed-writes
- * sweep, discovery property) halved as they measured alone. A change-path
+ * sweep, discovery property) halved as they measured alone, and the second store's
+ * from a run of its project alone once the direct client reached it over HTTP. A change-path
  * file runs in two projects, with different shares, so each has its own.
  */
 export const ESTIMATED_SECONDS = {
@@ -47,13 +48,13 @@ export const ESTIMATED_SECONDS = {
   'rehearsal test/e2e/keys-and-quota.test.ts': 22,
   'rehearsal test/rehearsal/stages.test.ts': 22,
   'rehearsal test/rehearsal/serve.test.ts': 15,
-  'dynamodb-local test/integration/schedules-triples.exhaustive.test.ts': 50,
-  'dynamodb-local test/integration/feed-failed-writes.test.ts': 47,
-  'dynamodb-local test/integration/change-stream.property.test.ts': 45,
-  'dynamodb-local test/integration/schedules-triples-deletions.exhaustive.test.ts': 42,
+  'dynamodb-local test/integration/schedules-triples.exhaustive.test.ts': 34,
+  'dynamodb-local test/integration/feed-failed-writes.test.ts': 41,
+  'dynamodb-local test/integration/change-stream.property.test.ts': 25,
+  'dynamodb-local test/integration/schedules-triples-deletions.exhaustive.test.ts': 25,
   'dynamodb-local test/integration/key-manager.test.ts': 16,
-  'dynamodb-local test/integration/guest-shards.test.ts': 16,
-  'dynamodb-local test/integration/ingest-throttle-window.test.ts': 15,
+  'dynamodb-local test/integration/guest-shards.test.ts': 18,
+  'dynamodb-local test/integration/ingest-throttle-window.test.ts': 25,
   'dynamodb-local test/integration/search-events.property.test.ts': 12,
 };
 

@@ -25,6 +25,7 @@ import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
 import { directClient } from './direct-dynalite.js';
+import { httpStoreCall } from './http-store-call.js';
 import { leaseDynamoDbLocal } from './dynamodb-local.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { ROOT } from './process.js';
@@ -84,6 +85,11 @@ async function startFileStore(inProcess: boolean, direct: boolean): Promise<{ en
   if (STORE !== 'dynalite' || !inProcess) {
     const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
+    if (STORE === 'dynamodb-local' && direct) {
+      // The same direct client over HTTP (test/support/http-store-call.ts).
+      const http = httpStoreCall(store.endpoint);
+      return { endpoint: store.endpoint, newClient: () => directClient(http.call), close: async () => (http.close(), store.close()) };
+    }
     return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
   }
   const store = await startInProcessDynalite();
@@ -115,13 +121,14 @@ export interface FileStore {
  * `inProcess`: on dynalite, `client` and `newClient()` call it in-process
  * (startFileStore), for a file whose clients all come from here; a file that
  * also reaches the store over HTTP (`endpoint`) stays on HTTP throughout.
- * `direct` (with `inProcess`, dynalite only): they call it as the schedule
- * explorations do, straight to its handler without the SDK's steps
- * (test/support/direct-dynalite.ts: the same marshalling, the same answers
- * and errors, `initialize` middleware as on the SDK's stack; held to the
- * SDK's path by schedules-transport.test.ts). The SDK's steps were half of a
- * change-stream property's CPU. SCHEDULES_TRANSPORT=sdk puts such a file
- * back on the SDK.
+ * `direct` (with `inProcess`): they call it as the schedule explorations
+ * do, without the SDK's steps (test/support/direct-dynalite.ts: the same
+ * marshalling, the same answers and errors, `initialize` middleware as on the
+ * SDK's stack; held to the SDK's path by schedules-transport.test.ts and
+ * direct-client-middleware.test.ts): on dynalite straight to its handler, on
+ * DynamoDB Local over HTTP (test/support/http-store-call.ts). The SDK's steps
+ * were half of a change-stream property's CPU. SCHEDULES_TRANSPORT=sdk puts
+ * such a file back on the SDK.
  */
 export function useFileStore(opts: { inProcess?: boolean; direct?: boolean } = {}): FileStore {
   let started: { endpoint: string; client: DynamoDBDocumentClient; newClient(): DynamoDBDocumentClient; close(): Promise<void> } | undefined;
