@@ -21,9 +21,15 @@ export interface HttpStoreCall {
 export function httpStoreCall(endpoint: string): HttpStoreCall {
   const url = new URL(endpoint);
   const agent = new Agent({ keepAlive: true });
-  const call: StoreCall = (operation, body) =>
+  const call: StoreCall = (operation, body) => send(operation, JSON.stringify(body), true);
+  /**
+   * One POST. A kept connection the server closed while it sat idle fails with ECONNRESET before any answer,
+   * the request almost surely unread; it is sent once more on a new connection, as Node's documentation advises
+   * (`request.reusedSocket`) and as the SDK's standard retry strategy, which this path leaves out, would retry a
+   * reset. Any other failure is the caller's, as before.
+   */
+  const send = (operation: string, payload: string, mayResend: boolean): ReturnType<StoreCall> =>
     new Promise((resolve, reject) => {
-      const payload = JSON.stringify(body);
       const req = request(
         {
           host: url.hostname,
@@ -53,7 +59,10 @@ export function httpStoreCall(endpoint: string): HttpStoreCall {
           });
         },
       );
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        if (mayResend && req.reusedSocket && error.code === 'ECONNRESET') send(operation, payload, false).then(resolve, reject);
+        else reject(error);
+      });
       req.end(payload);
     });
   return { call, close: () => agent.destroy() };

@@ -72,7 +72,6 @@ interface SubLevel {
   del(key: unknown, ...rest: unknown[]): unknown;
 }
 
-/** A copy of a value parsed from JSON (plain objects, arrays, primitives): what parsing the same JSON again makes. */
 /**
  * A description whose every write is reported to `onWrite` (`onTableWrite`), and then made, so that the
  * operation goes on and the test fails on the report rather than on a hung call.
@@ -90,6 +89,7 @@ function guardTable<T>(value: T, onWrite: (what: string) => void): T {
   return wrap(value) as T;
 }
 
+/** A copy of a value parsed from JSON (plain objects, arrays, primitives): what parsing the same JSON again makes. */
 function copyJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson) as T;

@@ -69,8 +69,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
 import { directClient } from './direct-dynalite.js';
-import { httpStoreCall } from './http-store-call.js';
-import { STORE, startLoopbackStore } from './store.js';
+import { STORE, TRANSPORT, directOverHttp, startLoopbackStore } from './store.js';
 
 /** The depth the environment asks for (see the comment above); `default` when unset or unknown. */
 /** The kinds of partition a throttle window covers, one at a time: an event's (its guest shards too), a user's, a feed's, a tally's. */
@@ -78,12 +77,6 @@ const THROTTLED_KINDS = ['EVENT#', 'USER#', 'FEED#', 'TALLY#'] as const;
 export const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
 /** `deep` and `exhaustive` (which adds the two-fault products to deep). */
 const deepish = (depth: string) => depth === 'deep' || depth === 'exhaustive';
-/**
- * How the explorations reach dynalite (in-process): `direct`, straight to its handler (test/support/direct-dynalite.ts,
- * about five times fewer CPU seconds a schedule), or `sdk`, through the SDK's whole stack. SCHEDULES_TRANSPORT=sdk
- * runs them the slow way; schedules-transport.test.ts holds the two to the same calls and answers.
- */
-export const TRANSPORT = process.env.SCHEDULES_TRANSPORT === 'sdk' ? 'sdk' : 'direct';
 
 const user = (id: string, username: string) => ({ id, username, name: `Name of ${username}`, email: `${username}@example.com` });
 const alice = user('usr_a', 'alice');
@@ -460,10 +453,10 @@ export function exploreSuite(title: string, label: CatalogFile, opts: { feeds?: 
     } else if (TRANSPORT === 'direct') {
       // DynamoDB Local over HTTP, the SDK's steps left out as on dynalite (test/support/http-store-call.ts).
       const loopback = await startLoopbackStore();
-      const http = httpStoreCall(loopback.endpoint);
-      const client = directClient(http.call);
-      store = { client, close: async () => (http.close(), loopback.close()) };
-      explorer = new Explorer({ endpoint: loopback.endpoint, call: http.call }, client, clock, opts.feeds ?? true, TRANSPORT);
+      const direct = directOverHttp(loopback.endpoint);
+      const client = direct.newClient();
+      store = { client, close: async () => (direct.close(), loopback.close()) };
+      explorer = new Explorer({ endpoint: loopback.endpoint, call: direct.call }, client, clock, opts.feeds ?? true, TRANSPORT);
     } else {
       const loopback = await startLoopbackStore();
       store = loopback;

@@ -24,7 +24,7 @@ import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { ensureTable, startDynalite } from '../../local/dynalite.js';
 import { onDynamoCall } from '../../local/instrument.js';
 import { writeDataset } from '../../local/loader.js';
-import { directClient } from './direct-dynalite.js';
+import { directClient, type StoreCall } from './direct-dynalite.js';
 import { httpStoreCall } from './http-store-call.js';
 import { leaseDynamoDbLocal } from './dynamodb-local.js';
 import { startInProcessDynalite } from './in-process-dynalite.js';
@@ -37,6 +37,20 @@ export const STORE: StoreKind = z
   .enum(['dynalite', 'dynamodb-local'])
   .default('dynalite')
   .parse(process.env.TEST_STORE === '' ? undefined : process.env.TEST_STORE);
+
+/**
+ * How the explorations and the files that ask for `direct` (useFileStore) reach the store: `direct`, without the
+ * SDK's steps (test/support/direct-dynalite.ts, about five times fewer CPU seconds a schedule on dynalite), or
+ * `sdk`, through the SDK's whole stack. SCHEDULES_TRANSPORT=sdk runs them the slow way;
+ * schedules-transport.test.ts holds the two to the same calls and answers. Read once, here.
+ */
+export const TRANSPORT: 'direct' | 'sdk' = process.env.SCHEDULES_TRANSPORT === 'sdk' ? 'sdk' : 'direct';
+
+/** A loopback store over HTTP (DynamoDB Local) through the direct client (test/support/http-store-call.ts). */
+export function directOverHttp(endpoint: string): { call: StoreCall; newClient(): DynamoDBDocumentClient; close(): void } {
+  const http = httpStoreCall(endpoint);
+  return { call: http.call, newClient: () => directClient(http.call), close: () => http.close() };
+}
 
 export interface TestStore {
   endpoint: string;
@@ -86,9 +100,8 @@ async function startFileStore(inProcess: boolean, direct: boolean): Promise<{ en
     const store = STORE === 'dynalite' ? await startDynalite() : await leaseDynamoDbLocal(ROOT);
     assertLocalEndpoint(store.endpoint);
     if (STORE === 'dynamodb-local' && direct) {
-      // The same direct client over HTTP (test/support/http-store-call.ts).
-      const http = httpStoreCall(store.endpoint);
-      return { endpoint: store.endpoint, newClient: () => directClient(http.call), close: async () => (http.close(), store.close()) };
+      const http = directOverHttp(store.endpoint);
+      return { endpoint: store.endpoint, newClient: http.newClient, close: async () => (http.close(), store.close()) };
     }
     return { endpoint: store.endpoint, newClient: () => createDocumentClient({ endpoint: store.endpoint }), close: () => store.close() };
   }
@@ -134,7 +147,7 @@ export function useFileStore(opts: { inProcess?: boolean; direct?: boolean } = {
   let started: { endpoint: string; client: DynamoDBDocumentClient; newClient(): DynamoDBDocumentClient; close(): Promise<void> } | undefined;
   let tables = 0;
   beforeAll(async () => {
-    const store = await startFileStore(opts.inProcess ?? false, (opts.direct ?? false) && process.env.SCHEDULES_TRANSPORT !== 'sdk');
+    const store = await startFileStore(opts.inProcess ?? false, (opts.direct ?? false) && TRANSPORT === 'direct');
     const client = store.newClient();
     started = {
       ...store,
