@@ -2,9 +2,9 @@
  * Jest runs the TypeScript sources as native ES modules (the project is
  * "type": "module" because middy >= 5 is ESM-only). The transform only strips
  * types (esbuild: test/support/esbuild-transform.js);
- * type checking is `npm run typecheck`, run first by `npm test`.
+ * type checking is `npm run typecheck`, run beside jest by `npm test` (scripts/test.mjs).
  *
- * Three projects share one run and its workers:
+ * Four projects share one run and its workers:
  * - "dynalite": every test, on the embedded store (no Java);
  * - "rehearsal": REHEARSAL_TESTS again, against the rehearsal of the
  *   synthesized stack (bundles from cdk.out, IAM checked on every call);
@@ -18,9 +18,14 @@
  *   "Two stores"); dynalite runs their full count. Without Java
  *   it is left out and the run says so before jest's summary, unless REQUIRE_DYNAMODB_LOCAL=1
  *   (CI) makes that a failure: test/support/second-store.js.
+ * - "browser": test/browser/, the embed widget and the API reference in a
+ *   real headless Chromium (Debian's /usr/bin/chromium). Without it the
+ *   project is left out and a whole run says so before jest's summary, unless
+ *   REQUIRE_BROWSER=1 (CI) makes that a failure: test/support/browser.js.
  * `--selectProjects dynalite` runs only the first.
  */
-import { PROJECT as SECOND_STORE, secondStore } from './test/support/second-store.js';
+import { BROWSER_TESTS, PROJECT as BROWSER, browserTests } from './test/support/browser.js';
+import { PROJECT as SECOND_STORE, secondStore, selectedProjects } from './test/support/second-store.js';
 
 // The AWS SDK v3 warns on Node < 22 (NodeVersionSupportWarning) once per module
 // registry, that is once per test file: dozens of identical notices in `npm
@@ -92,7 +97,7 @@ export const REHEARSAL_TESTS = [
   '<rootDir>/test/e2e/hostile-input.test.ts',
 ];
 
-/** What every project shares, and jest.browser.config.js too. @type {import('jest').Config} */
+/** What every project shares. @type {import('jest').Config} */
 export const common = {
   // Node's, its timeouts stretched by the machine's load (why: the file's comment).
   testEnvironment: '<rootDir>/test/support/load-aware-environment.js',
@@ -110,6 +115,16 @@ export const common = {
  */
 export default function config() {
   const leftOut = secondStore() === 'leave out';
+  const browserLeftOut = browserTests() === 'leave out';
+  const browserProject = {
+    ...common,
+    displayName: BROWSER,
+    testMatch: BROWSER_TESTS,
+    // A browser's launch and page loads need more than the run's 30 s on a loaded machine.
+    setupFilesAfterEnv: ['<rootDir>/test/support/browser.timeout.ts'],
+    // Fails the run at once, naming the install command, when Chromium is missing but required.
+    globalSetup: '<rootDir>/test/support/browser.setup.js',
+  };
   const secondStoreProject = {
     ...common,
     displayName: SECOND_STORE,
@@ -143,8 +158,13 @@ export default function config() {
         globalSetup: '<rootDir>/test/support/rehearsal.setup.mjs',
       },
       ...(leftOut ? [] : [secondStoreProject]),
+      ...(browserLeftOut ? [] : [browserProject]),
     ],
-    // The default reporter, and the one line saying what was left to the second store when it was left out.
-    reporters: ['default', ['<rootDir>/test/support/second-store-reporter.js', { leftOut, changePathTests: CHANGE_PATH_TESTS, rootDir: ROOT }]],
+    // The default reporter, and the one line each saying what a run left out: the second store, the browser tests.
+    reporters: [
+      'default',
+      ['<rootDir>/test/support/second-store-reporter.js', { leftOut, changePathTests: CHANGE_PATH_TESTS, rootDir: ROOT }],
+      ['<rootDir>/test/support/browser-reporter.js', { leftOut: browserLeftOut, projectsNamed: selectedProjects(process.argv).length > 0 }],
+    ],
   };
 }

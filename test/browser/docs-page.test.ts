@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromiumPath } from '../support/browser.js';
 import { routes, type Surface } from '../../lambdas/routes.js';
 import { startTestServer, type TestServer } from '../support/local.js';
 import { ROOT } from '../support/process.js';
@@ -25,7 +26,7 @@ beforeAll(async () => {
   mkdirSync(OUTPUT, { recursive: true });
   api = await startTestServer();
   context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'pe-chromium-')), {
-    executablePath: '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 1280, height: 1000 },

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromiumPath } from '../support/browser.js';
 import type { EmbedEvent } from '../../lambdas/core/embed.js';
 import { NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
@@ -107,7 +108,7 @@ beforeAll(async () => {
   hostUrl = `http://localhost:${(host.address() as AddressInfo).port}/`;
 
   context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'pe-chromium-')), {
-    executablePath: '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 900, height: 1400 },

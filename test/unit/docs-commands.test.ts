@@ -27,7 +27,8 @@ const EXERCISED: Exercised[] = [
   { shown: /^npm ci && npm start$/, by: 'test/e2e/cli.test.ts', proof: () => "runNpm(['start', '--'" },
   // The suite itself, as CI runs it.
   { shown: /^npm test$/, by: '.ci/run', proof: () => 'npm test -- ' },
-  { shown: /^npm run test:browser$/, by: '.ci/run', proof: () => 'npm run test:browser' },
+  // The browser project alone; `npm test` runs it too where Chromium is, and CI requires it there.
+  { shown: /^npm run test:browser$/, by: 'test/unit/browser-project.test.ts', proof: () => "expect(scripts['test:browser']).toBe(`${scripts.jest} --selectProjects browser`)" },
   // `npm run rehearse` runs local/cli/rehearse.ts: the same rehearsal and the same requests (local/rehearsal/checks.ts) as this test, on both stages.
   { shown: /^npm run rehearse$/, by: 'test/rehearsal/stages.test.ts', proof: () => 'rehearsalRequests(rehearsal.demoKey.key, rehearsal.cursorKey, new Date(NOW))' },
   { shown: /^npm run rehearse -- --serve$/, by: 'test/rehearsal/serve.test.ts', proof: () => "runNpm(['run', 'rehearse', '--', '--serve'])" },
