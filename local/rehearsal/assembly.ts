@@ -4,7 +4,7 @@
  * project (the bundles leave `@aws-sdk/*` external and must resolve it from
  * this project's node_modules, as the Lambda runtime resolves it from its own).
  *
- * Synthesizing bundles every function (about 15 esbuild runs), so an assembly
+ * Synthesizing bundles every function (22 esbuild runs), so an assembly
  * is kept, keyed by a hash of everything that shapes it: the sources the stack
  * and the bundles are built from, the lock file, cdk.json and the context. A
  * jest run, `npm run rehearse` and CI's two workers then bundle once per key.
@@ -18,7 +18,8 @@ import { buildApp } from '../../lib/app.js';
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** Under cdk.out (git-ignored), so that the bundles resolve the SDK from ROOT/node_modules. */
 export const REHEARSAL_DIR = join(ROOT, 'cdk.out', 'rehearsal');
-const SOURCES = ['lambdas', 'lib', 'bin', 'package-lock.json', 'cdk.json'];
+// local/rehearsal/bin: the shortcut the bundles are made through.
+const SOURCES = ['lambdas', 'lib', 'bin', 'local/rehearsal/bin', 'package-lock.json', 'cdk.json'];
 
 /**
  * cdk.json's context under the given one, as the CDK CLI merges them. Values
@@ -65,6 +66,26 @@ function pruneStale(sources: string): void {
   }
 }
 
+/** local/rehearsal/bin: its `npx` runs `npx --no-install BIN` as the project's node_modules/.bin/BIN (why: the file). */
+const SHORTCUT = join(ROOT, 'local', 'rehearsal', 'bin');
+
+/**
+ * `synth` (making the app and writing it) with SHORTCUT first on the PATH, so that CDK's bundling reaches esbuild without starting npm for
+ * each function: the same esbuild, the same arguments, the same bundles (test/infra/synth.test.ts holds the
+ * CLI's asset hashes, bundled through npx itself, equal to the rehearsal's). Synthesis is synchronous, so
+ * nothing else in this process sees the changed PATH.
+ */
+function withBundlerShortcut<T>(synth: () => T): T {
+  const path = process.env.PATH;
+  process.env.PATH = `${SHORTCUT}:${path ?? ''}`;
+  try {
+    return synth();
+  } finally {
+    if (path === undefined) delete process.env.PATH;
+    else process.env.PATH = path;
+  }
+}
+
 /**
  * The assembly for this context (`stage` and any `-c` key of bin/app.ts),
  * synthesized with bundling unless one for the same key exists. Written to a
@@ -82,8 +103,8 @@ export function synthesizeAssembly(context: Record<string, unknown>): Assembly {
     const tmp = `${dir}.${process.pid}.tmp`;
     rmSync(tmp, { recursive: true, force: true });
     const app = new App({ outdir: tmp, context });
-    buildApp(app);
-    app.synth();
+    // CDK bundles each function as its construct is made, in buildApp.
+    withBundlerShortcut(() => (buildApp(app), app.synth()));
     writeFileSync(join(tmp, 'rehearsal-context.json'), JSON.stringify(context));
     try {
       renameSync(tmp, dir);

@@ -1,9 +1,12 @@
 /** `npx cdk synth` as an operator runs it: the CLI, offline, no AWS credentials, real bundling. */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
+import { synthesizeAssembly, withCdkJsonContext } from '../../local/rehearsal/assembly.js';
+import { REHEARSAL_STAGES } from '../../local/rehearsal/checks.js';
 import { machineContention } from '../../local/rehearsal/contention.js';
 import { ROOT } from '../support/process.js';
 import { CDK_FEATURE_FLAGS } from './support.js';
@@ -28,7 +31,7 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
       // own timeout (test/support/load-aware-environment.js): a loaded machine is slow, not broken.
       timeout: Math.ceil(120_000 * machineContention()),
     });
-    const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string; Properties?: { Code?: { S3Key?: unknown } } }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
     // One per route, the authorizer, the old-prefix redirect, the ingest function and key management.
     expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 4);
@@ -39,6 +42,22 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
     // cdk.json sets every recommended feature flag, so the CLI has none to warn about.
     expect(stderr).not.toMatch(/feature flags? (is|are) not configured/);
-    // Bundling fifteen functions takes longer than jest's default on a busy machine; the CLI call itself is bounded at 120 s (stretched).
+    // The rehearsal bundles through a shortcut to the same esbuild (local/rehearsal/bin/npx, without npm's start):
+    // its bundles are the CLI's, byte for byte, and so are their source maps but for the folders they name (each
+    // assembly's own: the reason the assets' hashes differ).
+    const bundles = (dir: string, resources: typeof template.Resources) =>
+      Object.fromEntries(
+        Object.entries(resources).flatMap(([id, r]) => {
+          if (r.Type !== 'AWS::Lambda::Function') return [];
+          const asset = join(dir, `asset.${String(r.Properties?.Code?.S3Key).replace(/\.zip$/, '')}`);
+          const map = JSON.parse(readFileSync(join(asset, 'index.mjs.map'), 'utf8')) as { mappings: string; names: string[] };
+          return [[id, { code: readFileSync(join(asset, 'index.mjs'), 'utf8'), mappings: map.mappings, names: map.names }]];
+        }),
+      );
+    const rehearsed = synthesizeAssembly(withCdkJsonContext(REHEARSAL_STAGES[stage]!));
+    const cli = bundles(`${ROOT}${out}`, template.Resources);
+    expect(Object.keys(cli)).toHaveLength(routes.length + 4);
+    expect(bundles(rehearsed.dir, (rehearsed.template as { Resources: typeof template.Resources }).Resources)).toEqual(cli);
+    // Bundling twenty-two functions takes longer than jest's default on a busy machine; the CLI call itself is bounded at 120 s (stretched).
   }, 150_000);
 });
