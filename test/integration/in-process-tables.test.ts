@@ -8,12 +8,15 @@
  * be dropped without a word. Here the shared description is a guard that
  * reports any write, and every scenario of the schedule catalog runs in each
  * of its orders (the change path's every kind of call, the checks' Scans and
- * index Queries), as do the loader and the repository's reads.
+ * index Queries), as do the loader and the repository's reads. And a new
+ * table is ACTIVE at once (`activeOnCreate`), so no exploration waits a timer
+ * for it.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import { INDEXES } from '../../lambdas/store/table/table.js';
+import { INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
@@ -75,3 +78,20 @@ it('no item operation writes into the table description it shares, over every sc
   expect(writes).toEqual([]);
   expect(runs).toBeGreaterThan(40);
 }, 120_000);
+
+it('a new table is ACTIVE with its indexes as soon as CreateTable answers, as on DynamoDB Local, and stays so after dynalite\'s own flip', async () => {
+  const TableName = 'active-at-once';
+  const created = await client.send(new CreateTableCommand(createTableInput(TableName)));
+  expect(created.TableDescription?.TableStatus).toBe('ACTIVE');
+  const described = async () => (await client.send(new DescribeTableCommand({ TableName }))).Table;
+  const statuses = (t: Awaited<ReturnType<typeof described>>) => [t?.TableStatus, ...(t?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexStatus)];
+  const first = await described();
+  expect(first?.GlobalSecondaryIndexes?.length).toBe(Object.keys(INDEXES).length);
+  expect(new Set(statuses(first))).toEqual(new Set(['ACTIVE']));
+  // dynalite's timer (at least a millisecond) puts the same description again: nothing else changes.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const later = await described();
+  expect(later).toEqual(first);
+  await client.send(new PutCommand({ TableName, Item: { pk: 'P', sk: 'S' } }));
+  expect((await client.send(new GetCommand({ TableName, Key: { pk: 'P', sk: 'S' }, ConsistentRead: true }))).Item).toEqual({ pk: 'P', sk: 'S' });
+});

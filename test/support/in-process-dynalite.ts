@@ -187,6 +187,34 @@ interface StoreError {
   body?: unknown;
 }
 
+interface TableDescription {
+  TableStatus?: string;
+  CreationDateTime?: number;
+  GlobalSecondaryIndexes?: Array<{ IndexStatus?: string }>;
+  BillingModeSummary?: { LastUpdateToPayPerRequestDateTime?: number };
+}
+
+/**
+ * A new table is ACTIVE, with its indexes, as soon as CreateTable has put it, as on DynamoDB Local. dynalite
+ * with no creation delay still flips it on a timer (at least a millisecond in Node), and the explorations
+ * create a table for every schedule and wait for it: some hundreds of thousands of idle milliseconds in a
+ * deep run. The flip is the one dynalite's timer makes (createTable.js), made on the description before it is
+ * put, so CreateTable's answer says ACTIVE too; the timer then puts the same description again.
+ */
+function activeOnCreate(store: object): void {
+  const tables = (store as { tableDb: SubLevel }).tableDb;
+  const put = tables.put.bind(tables);
+  tables.put = (key: unknown, value: unknown, ...rest: unknown[]) => {
+    const table = value as TableDescription | null;
+    if (typeof key === 'string' && table !== null && typeof table === 'object' && table.TableStatus === 'CREATING') {
+      table.TableStatus = 'ACTIVE';
+      for (const index of table.GlobalSecondaryIndexes ?? []) index.IndexStatus = 'ACTIVE';
+      if (table.BillingModeSummary) table.BillingModeSummary.LastUpdateToPayPerRequestDateTime = table.CreationDateTime;
+    }
+    return put(key, value, ...rest);
+  };
+}
+
 /**
  * `onTableWrite`: the item operations' shared table description reports any write into it, where a frozen one
  * would ignore the write (dynalite is not strict code); test/integration/in-process-tables.test.ts
@@ -207,6 +235,7 @@ export async function startInProcessDynalite(opts: { onTableWrite?: (what: strin
   }
   if (!store) throw new Error('dynalite made no store');
   const db = store;
+  activeOnCreate(db);
   rememberTables(db, opts.onTableWrite);
   // Listening (on a loopback port) so that close() runs dynalite's whole shutdown: on a server that never listened it
   // stops at "not running" and leaves the store's handles open. The port also serves the same store over HTTP.

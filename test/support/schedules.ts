@@ -386,13 +386,14 @@ export class Explorer {
   }
 
   /**
-   * A fresh table: CreateTable, then DescribeTable until it and its indexes are ACTIVE (dynalite, with no
-   * creation delay, flips them on its next timer: one look after a timer turn is the usual case).
+   * A fresh table: CreateTable, then DescribeTable until it and its indexes are ACTIVE, a timer turn between
+   * looks. Both stores answer ACTIVE at the first look (DynamoDB Local, and the in-process dynalite:
+   * in-process-dynalite.ts, activeOnCreate), so no schedule waits for a timer.
    */
   private async createTable(table: string): Promise<void> {
     await this.client.send(new CreateTableCommand(createTableInput(table)));
     for (let attempt = 0; attempt < 100; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 0));
       const { Table } = await this.client.send(new DescribeTableCommand({ TableName: table }));
       if (Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((i) => i.IndexStatus === 'ACTIVE')) return;
     }
