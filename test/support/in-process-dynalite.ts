@@ -99,14 +99,19 @@ function copyJson<T>(value: T): T {
 }
 
 /**
- * What a request body or an answer becomes on its way through HTTP: `JSON.parse(JSON.stringify(value))`.
- * V8's own JSON is the cheapest copy there is here: a hand-written walk that skipped the text (it was, until
- * measured in a jest worker, where its property loads go megamorphic over dynalite's many shapes) took twice
- * its time, an eighth of an exploration's CPU.
+ * A body or an answer's top level as JSON carries it: a fresh object, without the keys whose value is undefined.
+ * Why no deeper copy: dynalite copies all it keeps of a request (its type check, `checkTypes`, rebuilds every
+ * list, map and structure, and deletes from the caller's structures only keys that are null or not in the
+ * operation's shape, which lib-dynamodb's marshalled bodies never hold), and its answers are objects it makes
+ * for the call (items decoded afresh from the store's encoded values, capacity, keys, descriptions copied by
+ * `rememberTables`). Copying both through JSON, as the HTTP would, was a tenth of a key exploration's CPU.
+ * schedules-transport.test.ts holds the calls and answers of this route to the SDK's through the handler.
  */
-function viaJson(value: unknown): unknown {
-  const text = JSON.stringify(value);
-  return text === undefined ? undefined : (JSON.parse(text) as unknown);
+function topLevel(value: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof value !== 'object' || value === null) return out;
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) out[key] = v;
+  return out;
 }
 
 /** A value parsed from JSON, frozen all the way down. */
@@ -294,9 +299,9 @@ export async function startInProcessDynalite(opts: { onTableWrite?: (what: strin
     destroy: () => undefined,
   };
   /**
-   * What dynalite's HTTP handler does with a request, without the HTTP: the body as JSON would carry it (a copy,
-   * `viaJson`), its type checks and validations, the action on the store, and the answer or the error's body as
-   * JSON would carry it (sendData's JSON.stringify, read back). Left out: the headers' checks (the
+   * What dynalite's HTTP handler does with a request, without the HTTP: the body (its top level copied,
+   * `topLevel`), its type checks and validations, the action on the store, and the answer or the error's body
+   * (its top level likewise). Left out: the text the HTTP carries them as, the headers' checks (the
    * signature's presence, the target, the content type), the request id, the CRC header and the emitter
    * and buffers that carried them (a few tenths of a millisecond a call, over millions of calls).
    * schedules-transport.test.ts holds this route to the SDK's through the handler: the same calls, the same answers.
@@ -308,7 +313,7 @@ export async function startInProcessDynalite(opts: { onTableWrite?: (what: strin
     if (write) (generation++, writing++);
     const answered = (status: number, json: unknown) => {
       if (write) (generation++, writing--);
-      return { status, json: (viaJson(json) ?? {}) as Record<string, unknown> };
+      return { status, json: topLevel(json) };
     };
     return answers.track(
       new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
@@ -319,7 +324,7 @@ export async function startInProcessDynalite(opts: { onTableWrite?: (what: strin
           reject(error as Error);
         };
         try {
-          let data: unknown = viaJson(body);
+          let data: unknown = topLevel(body);
           data = validations.checkTypes(data, known.validation.types);
           validations.checkValidations(data, known.validation.types, known.validation.custom, db);
           known.action(db, data, (error, out) => (error ? failed(error) : resolve(answered(200, out))));
