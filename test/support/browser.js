@@ -18,7 +18,7 @@
  */
 import { accessSync, constants, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { selectedProjects } from './second-store.js';
+import { optionalProject } from './second-store.js';
 
 export const PROJECT = 'browser';
 
@@ -61,12 +61,7 @@ export function hasChromium(path = chromiumPath()) {
  * process's own unless given (the tests give them).
  */
 export function browserTests({ env = process.env, argv = process.argv, present = () => hasChromium() } = {}) {
-  const required = env[REQUIRE_VARIABLE];
-  if (required !== undefined && required !== '' && required !== '0' && required !== '1') {
-    throw new Error(`${REQUIRE_VARIABLE} must be 1 (a missing Chromium fails the run), 0 or unset, not ${JSON.stringify(required)}`);
-  }
-  if (required === '1' || selectedProjects(argv).includes(PROJECT)) return 'run';
-  return present() ? 'run' : 'leave out';
+  return optionalProject({ env, argv, project: PROJECT, variable: REQUIRE_VARIABLE, missing: 'Chromium', present });
 }
 
 /** The one line printed when a run left browser test files out: `files`, relative to the root. */

@@ -7,3 +7,11 @@ export declare function javaMajor(java?: string): number;
 export declare function selectedProjects(argv: readonly string[]): string[];
 export declare function secondStore(options?: { env?: NodeJS.ProcessEnv; argv?: readonly string[]; java?: () => number }): 'run' | 'leave out';
 export declare function leftOutLine(files: readonly string[]): string;
+export declare function optionalProject(options: {
+  env: NodeJS.ProcessEnv;
+  argv: readonly string[];
+  project: string;
+  variable: string;
+  missing: string;
+  present: () => boolean;
+}): 'run' | 'leave out';

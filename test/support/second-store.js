@@ -51,12 +51,22 @@ export function selectedProjects(argv) {
  * process's own unless given (the tests give them).
  */
 export function secondStore({ env = process.env, argv = process.argv, java = () => javaMajor() } = {}) {
-  const required = env[REQUIRE_VARIABLE];
+  return optionalProject({ env, argv, project: PROJECT, variable: REQUIRE_VARIABLE, missing: 'Java', present: () => java() >= 17 });
+}
+
+/**
+ * The rule of a project that needs something the machine may lack (the second store's Java, the browser
+ * tests' Chromium: browser.js): 'run' when `variable` is 1 or the project is asked for by name (then a missing
+ * `missing` fails the run in the project's global setup), else 'run' where `present()` and 'leave out' where
+ * not. `present` is asked only when the answer depends on it.
+ */
+export function optionalProject({ env, argv, project, variable, missing, present }) {
+  const required = env[variable];
   if (required !== undefined && required !== '' && required !== '0' && required !== '1') {
-    throw new Error(`${REQUIRE_VARIABLE} must be 1 (a missing Java fails the run), 0 or unset, not ${JSON.stringify(required)}`);
+    throw new Error(`${variable} must be 1 (a missing ${missing} fails the run), 0 or unset, not ${JSON.stringify(required)}`);
   }
-  if (required === '1' || selectedProjects(argv).includes(PROJECT)) return 'run';
-  return java() >= 17 ? 'run' : 'leave out';
+  if (required === '1' || selectedProjects(argv).includes(project)) return 'run';
+  return present() ? 'run' : 'leave out';
 }
 
 /**
