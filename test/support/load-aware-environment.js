@@ -43,6 +43,12 @@ function reportAtWorkerEnd() {
     // jest-worker's CHILD_MESSAGE_END; the listener goes at once, as a 'message' listener holds the IPC channel open.
     if (!Array.isArray(message) || message[0] !== 2) return;
     process.off('message', onMessage);
+    // What it holds as it is told to end, and when it exits: a worker force-exited has the first line and not the
+    // second (a loop blocked, or an exit slower than jest's 500 ms, never runs the timer below).
+    const told = Date.now();
+    const { rss, heapUsed } = process.memoryUsage();
+    report(`[handles] worker ${process.pid} told to end (its last file ${globalThis[LAST_FILE] ?? 'none'}; ${Math.round(rss / 1e6)} MB resident, ${Math.round(heapUsed / 1e6)} MB of heap used): ${process.getActiveResourcesInfo().join(', ')}\n`);
+    process.on('exit', () => report(`[handles] worker ${process.pid} exits ${Date.now() - told} ms after it was told to end\n`));
     setTimeout(() => {
       const held = process._getActiveHandles().map((h) => `${h?.constructor?.name}${h?.pid ? ` pid ${h.pid} ${h.spawnargs?.slice(0, 3).join(' ')}` : ''}${h?.remotePort ? ` ${h.remoteAddress}:${h.remotePort}` : ''}${h?.fd !== undefined ? ` fd ${h.fd}` : ''}`);
       report(`[handles] worker ${process.pid} at its end (its last file ${globalThis[LAST_FILE] ?? 'none'}): ${process.getActiveResourcesInfo().join(', ')} | ${held.join('; ')}\n`);
