@@ -143,7 +143,7 @@ export default function config() {
     // the worker's heap, so a worker that ran a hundred files spent more and more of its CPU collecting garbage,
     // and at the end of the run took longer than jest's 500 ms to give back its memory and exit ("A worker process
     // has failed to exit gracefully", every run, with no handle left open). Measured in the tests page ("How long it
-    // takes"): a fifth less CPU, the warning gone.
+    // takes"): about a tenth less CPU from a fresh clone, the warning gone.
     workerIdleMemoryLimit: '1GB',
     // Longest files first, also in a fresh clone with no timings yet (why: the file's comment).
     testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
