@@ -43,8 +43,9 @@ function reportAtWorkerEnd() {
     // jest-worker's CHILD_MESSAGE_END; the listener goes at once, as a 'message' listener holds the IPC channel open.
     if (!Array.isArray(message) || message[0] !== 2) return;
     process.off('message', onMessage);
-    // What it holds as it is told to end, and when it exits: a worker force-exited has the first line and not the
-    // second (a loop blocked, or an exit slower than jest's 500 ms, never runs the timer below).
+    // What it holds as it is told to end, and when its loop has drained and it starts to exit. A worker whose loop
+    // never drains has the first line only; one that has both and was still force-exited was slow to end after its
+    // loop (its memory given back: the cause found at bade9b3), which the timer below cannot see.
     const told = Date.now();
     const { rss, heapUsed } = process.memoryUsage();
     report(`[handles] worker ${process.pid} told to end (its last file ${globalThis[LAST_FILE] ?? 'none'}; ${Math.round(rss / 1e6)} MB resident, ${Math.round(heapUsed / 1e6)} MB of heap used): ${process.getActiveResourcesInfo().join(', ')}\n`);
