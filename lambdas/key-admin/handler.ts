@@ -12,8 +12,9 @@
  * hash, and one count in the KeyOperations metric by operation (an alarm
  * watches bursts of creates). A revoke's line is the key store's audit
  * (lambdas/store/keys/key-store.ts): written once for every revoke that took
- * effect, whatever this request then answers (a 500 after the revoke, a 503,
- * a crash, then a retry answering 409), and for the keys a create's takeover
+ * effect, whatever this request then answers (a 503 after the revoke when
+ * API Gateway throttled the plan key's deletion, a crash, then a retry
+ * answering 409), and for the keys a create's takeover
  * or a reclaimed slot revokes.
  *
  * The same function runs the key tasks the ingest and a schedule invoke
@@ -27,7 +28,7 @@ import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
-import { ApiGatewayPlanKeys } from './usage-plan.js';
+import { ApiGatewayPlanKeys, isPlanKeyThrottle } from './usage-plan.js';
 import { createDocumentClient } from '../store/table/client.js';
 import { MESSAGES, SERVICE_BUSY_RETRY_AFTER_SECONDS } from '../core/errors.js';
 import { isThrottle } from '../store/table/throttling.js';
@@ -190,9 +191,10 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
       const refusal =
         error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
       if (error instanceof KeyManagementError && error.keyId) about.keyId = error.keyId;
-      if (!refusal && isThrottle(error)) {
-        // The table stayed throttled through the SDK's retries: nothing is wrong with the request, and a create or revoke
-        // cut off half-way is finished by its retry (idempotency key; ALREADY_REVOKED), so the answer says when to retry.
+      if (!refusal && (isThrottle(error) || isPlanKeyThrottle(error))) {
+        // The table, or API Gateway's plan-key calls, stayed throttled through the SDK's retries: nothing is wrong with the
+        // request, and a create or revoke cut off half-way is finished by its retry (idempotency key; ALREADY_REVOKED), so
+        // the answer says when to retry.
         logger.warn('Key management throttled; answered 503', { caller, operation: route?.op, ...about, ...errorFields(error) });
         return jsonResponse(503, { ...errorBody(MESSAGES.serviceBusy), code: 'BUSY' }, { 'Retry-After': String(SERVICE_BUSY_RETRY_AFTER_SECONDS) });
       }

@@ -16,6 +16,9 @@ import { demoDataset } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
 import { auditedKeyAdmin, CALLER, keyAdminEvent as event, type LoggedLine, type PublishedMetrics } from '../support/key-admin-handler.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { startApiGatewayKeys, type ApiGatewayKeys } from '../support/api-gateway-keys.js';
+import { authenticates } from '../support/keys.js';
+import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 
 let store: TestStore;
 let handler: KeyAdminHandler;
@@ -131,6 +134,63 @@ describe('audit', () => {
   it('answers a method or resource it does not serve with 404', async () => {
     const res = await handler({ ...event('GET', '/keys'), httpMethod: 'PUT' });
     expect(res.statusCode).toBe(404);
+  });
+});
+
+describe("API Gateway refusing a plan-key call (a real SDK client over HTTP)", () => {
+  let gateway: ApiGatewayKeys;
+  beforeEach(async () => {
+    gateway = await startApiGatewayKeys();
+    ({ handler, lines, published } = auditedKeyAdmin(store, { planKeys: new ApiGatewayPlanKeys(gateway.client, 'plan0001') }));
+  });
+  afterEach(async () => gateway?.close());
+
+  const BUSY = { status: 503, retryAfter: '3', body: { success: false, message: 'Service busy, please retry shortly.', code: 'BUSY' } };
+  const answer = (res: { statusCode: number; headers?: Record<string, unknown>; body: string }) => ({ status: res.statusCode, retryAfter: res.headers?.['Retry-After'], body: JSON.parse(res.body) as unknown });
+  const create = (idempotencyKey: string) => handler(event('POST', '/keys', { body: { idempotencyKey, userId: 'usr_frank', name: 'laptop' } }));
+  const revoke = (keyId: string) => handler(event('DELETE', '/users/{userId}/keys/{keyId}', { pathParameters: { userId: 'usr_frank', keyId } }));
+  const made = (res: { body: string }) => (JSON.parse(res.body) as { data: { key: string; keyId: string } }).data;
+  const codeOf = (res: { body: string }) => (JSON.parse(res.body) as { code?: string }).code;
+
+  it('a revoke whose plan key API Gateway throttles answers 503 BUSY with Retry-After, the key already refused; its retry deletes the plan key and answers 409', async () => {
+    const key = made(await create('plan-throttle-1'));
+    expect(gateway.apiKeys.planKeys.size).toBe(1);
+
+    gateway.refuse.set('DeleteApiKey', 'TooManyRequestsException');
+    expect(answer(await revoke(key.keyId))).toEqual(BUSY);
+    expect(await authenticates(store.repository, key.key)).toBe(false);
+    expect(gateway.apiKeys.planKeys.size).toBe(1);
+    expect(lines.filter((l) => l.level !== 'INFO').map((l) => [l.level, l.message, l.fields.operation, l.fields.keyId])).toEqual([['WARN', 'Key management throttled; answered 503', 'revoke', key.keyId]]);
+
+    gateway.refuse.clear();
+    const retry = await revoke(key.keyId);
+    expect([retry.statusCode, codeOf(retry)]).toEqual([409, 'ALREADY_REVOKED']);
+    expect({ planKeys: gateway.apiKeys.planKeys.size, apiKeys: gateway.apiKeys.list().length }).toEqual({ planKeys: 0, apiKeys: 0 });
+    expect(gateway.calls).toEqual(['CreateApiKey 201', 'CreateUsagePlanKey 201', 'DeleteApiKey 429', 'DeleteApiKey 202']);
+  });
+
+  it.each(['CreateApiKey', 'CreateUsagePlanKey'])('a create whose %s API Gateway throttles answers 503 BUSY, leaves no key and no plan key, and its retry makes the key', async (operation) => {
+    gateway.refuse.set(operation, 'TooManyRequestsException');
+    expect(answer(await create('plan-throttle-2'))).toEqual(BUSY);
+    expect({ planKeys: gateway.apiKeys.planKeys.size, apiKeys: gateway.apiKeys.list().length }).toEqual({ planKeys: 0, apiKeys: 0 });
+
+    gateway.refuse.clear();
+    const retry = await create('plan-throttle-2');
+    expect(retry.statusCode).toBe(201);
+    expect(await authenticates(store.repository, made(retry).key)).toBe(true);
+    expect({ planKeys: gateway.apiKeys.planKeys.size, apiKeys: gateway.apiKeys.list().length }).toEqual({ planKeys: 1, apiKeys: 1 });
+  });
+
+  it('a plan-key refusal that is not a throttle (a role that may not delete the key) stays a logged 500, the key already refused; the retry after the fix finishes the revoke', async () => {
+    const key = made(await create('plan-denied-1'));
+    gateway.refuse.set('DeleteApiKey', 'AccessDeniedException');
+    expect(answer(await revoke(key.keyId))).toEqual({ status: 500, retryAfter: undefined, body: { success: false, message: 'Internal server error.' } });
+    expect(await authenticates(store.repository, key.key)).toBe(false);
+    expect(lines.filter((l) => l.level === 'ERROR').map((l) => [l.message, l.fields.operation, l.fields.keyId])).toEqual([['Key management failed', 'revoke', key.keyId]]);
+
+    gateway.refuse.clear();
+    expect(codeOf(await revoke(key.keyId))).toBe('ALREADY_REVOKED');
+    expect(gateway.apiKeys.planKeys.size).toBe(0);
   });
 });
 

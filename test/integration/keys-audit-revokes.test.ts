@@ -4,7 +4,7 @@
  * and the key id, and one `revoked` count in KeyOperations, whatever the
  * request then answered and whoever revoked. The key store writes it as the
  * record flips, before the slot and the plan key (which may fail and answer
- * 500 or 503); a revoke that died between its flip and its line leaves the
+ * 503, or 500 for a refusal that is not a throttle); a revoke that died between its flip and its line leaves the
  * record unclaimed, and whoever meets it next (the retry answering 409, a
  * redelivered deletion, the erase) writes it; the line is claimed on the
  * record first, so it is written once (lambdas/store/keys/key-store.ts).
@@ -61,7 +61,7 @@ function failWrites(s: TestStore, matches: (command: string, input: Record<strin
   return state;
 }
 
-it('a revoke that answered 500 (plan key not deleted) has its line and count once, its retry answering 409 adds none', async () => {
+it('a revoke that answered 503 (API Gateway throttled its plan key\'s deletion) has its line and count once, its retry answering 409 adds none', async () => {
   let apiGatewayDown = false;
   const planKeys: PlanKeys = {
     create: async (keyId) => `pk-${keyId}`,
@@ -82,7 +82,7 @@ it('a revoke that answered 500 (plan key not deleted) has its line and count onc
 
   expect(await authenticates(store.repository, created.key)).toBe(false);
   expect({ answers: [first, retry], lines: revokedLines(lines, created.keyId).map((l) => l.fields), counted: revokedCounts(published) }).toEqual({
-    answers: [500, 409],
+    answers: [503, 409],
     lines: [expect.objectContaining({ userId: 'usr_frank', keyId: created.keyId, by: 'revoke', caller: expect.any(String) })],
     counted: 1,
   });

@@ -92,7 +92,7 @@ it('with a usage plan (AWS): a revoke whose plan-key delete failed is not answer
   await gate.atPut;
   const [listed] = await mgr.listAll('usr_frank');
   expect((await mgr.store.record('usr_frank', listed!.keyId))?.key_hash).toBe(hashApiKey(key!));
-  // The key is revoked at the authorizer before the plan key is touched; the failure is reported (a 500 the web product retries).
+  // The key is revoked at the authorizer before the plan key is touched; the throttle is reported (the handler answers 503 BUSY, which the web product retries).
   await expect(mgr.revoke('usr_frank', listed!.keyId)).rejects.toThrow('Too Many Requests');
   gate.release();
   expect(await creating).toBe('REVOKED_WHILE_CREATING');

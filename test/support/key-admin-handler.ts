@@ -7,7 +7,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import { buildKeyAdmin, type KeyAdminHandler } from '../../lambdas/key-admin/handler.js';
-import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { KEY_ADMIN_BASE_PATH, type KeyAdminRoute } from '../../lambdas/key-admin/routes.js';
 import type { LogFields } from '../../lambdas/http/logger.js';
 import type { MetricValue } from '../../lambdas/http/metrics.js';
@@ -33,12 +33,13 @@ export interface AuditedKeyAdmin {
   published: PublishedMetrics[];
 }
 
-export function auditedKeyAdmin(store: TestStore): AuditedKeyAdmin {
+/** `planKeys`: API Gateway's half of each key (none by default, as locally). */
+export function auditedKeyAdmin(store: TestStore, opts: { planKeys?: PlanKeys } = {}): AuditedKeyAdmin {
   const lines: LoggedLine[] = [];
   const published: PublishedMetrics[] = [];
   const log = (level: string) => (message: string, ...fields: LogFields[]) => void lines.push({ level, message, fields: Object.assign({}, ...fields) as LogFields });
   const handler = buildKeyAdmin({
-    manager: new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z') }),
+    manager: new KeyManager(store.client, store.tableName, { clock: fixedClock('2026-11-21T12:00:00.000Z'), ...(opts.planKeys ? { planKeys: opts.planKeys } : {}) }),
     logger: { debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') },
     metrics: { publish: (dimensions, values) => void published.push({ dimensions: { ...dimensions }, values }) },
   });
