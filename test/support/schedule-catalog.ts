@@ -35,7 +35,7 @@
  *   derivation number it takes (the hand-off point: the read that follows
  *   decides whether a newer number is trusted), the other copy running whole
  *   or dying right after each number it takes, then redelivered;
- * - `deep` (about a quarter of an hour on 2 cores; docs/tests.md): also the
+ * - `deep` (about 24 minutes on 2 cores; docs/tests.md): also the
  *   catalog's further pairs, and every single fault at every point in every
  *   order, triples included: every delivery crashing after each of its
  *   writes (both redeliveries), every failed write, every time limit, a lost response at every
@@ -175,8 +175,8 @@ export const triples: Scenario[] = [
 /**
  * The files that explore the catalog, by the scenarios each takes: shares of
  * about equal time at depth deep, so that jest's two workers end together
- * (docs/tests.md: per file, 10 to 13 minutes for the pairs, 3 to 5 for the
- * triples, on this 2-core machine at 379b5f1), and at the default depth, where the
+ * (docs/tests.md: per file, 9 to 12 minutes for the pairs, 3 to 4½ for the
+ * triples, on this 2-core machine at 8c85b28), and at the default depth, where the
  * pairs' shares are a minute or so each. A scenario named in no file, or in
  * two, fails every file at import: none may be left out.
  */

@@ -62,17 +62,17 @@ export const ESTIMATED_SECONDS = {
 };
 
 /**
- * Minutes per exploration file at SCHEDULES_DEPTH=deep (docs/tests.md), measured on this 2-core machine at 379b5f1. At deep
+ * Minutes per exploration file at SCHEDULES_DEPTH=deep (docs/tests.md), measured on this 2-core machine at 8c85b28. At deep
  * these decide the order whatever Jest remembers (its times are of whichever depth ran last): the two workers end
  * together only if the longest go first.
  */
 export const DEEP_ESTIMATED_MINUTES = {
-  'dynalite test/integration/schedules-pairs-users.exhaustive.test.ts': 12.7,
-  'dynalite test/integration/schedules-pairs-late-upsert.exhaustive.test.ts': 10.1,
-  'dynalite test/integration/schedules-pairs-events.exhaustive.test.ts': 11.1,
-  'dynalite test/integration/schedules-pairs-move.exhaustive.test.ts': 10.2,
-  'dynalite test/integration/schedules-triples.exhaustive.test.ts': 4.8,
-  'dynalite test/integration/schedules-triples-deletions.exhaustive.test.ts': 3.4,
+  'dynalite test/integration/schedules-pairs-users.exhaustive.test.ts': 11.5,
+  'dynalite test/integration/schedules-pairs-late-upsert.exhaustive.test.ts': 9.0,
+  'dynalite test/integration/schedules-pairs-events.exhaustive.test.ts': 9.9,
+  'dynalite test/integration/schedules-pairs-move.exhaustive.test.ts': 8.8,
+  'dynalite test/integration/schedules-triples.exhaustive.test.ts': 4.3,
+  'dynalite test/integration/schedules-triples-deletions.exhaustive.test.ts': 3.0,
 };
 const DEEP = ['deep', 'exhaustive'].includes(process.env.SCHEDULES_DEPTH ?? '');
 
