@@ -18,6 +18,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { KeyTask } from '../key-admin/tasks.js';
+import { isThrottle } from '../store/table/throttling.js';
 
 export class KeyCloseFailed extends Error {
   constructor(
@@ -47,8 +48,8 @@ interface SdkError {
   $metadata?: { httpStatusCode?: number };
 }
 
-/** Lambda's throttle (TooManyRequestsException, 429: a concurrency or rate limit) is not marked retryable in its model. */
-const isInvokeThrottle = (err: SdkError): boolean => !!err.$retryable?.throttling || err.name === 'TooManyRequestsException' || err.$metadata?.httpStatusCode === 429;
+/** Lambda's throttle (TooManyRequestsException, 429: a concurrency or rate limit) is not marked retryable in its model: isThrottle knows its name, and a 429 of another name is one too. */
+const isInvokeThrottle = (err: SdkError): boolean => isThrottle(err) || err.$metadata?.httpStatusCode === 429;
 
 export function invokeKeyCloser(functionArn: string, opts: KeyCloserOptions): (userId: string, version: number) => Promise<void> {
   const client = new LambdaClient({

@@ -28,7 +28,7 @@ import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import { KeyManagementError, KeyManager, type KeyErrorCode } from './key-manager.js';
-import { ApiGatewayPlanKeys, isPlanKeyThrottle } from './usage-plan.js';
+import { ApiGatewayPlanKeys } from './usage-plan.js';
 import { createDocumentClient } from '../store/table/client.js';
 import { MESSAGES, SERVICE_BUSY_RETRY_AFTER_SECONDS } from '../core/errors.js';
 import { isThrottle } from '../store/table/throttling.js';
@@ -191,7 +191,7 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
       const refusal =
         error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
       if (error instanceof KeyManagementError && error.keyId) about.keyId = error.keyId;
-      if (!refusal && (isThrottle(error) || isPlanKeyThrottle(error))) {
+      if (!refusal && isThrottle(error)) {
         // The table, or API Gateway's plan-key calls, stayed throttled through the SDK's retries: nothing is wrong with the
         // request, and a create or revoke cut off half-way is finished by its retry (idempotency key; ALREADY_REVOKED), so
         // the answer says when to retry.

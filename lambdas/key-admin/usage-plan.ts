@@ -15,22 +15,6 @@
 import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
 import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../store/keys/key-store.js';
 
-/**
- * API Gateway's control plane refused a plan-key call for its rate through
- * every retry of the SDK. Its quotas for managing APIs are fixed per account
- * (CreateApiKey 5 a second, for one: "API Gateway quotas for creating,
- * deploying and managing an API" in
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html),
- * so a burst of creates and revokes across all users can meet them. Nothing
- * is wrong with the request, and what the call was part of is finished by its
- * retry (a revoke answers ALREADY_REVOKED after deleting the plan key; a
- * failed create has given its slot back), so the key-management API answers
- * it as a throttle.
- */
-export function isPlanKeyThrottle(error: unknown): boolean {
-  return (error as { name?: unknown } | null)?.name === 'TooManyRequestsException';
-}
-
 /** Tag on every API key made for a usage plan; its value is the plan's id. */
 export const USAGE_PLAN_TAG = 'public-events:usage-plan';
 

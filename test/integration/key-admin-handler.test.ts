@@ -16,7 +16,7 @@ import { demoDataset } from '../support/fixtures.js';
 import { fuzzParameters } from '../support/hostile.js';
 import { auditedKeyAdmin, CALLER, keyAdminEvent as event, type LoggedLine, type PublishedMetrics } from '../support/key-admin-handler.js';
 import { startTestStore, type TestStore } from '../support/store.js';
-import { startApiGatewayKeys, type ApiGatewayKeys } from '../support/api-gateway-keys.js';
+import { PLAN_ID, startApiGatewayKeys, type ApiGatewayKeys } from '../support/api-gateway-keys.js';
 import { authenticates } from '../support/keys.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 
@@ -141,7 +141,7 @@ describe("API Gateway refusing a plan-key call (a real SDK client over HTTP)", (
   let gateway: ApiGatewayKeys;
   beforeEach(async () => {
     gateway = await startApiGatewayKeys();
-    ({ handler, lines, published } = auditedKeyAdmin(store, { planKeys: new ApiGatewayPlanKeys(gateway.client, 'plan0001') }));
+    ({ handler, lines, published } = auditedKeyAdmin(store, { planKeys: new ApiGatewayPlanKeys(gateway.client, PLAN_ID) }));
   });
   afterEach(async () => gateway?.close());
 

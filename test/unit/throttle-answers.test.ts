@@ -15,7 +15,7 @@ import { isThrottle } from '../../lambdas/store/table/throttling.js';
 import { recordingLogger } from '../support/telemetry.js';
 
 const named = (name: string) => Object.assign(new Error('x'), { name });
-const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'UnprocessedKeysError'];
+const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'UnprocessedKeysError'];
 
 describe('isThrottle', () => {
   it('holds for keys left unprocessed after every attempt, by class and by name (an error from another copy of the module)', () => {
