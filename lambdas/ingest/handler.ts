@@ -90,8 +90,8 @@ export interface IngestDeps {
   retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
   /** Draws the jitter of a throttled record's backoff; Math.random unless a test fixes it. */
   random?: () => number;
-  /** Closes a deleted user's keys: in AWS, the key-management function's `close` task (key-closer.ts). */
-  closeUserKeys?: (userId: string, version: number) => Promise<void>;
+  /** Closes a deleted user's keys, a bounded call at a time (true: done): in AWS, the key-management function's `close` task (key-closer.ts). */
+  closeUserKeys?: (userId: string, version: number) => Promise<boolean>;
   /** Without `closeUserKeys`: the plan keys the in-process closing deletes (tests). */
   planKeys?: PlanKeys;
   /** The reads by key's attempts and backoff (lambdas/store/table/batch-get.ts); tests inject the sleep. */

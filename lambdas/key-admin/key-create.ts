@@ -136,6 +136,8 @@ export class KeyCreator {
         scopes,
         created_at: createdAt,
         revoked: false,
+        // The deletion it belongs to: a late close of an earlier deletion leaves it alone (key-rules.ts, madeBefore).
+        user_version: user.version,
         ...(usageIdentifier ? { usage_identifier: usageIdentifier } : {}),
       };
       if (!(await this.store.putRecord(userId, record))) throw new RetiredFirst();

@@ -152,11 +152,11 @@ describe('the key-management API', () => {
     expect(format.match(/\$context\.[\w.]+/g)!.filter((v) => /\.path$|requestOverride|\.params/i.test(v) || v === '$context.path')).toEqual([]);
   });
 
-  it('sweeps plan keys every hour: an EventBridge rule invoking the function with the sweep task', () => {
+  it('sweeps plan keys every 5 minutes, each run a bounded share of a pass: an EventBridge rule invoking the function with the sweep task', () => {
     const rules = resources(t, 'AWS::Events::Rule');
     expect(rules).toHaveLength(1);
     const [[, rule]] = rules as [ReturnType<typeof resources>[number]];
-    expect(rule.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rule.Properties.ScheduleExpression).toBe('rate(5 minutes)');
     expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] }, Input: JSON.stringify({ task: 'sweep' }) })]);
   });
 

@@ -9,7 +9,8 @@
  * - Retiring a key (a revoke, a failed or abandoned create, a deletion)
  *   writes the authorizer's item as revoked first, whether or not it exists
  *   yet, so a create still in flight can never put it active afterwards; then
- *   the record, then the slot, then the plan key. A create's own clean-up
+ *   the record, then the key's clean-ups (KeyCleanup: what else it holds),
+ *   then the slot, then the plan key. A create's own clean-up
  *   writes it only where none exists: if the key did become usable, it stays
  *   (the create succeeded after all), never half-revoked.
  * - The plan key's id is recorded before it is attached, so every retire
@@ -126,6 +127,8 @@ export class KeyRecords extends KeySlots {
     }
     // Before anything else can fail (the slot, the plan key): the revoke took effect, so it is on the record now.
     record = await this.auditRevoke(userId, record);
+    // What else the key holds (its webhooks): the key is refused already, so none of it may act for it any more.
+    for (const cleanup of this.cleanups) await cleanup(userId, keyId);
     await this.releaseSlot(userId, keyId);
     record = await this.removePlanKey(userId, record);
     return { outcome: 'retired', flipped, record };

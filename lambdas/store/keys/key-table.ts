@@ -26,8 +26,18 @@ export interface PlanKeys {
   attach(planKeyId: string): Promise<void>;
   /** Deletes it, which takes it out of the plan; one already gone is no error. */
   remove(planKeyId: string): Promise<void>;
-  /** Every API key of the usage plan's tag, for the sweep (plan-key-sweep.ts); a port without it cannot sweep. */
-  list?(): Promise<PlanKeyEntry[]>;
+  /**
+   * One page of the account's API keys from `position` (GetApiKeys, 500 a
+   * page), those of the usage plan's tag, for the sweep (plan-key-sweep.ts);
+   * `position` of the next page, absent on the last. A port without it
+   * cannot sweep.
+   */
+  listPage?(position?: string): Promise<PlanKeyPage>;
+}
+
+export interface PlanKeyPage {
+  entries: PlanKeyEntry[];
+  position?: string;
 }
 
 /** An API key of the plan as the sweep sees it. */
@@ -69,12 +79,24 @@ export interface RevokedKey {
 /** Writes a revoke's audit line and counts it; called once per revoked key (a create's own failed clean-up is no revoke). */
 export type RevokeAudit = (revoked: RevokedKey) => void;
 
+/**
+ * A clean-up of what else a key holds, run by every retire once the key is
+ * refused (a revoke, a user's deletion, the sweep, a takeover, a create's
+ * own clean-up): the join point for a key's other items (its webhooks). It
+ * runs again whenever a retire of the key is repeated, so it must be
+ * idempotent, and a failure fails the retire, which its caller's retry
+ * finishes (the key is refused already).
+ */
+export type KeyCleanup = (userId: string, keyId: string) => Promise<void>;
+
 export interface KeyStoreOptions {
   clock: Clock;
   planKeys?: PlanKeys;
   limits?: SlotLimits;
   /** Without one, revokes are left unclaimed, for a run that has one to write (the next retire or erase of the key). */
   audit?: RevokeAudit;
+  /** Run by every retire after the key is refused and its revoke audited (KeyCleanup). */
+  cleanups?: readonly KeyCleanup[];
 }
 
 export type Key = Record<string, string>;
@@ -83,6 +105,7 @@ export class KeyTable {
   readonly clock: Clock;
   readonly limits: SlotLimits;
   readonly planKeys: PlanKeys | undefined;
+  readonly cleanups: readonly KeyCleanup[];
   /** Settable: the key-management function installs its audit once its logger exists (handler.ts). */
   audit: RevokeAudit | undefined;
 
@@ -94,6 +117,7 @@ export class KeyTable {
     this.clock = opts.clock;
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.planKeys = opts.planKeys;
+    this.cleanups = opts.cleanups ?? [];
     this.audit = opts.audit;
   }
 

@@ -76,6 +76,8 @@ export const keys = {
    * user, so one user's idempotency key never meets (nor reveals) another's; neither part holds a `#`.
    */
   keyRequest: (userId: string, idempotencyKey: string) => ({ [PK]: `KEYREQ#${userId}#${idempotencyKey}`, [SK]: 'REQUEST' }),
+  /** Where the plan-key sweep's pass has got to (lambdas/store/keys/plan-key-sweep.ts): one item. */
+  keySweep: () => ({ [PK]: 'KEYSWEEP#PLAN', [SK]: 'PROGRESS' }),
   /** The local server's daily request count of a key (API Gateway's usage plan in AWS). */
   quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };
