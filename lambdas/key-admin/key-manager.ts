@@ -155,14 +155,23 @@ export class KeyManager {
    * answers, the key authenticates nothing, whatever else was in flight. A
    * key already revoked is refused (ALREADY_REVOKED), after finishing
    * whatever an interrupted revoke of it left undone.
+   *
+   * A deleted user's key can be revoked too, while its record is there: the
+   * deletion's close may still be under way (throttled, or a bounded close of
+   * thousands of keys), and revoking by hand must not be refused meanwhile.
+   * (It answers 401 already: the authorizer refuses a key whose user is not
+   * live.) Once the close has erased it, it is ALREADY_REVOKED; a deleted
+   * user with no such record is UNKNOWN_USER, as an unknown one is.
    */
   async revoke(userId: string, keyId: string): Promise<KeyInfo> {
-    const user = await this.user(userId);
-    const record = await this.store.record(user.user_id, keyId);
-    if (!record || record.erased) throw new KeyManagementError('UNKNOWN_KEY', `User "${userId}" has no key "${keyId}"`, keyId);
+    const live = USER_ID_PATTERN.test(userId) ? await findUserById(this.store.client, this.store.tableName, userId) : null;
+    const record = USER_ID_PATTERN.test(userId) ? await this.store.record(userId, keyId) : undefined;
+    if (!live && !record) await this.user(userId);
+    if (!record || (record.erased && live)) throw new KeyManagementError('UNKNOWN_KEY', `User "${userId}" has no key "${keyId}"`, keyId);
+    if (record.erased) throw new KeyManagementError('ALREADY_REVOKED', `Key "${keyId}" is already revoked (its user was deleted)`, keyId);
     let retired;
     try {
-      retired = await this.store.retire(user.user_id, keyId, { unlessUsable: false, by: 'revoke' });
+      retired = await this.store.retire(userId, keyId, { unlessUsable: false, by: 'revoke' });
     } catch (error) {
       if (error instanceof SlotsContended) throw new KeyManagementError('BUSY', 'Too many key changes for this user at once; retry in a moment', keyId);
       throw error;

@@ -158,7 +158,8 @@ const on = (families: Family[], actions: Action[]): Record<Family, Action[]> => 
 function expected(role: string): RoleReach {
   const route = routes.find((r) => named(role) === `${r.id.charAt(0).toUpperCase()}${r.id.slice(1)}Role` || named(role) === `${r.id}Role`);
   if (route) return { table: on(EVENT_DATA, [...route.tableReads].map((a) => a.replace('dynamodb:', '') as Action)), indexQuery: (route.tableReads as readonly string[]).includes('dynamodb:Query'), invokes: [] };
-  if (/^Authorizer.*Role$/.test(named(role))) return { table: on(["authorizer's key"], ['GetItem']), indexQuery: false, invokes: [] };
+  // The key's item, then its user's (a deleted user's keys answer 401 from the deletion on): nothing else.
+  if (/^Authorizer.*Role$/.test(named(role))) return { table: { ...on(["authorizer's key"], ['GetItem']), user: ['GetItem'] }, indexQuery: false, invokes: [] };
   if (/^KeyAdmin.*Role$/.test(named(role)))
     // Keys belong to user ids: it reads the user's item (is the id a live user) and no index; the sweep reads a page's records at once.
     return { table: { ...on(['key slots and records', "authorizer's key", 'create request', "the sweep's progress"], ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), user: ['GetItem'] }, indexQuery: false, invokes: [] };

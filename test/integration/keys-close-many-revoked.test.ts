@@ -38,7 +38,9 @@
  * interface: the close task is now bounded per invocation and answers
  * whether it is done (lambdas/key-admin/tasks.ts), so the stand-in for
  * invokeKeyCloser hands that answer on as the real one does (closeOutcome)
- * and the settle invokes the task again until it is done. The fix: each
+ * and the settle invokes the task again until it is done; and the queue's
+ * model takes what the ingest sends again (a throttled record is a new
+ * message now: scripts/throttle-burst.ts, queueSends). The fix: each
  * invocation closes at most CLOSE_KEYS_PER_CALL keys, each retired then
  * erased before the next, so the next invocation starts where the erased
  * records say.
@@ -54,7 +56,7 @@ import { KeyCloseFailed, closeOutcome } from '../../lambdas/ingest/key-closer.js
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
-import { playQueue } from '../../scripts/throttle-burst.js';
+import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { demoDataset } from '../support/fixtures.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
@@ -116,7 +118,8 @@ describe("a deletion of a user who rotated keys for a few months, closed by the 
         throw new KeyCloseFailed(`closing ${userId}'s keys failed in the key-management function (Unhandled): ${String(error)}`);
       }
     };
-    const ingest = buildIngest({ client: directClient(store.call), tableName: TABLE, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, retryIn: async () => undefined, closeUserKeys });
+    const sends = queueSends();
+    const ingest = buildIngest({ client: directClient(store.call), tableName: TABLE, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: sends.continueLater, retryIn: async () => undefined, closeUserKeys });
 
     // SQS as it behaves (a failed record comes back after the queue's 720 s), up to the queue's maxReceiveCount.
     const outcome = await playQueue({
@@ -126,6 +129,7 @@ describe("a deletion of a user who rotated keys for a few months, closed by the 
       windowEnds: now,
       ingest: ingest as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>,
       visibility: new Map(),
+      sends,
       setNow: (t) => void (now = t),
       tick: () => undefined,
       maxReceives: WAITING_RECEIVES,

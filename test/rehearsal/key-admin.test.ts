@@ -164,6 +164,26 @@ describe("a user's deletion through the rehearsed ingest", () => {
     expect(rehearsal.problems()).toEqual([]);
     // Two bundles start cold here (the ingest, then the key-management function from inside it).
   }, 60_000);
+
+  it("while Lambda throttles the ingest's invoke of the key-management function: 401 on the Public API from the first delivery, the record sent again as a new message, delayed, its throttles counted; applied when the throttle ends, nothing dead-lettered", async () => {
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-throttled-0001', userId: 'usr_dave', name: 'Before a throttled deletion' })) as CreatedKey;
+    expect((await publicGet(made.key)).status).toBe(200);
+    const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    // The first delivery's invoke and the SDK's two retries of it: refused as past the account's concurrency.
+    rehearsal.throttleInvokes(3);
+    rehearsal.send(queue, JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_dave' }));
+    expect(await rehearsal.drain({ maxBatches: 1 })).toEqual({ batches: 1, failures: 0, deadLettered: 0 });
+    // Nothing of the key is closed yet (its API Gateway key is still there), and it is refused all the same: the authorizer reads its user's tombstone.
+    expect(rehearsal.apiKeys.list().map((k) => k.name)).toEqual([`usr_dave/${made.keyId}`]);
+    expect((await publicGet(made.key)).status).toBe(401);
+    // Its next try: a new message (a fresh receive count), delayed by the backoff, carrying its throttles.
+    expect(rehearsal.queues.get(queue)).toEqual([expect.objectContaining({ receiveCount: 0, delaySeconds: expect.any(Number), messageAttributes: { throttles: { DataType: 'Number', StringValue: '1' } } })]);
+    expect(rehearsal.queues.get(queue)![0]!.delaySeconds).toBeGreaterThanOrEqual(1);
+    expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+    expect((await publicGet(made.key)).status).toBe(401);
+    expect(rehearsal.problems()).toEqual([]);
+  }, 60_000);
 });
 
 describe("the roles that may delete this stack's API Gateway keys, evaluated as the rehearsal evaluates every call", () => {

@@ -735,7 +735,13 @@ function ownerOf(snap: Snapshot, key: string): string | undefined {
 
 /** The real authorizer, reading the snapshot. */
 async function usable(snap: Snapshot, key: string): Promise<boolean> {
-  const reader = { getApiKey: async (hash: string) => (snap.items.get(`APIKEY#${hash}|APIKEY`) as ApiKeyItem | undefined) ?? null };
+  const reader = {
+    getApiKey: async (hash: string) => (snap.items.get(`APIKEY#${hash}|APIKEY`) as ApiKeyItem | undefined) ?? null,
+    isLiveUser: async (userId: string) => {
+      const user = snap.items.get(`USER#${userId}|USER`);
+      return user?.type === 'USER' && user.deleted !== true;
+    },
+  };
   try {
     await authorize(reader, { headers: { 'x-events-api-key': key }, requiredScope: 'events:read' }, 'events', new Date(T0));
     return true;
