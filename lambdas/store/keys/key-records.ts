@@ -194,9 +194,11 @@ export class KeyRecords extends KeySlots {
    * times (the authorizer's item stays, revoked, so no create can put it
    * back). A record that names a plan key is retired again first.
    */
-  async erase(userId: string, keyId: string, by: RetiredBy): Promise<void> {
+  async erase(userId: string, keyId: string, by: RetiredBy, read?: KeyRecordItem): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const record = await this.record(userId, keyId);
+      // `read`: the record as the caller just read it consistently (a page of the user's records); the writes below are
+      // conditional or idempotent, so a record changed since is met by the next attempt, which reads it again.
+      const record = attempt === 0 && read ? read : await this.record(userId, keyId);
       if (!record || record.erased) return;
       if (record.plan_key_id || !record.revoked) {
         await this.retire(userId, keyId, { unlessUsable: false, by });

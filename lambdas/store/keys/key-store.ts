@@ -46,6 +46,28 @@ export class KeyStore extends KeyRecords {
     }
   }
 
+  // ---- a deletion's close between its calls (user-keys.ts) --------------------------------------------------------
+
+  /** The sort key of the last record the close at `version` walked past, if a call of it stopped before the end. */
+  async closeProgress(userId: string, version: number): Promise<string | undefined> {
+    const item = await this.get(keys.keyClose(userId));
+    return item?.version === version && typeof item.after === 'string' ? item.after : undefined;
+  }
+
+  /** Moves the close's position forward only (a slower concurrent call of it never moves it back); false: it was further. */
+  saveCloseProgress(userId: string, version: number, after: string): Promise<boolean> {
+    return this.putIf({ ...keys.keyClose(userId), type: 'KEY_CLOSE', version, after }, 'attribute_not_exists(#pk) OR #v < :v OR (#v = :v AND #after < :after)', { ':v': version, ':after': after }, { '#v': 'version', '#after': 'after' });
+  }
+
+  /** Once the close at `version` is done: nothing of it stays (a newer deletion's progress is left alone). */
+  async forgetCloseProgress(userId: string, version: number): Promise<void> {
+    try {
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.keyClose(userId), ConditionExpression: '#v <= :v', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':v': version } }));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
   // ---- the plan-key sweep (plan-key-sweep.ts) ---------------------------------------------------------------------
 
   /** The records of many keys at once, consistently (BatchGetItem, 100 a call), by `userId/keyId`; absent ones absent. */

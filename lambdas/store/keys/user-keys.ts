@@ -9,15 +9,18 @@
  * run by a resync for the users it removes (local/resync.ts).
  *
  * Bounded per call and resumable (a user may have revoked thousands of keys,
- * and a Lambda has a timeout): one call closes at most CLOSE_KEYS_PER_CALL
- * keys, or fewer when the invocation's time runs short, and answers whether
- * it is done; the caller calls again (settle.ts: between calls it checks its
- * own time, and queues a continuation when short). The progress is in the
- * table: a key is closed by retiring it and then erasing its record, and an
- * erased record is never listed again, so the next call starts with the
- * first key not yet closed. Each key is one step, `closeKey`, which every
- * per-key clean-up joins through the retire (KeyStoreOptions.cleanups: a
- * key's webhooks, say).
+ * and a Lambda has a timeout): one call makes about CLOSE_CALLS_PER_CALL
+ * DynamoDB calls at most (each key's close counted at its most), fewer when
+ * the invocation's time runs short, and answers whether it is done; the
+ * caller calls again (settle.ts: between calls it checks its own time, and
+ * queues a continuation when short). A key is closed by retiring it and
+ * then erasing its record, so a closed key is never listed again; a call
+ * that stops before the end saves the sort key of the last record it walked
+ * past (the KEY_CLOSE item, moved forward only), and the next starts after
+ * it, so no call walks again what an earlier one closed; the item is
+ * deleted once the close is done. Each key is one step, `closeKey`, which
+ * every per-key clean-up joins (KeyStoreOptions.cleanups: a key's webhooks,
+ * say): through the retire, or directly for a record already revoked.
  *
  * Version-checked, like the change path (a late delivery of an older
  * change changes nothing): the close of the deletion at version V acts only
@@ -38,19 +41,23 @@ import { madeBefore } from '../../core/key-rules.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { userItemById } from '../table/user-lookup.js';
+import type { KeyRecordItem } from '../table/items.js';
+import { KEY_RECORD_PREFIX } from '../table/table.js';
 import { KeyStore, type KeyCleanup, type PlanKeys, type RevokeAudit } from './key-store.js';
 
 /**
- * Keys one call closes at most. A key's close is at most 12 sequential
- * DynamoDB calls (a live key with a plan key: the retire's 9, the erase's 3)
- * and one API Gateway DeleteApiKey; a revoked key's, 6. So a call is at most
- * about 600 DynamoDB calls, 2.4 s at 4 ms a call, inside the key-management
- * function's 6 s with room for a few plan-key deletions (held by
+ * DynamoDB calls one close call makes at most, about: 600 is 2.4 s at 4 ms a
+ * call, inside the key-management function's 6 s with room for the few
+ * API Gateway DeleteApiKey calls of live keys' plan keys (held by
  * test/integration/keys-close-many-revoked.test.ts at 3,000 calls an
  * invocation, and with 10,000 revoked keys by keys-close-bounded.test.ts).
  */
-export const CLOSE_KEYS_PER_CALL = 50;
-/** Records read per Query of the walk (erased ones are skipped, but read). */
+export const CLOSE_CALLS_PER_CALL = 600;
+/** A key's close at its most: the retire's 9 calls (record, authorizer item, flip, audit claim, slot read and write, plan key's id) and the erase's 3. */
+export const FULL_CLOSE_CALLS = 12;
+/** A record read already revoked, with no plan key: its audit line claimed if never written, the authorizer's item, the record. */
+export const REVOKED_CLOSE_CALLS = 3;
+/** Records read per Query of the walk (a Query reads at most 1 MB). */
 const RECORD_PAGE = 100;
 /** What a call keeps of the invocation's time for answering, when it knows its time. */
 export const CLOSE_RESERVE_MS = 1_500;
@@ -65,17 +72,29 @@ export interface CloseProgress {
 }
 
 export interface CloseBounds {
-  /** Keys closed at most (default CLOSE_KEYS_PER_CALL). */
-  maxKeys?: number;
+  /** DynamoDB calls at most, about (default CLOSE_CALLS_PER_CALL). */
+  maxCalls?: number;
   /** Time left in the invocation; the close stops between keys when less than `reserveMs` is left. */
   remainingMs?: () => number;
   reserveMs?: number;
 }
 
-/** One key of a deleted user, closed: retired (the authorizer's item revoked, the clean-ups, the slot, the plan key), then erased. */
-export async function closeKey(store: KeyStore, userId: string, keyId: string): Promise<void> {
+/**
+ * One key of a deleted user, closed: retired (the authorizer's item revoked,
+ * the clean-ups, the slot, the plan key), then erased. A record `read`
+ * revoked and naming no plan key was retired by its revoke: only its
+ * clean-ups and its erasure are left. Answers the calls it may have made, at
+ * most (what the caller's bound counts).
+ */
+export async function closeKey(store: KeyStore, userId: string, keyId: string, read?: KeyRecordItem): Promise<number> {
+  if (read?.revoked && !read.plan_key_id) {
+    for (const cleanup of store.cleanups) await cleanup(userId, keyId);
+    await store.erase(userId, keyId, 'user deleted', read);
+    return REVOKED_CLOSE_CALLS;
+  }
   await store.retire(userId, keyId, { unlessUsable: false, by: 'user deleted' });
   await store.erase(userId, keyId, 'user deleted');
+  return FULL_CLOSE_CALLS;
 }
 
 /** One bounded call of the close of the user's deletion at `version` (file comment). */
@@ -83,25 +102,36 @@ export async function closeUserKeys(store: KeyStore, userId: string, version: nu
   const user = await userItemById(store.client, store.tableName, userId);
   // Absent: keys whose user the table never had (a resync's), closed all the same.
   if (user && (!user.deleted || user.version > version)) return { done: true, closed: 0, superseded: true };
-  const maxKeys = bounds.maxKeys ?? CLOSE_KEYS_PER_CALL;
+  const maxCalls = bounds.maxCalls ?? CLOSE_CALLS_PER_CALL;
   const outOfTime = () => bounds.remainingMs !== undefined && bounds.remainingMs() < (bounds.reserveMs ?? CLOSE_RESERVE_MS);
   let closed = 0;
-  const step = async (keyId: string): Promise<boolean> => {
-    if (closed >= maxKeys || outOfTime()) return false;
-    await closeKey(store, userId, keyId);
+  let spent = 0;
+  /** Closes one key if the bound leaves room for it at its most; false when it does not (the call stops there). */
+  const step = async (keyId: string, read?: KeyRecordItem): Promise<boolean> => {
+    const most = read?.revoked && !read.plan_key_id ? REVOKED_CLOSE_CALLS : FULL_CLOSE_CALLS;
+    if ((closed > 0 && spent + most > maxCalls) || outOfTime()) return false;
+    spent += await closeKey(store, userId, keyId, read);
     closed++;
     return true;
   };
+  // The holders first, every call: the keys that can authenticate, and a create still in flight, whose record may land behind the walk.
   for (const keyId of await store.closeSlots(userId, version)) if (!(await step(keyId))) return { done: false, closed };
-  let after: string | undefined;
+  const from = await store.closeProgress(userId, version);
+  let after = from;
+  let walked: string | undefined;
   do {
     const page = await store.recordPage(userId, { limit: RECORD_PAGE, after });
+    spent++;
     for (const record of page.records) {
-      if (!madeBefore(record.user_version, version)) continue;
-      if (!(await step(record.key_id))) return { done: false, closed };
+      if (madeBefore(record.user_version, version) && !(await step(record.key_id, record))) {
+        if (walked) await store.saveCloseProgress(userId, version, walked);
+        return { done: false, closed };
+      }
+      walked = `${KEY_RECORD_PREFIX}${record.key_id}`;
     }
     after = page.last;
   } while (after);
+  if (from !== undefined) await store.forgetCloseProgress(userId, version);
   return { done: true, closed };
 }
 

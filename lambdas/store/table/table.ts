@@ -67,6 +67,8 @@ export const keys = {
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
   /** A user's active-key counter: the 10-key limit is a conditional update of it. */
   keyCounter: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'COUNTER' }),
+  /** How far a user's deletion has closed their keys (lambdas/store/keys/user-keys.ts): there only between two calls of a close. */
+  keyClose: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'CLOSE' }),
   /** A key's management record, listed per user; holds the hash, never shown. */
   keyRecord: (userId: string, keyId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: `KEY#${keyId}` }),
   /** key id → owner, so `revoke KEY_ID` needs no scan. */
