@@ -84,6 +84,7 @@ export const CHANGE_PATH_TESTS = [
   // Issue 57: a deletion's keys 401 from its first attempt whatever fails after; a throttle sent again, never dead-lettered.
   '<rootDir>/test/integration/keys-deletion-first-attempt.test.ts',
   '<rootDir>/test/integration/ingest-throttle-resend.test.ts',
+  '<rootDir>/test/integration/keys-cleanups.test.ts',
 ];
 
 /**
