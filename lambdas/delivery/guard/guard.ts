@@ -4,4 +4,5 @@
  * See docs/design.md, "The outbound guard".
  */
 export type { GuardPolicy, Resolver } from './policy.js';
+export { checkUrl, checkUrlSyntax, MAX_URL_LENGTH, type UrlCheck } from './url-check.js';
 export { classifyAddress, describeAddress, type AddressVerdict, type RefusedKind } from './address-classes.js';
