@@ -5,4 +5,5 @@
  */
 export type { GuardPolicy, Resolver } from './policy.js';
 export { checkUrl, checkUrlSyntax, MAX_URL_LENGTH, type UrlCheck } from './url-check.js';
+export { guardedPost, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_MS, type PostOptions, type PostOutcome, type PostRequest } from './post.js';
 export { classifyAddress, describeAddress, type AddressVerdict, type RefusedKind } from './address-classes.js';

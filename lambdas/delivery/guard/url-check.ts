@@ -37,31 +37,36 @@ function isHostName(host: string): boolean {
 
 /** Syntax only (no DNS): https, port 443 (explicit 443 fine), no user:password, <= 2,048 characters, a host name or literal address, no fragment. */
 export function checkUrlSyntax(raw: string, policy: GuardPolicy): SyntaxCheck {
-  if (typeof raw !== 'string') return { ok: false, message: 'The URL must be a string.' };
-  if (raw.length > MAX_URL_LENGTH) return { ok: false, message: `The URL is ${raw.length.toLocaleString('en-US')} characters long; at most ${LENGTH} are allowed.` };
+  const check = checkSyntax(raw, policy);
+  return check.ok ? check : { ok: false, message: check.message };
+}
+
+const badUrl = (message: string) => ({ ok: false as const, message, errorClass: 'url' as const });
+
+/** checkUrlSyntax, saying also whether a refusal is the URL's form or the literal address it names. */
+function checkSyntax(raw: string, policy: GuardPolicy): { ok: true; url: URL } | { ok: false; message: string; errorClass: 'url' | 'address' } {
+  if (typeof raw !== 'string') return badUrl('The URL must be a string.');
+  if (raw.length > MAX_URL_LENGTH) return badUrl(`The URL is ${raw.length.toLocaleString('en-US')} characters long; at most ${LENGTH} are allowed.`);
   // The URL parser would quietly drop these (a tab or a newline anywhere, spaces at the ends): refused, not rewritten.
-  if (/[\u0000-\u0020\u007f]/.test(raw)) return { ok: false, message: 'The URL must not contain spaces or control characters.' };
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return badUrl('The URL must not contain spaces or control characters.');
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return { ok: false, message: 'The URL is not an absolute URL such as https://hooks.example.com/path.' };
+    return badUrl('The URL is not an absolute URL such as https://hooks.example.com/path.');
   }
   const schemes = policy.allowLoopback ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) return { ok: false, message: `The URL must use https:// (its scheme is ${url.protocol.slice(0, -1)}).` };
-  if (url.username !== '' || url.password !== '') return { ok: false, message: 'The URL must not contain a user name or password.' };
-  if (url.href.includes('#')) return { ok: false, message: 'The URL must not have a fragment (the part from #).' };
-  if (!policy.allowLoopback && url.port !== '') return { ok: false, message: `The URL must use port 443 (it names port ${url.port}).` };
+  if (!schemes.includes(url.protocol)) return badUrl(`The URL must use https:// (its scheme is ${url.protocol.slice(0, -1)}).`);
+  if (url.username !== '' || url.password !== '') return badUrl('The URL must not contain a user name or password.');
+  if (url.href.includes('#')) return badUrl('The URL must not have a fragment (the part from #).');
+  if (!policy.allowLoopback && url.port !== '') return badUrl(`The URL must use port 443 (it names port ${url.port}).`);
   if (url.href.length > MAX_URL_LENGTH) {
-    return { ok: false, message: `The URL is ${url.href.length.toLocaleString('en-US')} characters long once normalised (${url.href.slice(0, 40)}…); at most ${LENGTH} are allowed.` };
+    return badUrl(`The URL is ${url.href.length.toLocaleString('en-US')} characters long once normalised (${url.href.slice(0, 40)}…); at most ${LENGTH} are allowed.`);
   }
   const literal = literalAddress(url);
-  if (literal === undefined) {
-    if (!isHostName(url.hostname)) return { ok: false, message: `The URL's host ${url.hostname} is not a valid host name.` };
-    return { ok: true, url };
-  }
+  if (literal === undefined) return isHostName(url.hostname) ? { ok: true, url } : badUrl(`The URL's host ${url.hostname} is not a valid host name.`);
   const verdict = checkAddresses(url, [classifyAddress(literal)], policy, true);
-  return verdict.ok ? { ok: true, url } : { ok: false, message: verdict.message };
+  return verdict.ok ? { ok: true, url } : verdict;
 }
 
 /**
@@ -93,8 +98,8 @@ function checkAddresses(
 
 /** Syntax, then one resolution, then every address checked: what `checkUrl` and each delivery run. */
 export async function screenUrl(raw: string, policy: GuardPolicy, resolver: Resolver): Promise<Screening> {
-  const syntax = checkUrlSyntax(raw, policy);
-  if (!syntax.ok) return { ok: false, message: syntax.message, errorClass: 'url' };
+  const syntax = checkSyntax(raw, policy);
+  if (!syntax.ok) return syntax;
   const { url } = syntax;
   const literal = literalAddress(url);
   if (literal !== undefined) return { ok: true, url, addresses: [classifyAddress(literal)] };
