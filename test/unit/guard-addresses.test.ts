@@ -4,8 +4,10 @@
  * ipaddr.js: an IPv4 address is public exactly when no registry block (nor multicast 224/4) holds it; an IPv6
  * address exactly when it is in 2000::/3 and no registry block inside it holds it. Every block's edges are checked
  * exhaustively, random addresses (biased to the edges) as a property; then each class by name, and the transition
- * forms (IPv4-mapped, IPv4-compatible, SIIT, NAT64, 6to4, Teredo) for any IPv4 address they carry.
+ * forms (IPv4-mapped, IPv4-compatible, SIIT, NAT64, 6to4, Teredo) for any IPv4 address they carry. Last, that the
+ * guard stays a leaf and is the only folder under lambdas/ that opens a connection itself.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
@@ -237,11 +239,21 @@ describe('transition forms: refused whatever IPv4 address they carry, which the 
   });
 });
 
-describe('the guard stays a leaf', () => {
+describe('the guard stays a leaf, and the only way out', () => {
   it('imports node built-ins, ipaddr.js and its own files only', () => {
     const folder = `${ROOT}lambdas/delivery/guard/`;
     const specifiers = readdirSync(folder).flatMap((file) => [...readFileSync(folder + file, 'utf8').matchAll(/\bfrom '([^']+)'/g)].map((m) => m[1]!));
     expect(specifiers.length).toBeGreaterThan(5);
     expect(specifiers.filter((s) => !/^node:|^ipaddr\.js$|^\.\/[a-z-]+\.js$/.test(s))).toEqual([]);
+  });
+
+  // ARCHITECTURE rule 13: whatever connects to an address someone else chose goes through the guard. The AWS SDK's
+  // clients reach AWS's own endpoints; no other deployed file opens a socket or sends a request by itself.
+  it('is the only folder under lambdas/ that opens a connection of its own (node:http, https, net, tls, dgram, http2, fetch)', () => {
+    const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'lambdas/*.ts'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const opening = files.filter((file) => /from '(node:)?(http|https|net|tls|dgram|http2)'|\bfetch\(|\bnew WebSocket\(|from 'undici'/.test(readFileSync(ROOT + file, 'utf8')));
+    expect(files.length).toBeGreaterThan(100);
+    expect(opening).toContain('lambdas/delivery/guard/post.ts');
+    expect(opening.filter((file) => !file.startsWith('lambdas/delivery/guard/'))).toEqual([]);
   });
 });
