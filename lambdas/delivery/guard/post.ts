@@ -5,8 +5,9 @@
  * `lookup` that answers the checked addresses whatever it is asked, so no second resolution can move the connection
  * (DNS rebinding), and a check of the connected socket's remote address besides. Its agent is its own (no proxy from
  * the environment, no pooled socket), no redirect is followed (node's client never follows one), one deadline
- * covers resolution, connection, TLS and the whole answer (a receiver dripping a byte at a time still times out),
- * and the answer is counted and dropped, at most `maxAnswerBytes` of its body (its head: node's 16 KiB).
+ * covers resolution, connection, TLS and the answer (a receiver dripping a byte at a time still times out), and
+ * the answer is taken once its body has ended or `maxAnswerBytes` of it have been read (counted and dropped, the rest
+ * never read); a head over node's 16 KiB is too large.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -145,9 +146,11 @@ function send(url: URL, addresses: readonly string[], req: PostRequest, opts: Po
     request.on('response', (answer: http.IncomingMessage) => {
       const status = answer.statusCode ?? 0;
       let read = 0;
+      // The answer is taken once its body has ended or reached the bound (a 2xx with a large body is still a 2xx);
+      // what has been read is dropped, and the rest is never read.
       answer.on('data', (chunk: Buffer) => {
         read += chunk.length;
-        if (read > maxAnswerBytes) finish(failed('too_large'));
+        if (read >= maxAnswerBytes) finish({ kind: 'answered', status });
       });
       answer.on('end', () => finish({ kind: 'answered', status }));
       // Cut off before its end (a shorter body than its Content-Length, a reset mid-answer).
