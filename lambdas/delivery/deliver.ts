@@ -144,7 +144,7 @@ async function send(deps: DeliveryDeps, item: WebhookItem, inflight: InFlight, p
   const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };
   const text = JSON.stringify(body);
   const secrets = [await deps.secrets.open(item.secret, webhookId)];
-  if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > (deps.wallClock ?? systemClock)().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
+  if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > deps.clock().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
   const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
   const outcome = await deps.post({ url: item.url, body: text, headers });
   const now = deps.clock();

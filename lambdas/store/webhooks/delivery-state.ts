@@ -18,7 +18,7 @@ import { SCOPE_ENTRY_PREFIX, SCOPE_INDEX_PREFIX, webhookKeys, type InFlight, typ
 import { WebhookTable } from './webhook-table.js';
 
 const OPEN = '#state = :active AND attribute_not_exists(key_closed)';
-const NAMES = { '#state': 'state', '#cursor': 'cursor' };
+const NAMES = { '#state': 'state', '#cursor': 'cursor', '#reset': 'reset' };
 
 export interface ScopePage {
   entries: { webhookId: string; state: ScopeEntryState }[];
@@ -51,7 +51,7 @@ export class DeliveryState extends WebhookTable {
   ack(webhookId: string, inflightId: string, next: string, at: Date, endsReset: boolean): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(
       webhookKeys.webhook(webhookId),
-      `SET #cursor = :next, last_success_at = :at REMOVE inflight, failing_since${endsReset ? ', reset' : ''}`,
+      `SET #cursor = :next, last_success_at = :at REMOVE inflight, failing_since${endsReset ? ', #reset' : ''}`,
       'inflight.id = :id',
       { ':next': next, ':at': at.toISOString(), ':id': inflightId },
       NAMES,
@@ -60,7 +60,7 @@ export class DeliveryState extends WebhookTable {
 
   /** A page with nothing to send (members not shown, a start's position): the cursor moves on without a delivery. */
   advance(webhookId: string, cursor: string, next: string, endsReset: boolean): Promise<WebhookItem | undefined> {
-    return this.update<WebhookItem>(webhookKeys.webhook(webhookId), `SET #cursor = :next${endsReset ? ' REMOVE reset' : ''}`, `#cursor = :c AND attribute_not_exists(inflight) AND ${OPEN}`, { ':next': next, ':c': cursor, ':active': 'active' }, NAMES);
+    return this.update<WebhookItem>(webhookKeys.webhook(webhookId), `SET #cursor = :next${endsReset ? ' REMOVE #reset' : ''}`, `#cursor = :c AND attribute_not_exists(inflight) AND ${OPEN}`, { ':next': next, ':c': cursor, ':active': 'active' }, NAMES);
   }
 
   /** A failed attempt: when the next is due, what failed, since when the webhook has had no 2xx. */
@@ -70,6 +70,7 @@ export class DeliveryState extends WebhookTable {
       'SET last_failure = :f, inflight.next_at = :n, failing_since = if_not_exists(failing_since, :first)',
       'inflight.id = :id',
       { ':f': failure, ':n': nextAt.toISOString(), ':first': failure.at, ':id': inflightId },
+      NAMES,
     );
   }
 
@@ -86,7 +87,7 @@ export class DeliveryState extends WebhookTable {
 
   /** The feed no longer holds the cursor's position (or its key is gone): a fresh start, `reset` until its members are given. */
   restart(webhookId: string, cursor: string, fresh: string): Promise<WebhookItem | undefined> {
-    return this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET #cursor = :fresh, reset = :t REMOVE inflight', `#cursor = :c AND ${OPEN}`, { ':fresh': fresh, ':t': true, ':c': cursor, ':active': 'active' }, NAMES);
+    return this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET #cursor = :fresh, #reset = :t REMOVE inflight', `#cursor = :c AND ${OPEN}`, { ':fresh': fresh, ':t': true, ':c': cursor, ':active': 'active' }, NAMES);
   }
 
   /** Whether the fan-out wakes the webhook; an entry deleted meanwhile (the webhook deleted or closed) is not written again. */
