@@ -31,6 +31,7 @@ import { DAILY_QUOTA } from '../lambdas/core/rate-limit.js';
 import { serveAsset, widgetAssets } from './widget.js';
 import { DOCS_PATH, docsAssets } from './docs-page.js';
 import { DEFAULT_IMAGES, serveImage } from './default-images.js';
+import { eventPageId, renderEventPage, serveEventPage } from './event-page.js';
 import { deferred, servingWhenReady, type RequestListener } from './http-server.js';
 import { parseRequestTarget } from './request-target.js';
 import { KeyManager } from '../lambdas/key-admin/key-manager.js';
@@ -222,15 +223,18 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     keyAdmin = await startKeyAdminServer({ port: opts.keyAdminPort ?? 0, handler: buildKeyAdmin({ manager, webhooks: webhookManager, logger, metrics: noMetrics }), clock: systemClock });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
     // The one request listener (see http-server.ts): static assets (widget,
-    // /docs pages, default images) and the movable clock here, everything
+    // /docs pages, default images), the stand-in event pages the events' `url`
+    // points at (event-page.ts) and the movable clock here, everything
     // else, the /api/ext/v1 redirect included, through the gateway.
     app.resolve((req, res) => {
       const path = parseRequestTarget(req.url ?? '/').pathname;
       const asset = req.method === 'GET' ? assets.get(path) : undefined;
       const image = req.method === 'GET' || req.method === 'HEAD' ? DEFAULT_IMAGES.get(path) : undefined;
+      const eventPage = req.method === 'GET' || req.method === 'HEAD' ? eventPageId(path) : undefined;
       if (path === CLOCK_PATH) void movable.serve(req, res);
       else if (asset) serveAsset(res, asset);
       else if (image) serveImage(res, image);
+      else if (eventPage) void renderEventPage(repository, eventPage, clock(), config.siteUrl).then((page) => serveEventPage(res, page, req.method === 'HEAD'));
       else void gateway(req, res);
     });
 
