@@ -145,6 +145,17 @@ describe('TLS', () => {
   });
 });
 
+describe('the system resolver', () => {
+  it("resolves through getaddrinfo (localhost: from /etc/hosts, no DNS query) and the guard reaches the receiver through its answer", async () => {
+    const receiver = await httpReceiver();
+    const check = await checkUrl(`http://localhost:${receiver.port}/`, LOOPBACK);
+    expect(check).toMatchObject({ ok: true, addresses: expect.arrayContaining(['127.0.0.1']) });
+    expect(check.ok && check.addresses.filter((a) => a !== '127.0.0.1' && a !== '::1')).toEqual([]);
+    expect(await post(`http://localhost:${receiver.port}/`, LOOPBACK)).toEqual({ kind: 'answered', status: 204 });
+    expect(await checkUrl('https://localhost/', STRICT)).toMatchObject({ ok: false, message: expect.stringContaining('resolves to') });
+  });
+});
+
 describe('the environment', () => {
   const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
 

@@ -7,7 +7,9 @@
  */
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { DEFAULT_MAX_ANSWER_BYTES, guardedPost, type GuardPolicy, type PostOutcome, type Resolver } from '../../lambdas/delivery/guard/guard.js';
+import type { Poster } from '../../lambdas/delivery/outbound.js';
+import { DEFAULT_MAX_ANSWER_BYTES, checkUrl, guardedPost, type GuardPolicy, type PostOutcome, type Resolver } from '../../lambdas/delivery/guard/guard.js';
+import type { UrlChecker } from '../../lambdas/key-admin/webhook-manager.js';
 import { closeReceivers, closedPort, httpReceiver, neverAccepting, rawReceiver } from '../support/receivers.js';
 
 const LOOPBACK: GuardPolicy = { allowLoopback: true };
@@ -63,6 +65,17 @@ describe('what the guard sends', () => {
     expect(await post(`${receiver.origin}/`, {}, { 'bad name': 'x' })).toEqual(failed('protocol'));
     expect(await post(`${receiver.origin}/`, {}, { 'x-split': 'a\r\nx-injected: 1' })).toEqual(failed('protocol'));
     expect(receiver.connections).toHaveLength(0);
+  });
+});
+
+describe('the seams the webhooks code calls it through', () => {
+  it("fits the delivery's send (Poster) and the management API's URL check (UrlChecker) as they are", async () => {
+    const receiver = await httpReceiver();
+    const send: Poster = (req) => guardedPost(req, LOOPBACK);
+    const check: UrlChecker = (raw) => checkUrl(raw, LOOPBACK);
+    expect(await send({ url: `${receiver.origin}/`, body: '{}', headers: {} })).toEqual(answered(204));
+    expect(await check(`${receiver.origin}/`)).toMatchObject({ ok: true });
+    expect(await check('https://10.0.0.1/')).toEqual({ ok: false, message: "The URL's host is 10.0.0.1, a private address: a webhook must reach a public address." });
   });
 });
 
