@@ -46,6 +46,15 @@ export const MAX_ANSWER_HEAD_BYTES = 16_384;
  */
 const GUARD_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'expect']);
 
+/**
+ * An agent of its own per POST: nothing pooled, and no proxy. `proxyEnv: null` is node's documented opt-out: from
+ * node 24, NODE_USE_ENV_PROXY=1, --use-env-proxy or http.setGlobalProxyFromEnv() build the global agents from
+ * HTTP(S)_PROXY, and a change proposed to node (nodejs/node#64528) would give that default to every agent made without
+ * the option; null opts out either way. Node 20's types do not know the option, hence the assertion; node 20 reads no
+ * proxy from the environment at all.
+ */
+const AGENT_OPTIONS = { keepAlive: false, proxyEnv: null } as https.AgentOptions;
+
 const failed = (errorClass: Extract<PostOutcome, { kind: 'failed' }>['errorClass']): PostOutcome => ({ kind: 'failed', errorClass });
 const TIMED_OUT = failed('timeout');
 
@@ -104,9 +113,7 @@ function send(url: URL, addresses: readonly string[], req: PostRequest, opts: Po
       if (options.all) callback(null, answers);
       else callback(null, answers[0]!.address, answers[0]!.family);
     };
-    // An agent of its own: nothing pooled, nothing from the environment (node >= 24 can give its global agent an
-    // HTTP(S)_PROXY under NODE_USE_ENV_PROXY; an agent made here has none).
-    const agent = secure ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
+    const agent = secure ? new https.Agent(AGENT_OPTIONS) : new http.Agent(AGENT_OPTIONS);
     /** Where the exchange stands, which names the failure: the TCP connect, the TLS handshake, or the HTTP exchange. */
     let phase: 'connect' | 'tls' | 'http' = 'connect';
     let settled = false;
