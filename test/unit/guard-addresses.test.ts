@@ -88,33 +88,33 @@ const anyV6 = fc.oneof(
   fc.tuple(fc.constantFrom(...edges6), fc.bigInt({ min: -(1n << 20n), max: 1n << 20n })).map(([edge, d]) => (edge + d < 0n ? 0n : edge + d > MAX128 ? MAX128 : edge + d)),
 );
 
+/** Each family, its addresses as numbers: its rule's words, its edges, any address, how one is written, the oracle, and the number back. */
+interface Family {
+  family: 4 | 6;
+  rule: string;
+  edges: readonly bigint[];
+  any: fc.Arbitrary<bigint>;
+  text: (n: bigint) => string;
+  isPublic: (address: string) => boolean;
+  back: (address: string) => bigint;
+}
+const FAMILIES: Family[] = [
+  { family: 4, rule: 'outside every special-purpose block', edges: edges4.map(BigInt), any: anyV4.map(BigInt), text: (n) => dotted(Number(n)), isPublic: publicV4, back: (a) => BigInt(fromDotted(a)) },
+  { family: 6, rule: 'inside 2000::/3 and outside its special-purpose blocks', edges: edges6, any: anyV6, text: colons, isPublic: publicV6, back: fromColons },
+];
+
 describe('which addresses are public', () => {
-  it('IPv4: public exactly outside every special-purpose block, at each edge of each block', () => {
-    for (const n of edges4) expect([dotted(n), classifyAddress(dotted(n)).public]).toEqual([dotted(n), publicV4(dotted(n))]);
+  it.each(FAMILIES)('IPv$family: public exactly $rule, at each edge of each block', ({ edges, text, isPublic }) => {
+    for (const n of edges) expect([text(n), classifyAddress(text(n)).public]).toEqual([text(n), isPublic(text(n))]);
   });
 
-  it('IPv4: public exactly outside every special-purpose block, for any address', () => {
+  it.each(FAMILIES)('IPv$family: public exactly $rule, for any address', ({ family, any, text, isPublic, back }) => {
     fc.assert(
-      fc.property(anyV4, (n) => {
-        const verdict = classifyAddress(dotted(n));
-        expect(verdict.public).toBe(publicV4(dotted(n)));
-        expect(verdict).toMatchObject({ address: dotted(n), family: 4 });
-      }),
-      { numRuns: 3000 },
-    );
-  });
-
-  it('IPv6: public exactly inside 2000::/3 and outside its special-purpose blocks, at each edge of each block', () => {
-    for (const n of edges6) expect([colons(n), classifyAddress(colons(n)).public]).toEqual([colons(n), publicV6(colons(n))]);
-  });
-
-  it('IPv6: public exactly inside 2000::/3 and outside its special-purpose blocks, for any address', () => {
-    fc.assert(
-      fc.property(anyV6, (n) => {
-        const verdict = classifyAddress(colons(n));
-        expect(verdict.public).toBe(publicV6(colons(n)));
-        // One normal form (RFC 5952), whatever the spelling: what the connected socket's address is compared in.
-        expect(fromColons(verdict.address)).toBe(n);
+      fc.property(any, (n) => {
+        const verdict = classifyAddress(text(n));
+        expect(verdict.public).toBe(isPublic(text(n)));
+        // One normal form (dotted, RFC 5952), whatever the spelling: what the connected socket's address is compared in.
+        expect([verdict.family, back(verdict.address)]).toEqual([family, n]);
       }),
       { numRuns: 3000 },
     );
