@@ -540,16 +540,6 @@ export const EXAMPLES = {
       }
     ]
   },
-  "placeFeedWindowGiven": {
-    "success": false,
-    "message": "Unknown query parameter: from",
-    "errors": [
-      {
-        "field": "from",
-        "message": "Unknown query parameter: from"
-      }
-    ]
-  },
   "placeMissing": {
     "success": false,
     "message": "Give a city, a country or both",

@@ -124,15 +124,19 @@ const FLOORS: Record<string, { may: string[]; typesFrom?: string[] }> = {
   // The store's parts, ground first: the table (keys, item shapes, one IO seam); the keys and the feeds on it; the read
   // side on the feeds (a feed's page); the change path on all of them (docs/data-model.md, "Where the code lives").
   'lambdas/store/table/': { may: ['lambdas/core/', ...STORE('table')] },
-  'lambdas/store/keys/': { may: ['lambdas/core/', ...STORE('table', 'keys')] },
+  // Webhooks' items sit on the table: a key's retire closes its webhooks (PRODUCT P18), so the keys stand on them.
+  'lambdas/store/webhooks/': { may: ['lambdas/core/', ...STORE('table', 'webhooks')] },
+  'lambdas/store/keys/': { may: ['lambdas/core/', ...STORE('table', 'webhooks', 'keys')] },
   'lambdas/store/feeds/': { may: ['lambdas/core/', ...STORE('table', 'feeds')] },
   'lambdas/store/reads/': { may: ['lambdas/core/', ...STORE('table', 'feeds', 'reads')] },
-  'lambdas/store/changes/': { may: ['lambdas/core/', ...STORE('table', 'keys', 'feeds', 'reads', 'changes')] },
+  'lambdas/store/changes/': { may: ['lambdas/core/', ...STORE('table', 'webhooks', 'keys', 'feeds', 'reads', 'changes')] },
   'lambdas/http/': { may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/routes.ts'] },
   'lambdas/handlers/': {
     may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/openapi/', 'lambdas/routes.ts', 'lambdas/handlers/'],
   },
-  'lambdas/key-admin/': { may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/key-admin/'] },
+  // The delivery functions (PRODUCT P18) stand where the handlers do; the key-management function reads a webhook's first page and checks its URL with them.
+  'lambdas/delivery/': { may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/delivery/'] },
+  'lambdas/key-admin/': { may: ['lambdas/core/', 'lambdas/store/', 'lambdas/http/', 'lambdas/delivery/', 'lambdas/key-admin/'] },
   'keys/': { may: ['keys/'] },
   'local/': { may: ['local/', 'lambdas/', 'lib/', 'keys/'] },
   'mcp/': { may: ['mcp/', 'client/src/', 'lambdas/core/'] },

@@ -6,7 +6,9 @@
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../../core/ports.js';
-import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, entriesAfter, entriesRanges, feedPartition, feedRun, isShown, memberItemKey } from './feed.js';
+import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, feedPartition, feedRun } from './feed-layout.js';
+import { entriesAfter, entriesRanges } from './feed-entries.js';
+import { isShown, memberItemKey } from './feed-scopes.js';
 import { PK, SK } from '../table/table.js';
 import { batchGetAll, itemKeyString, type BatchGetOptions } from '../table/batch-get.js';
 import { findUserByName } from '../table/user-lookup.js';

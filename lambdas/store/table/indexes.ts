@@ -1,0 +1,123 @@
+/**
+ * The table itself: its key attributes, its seven GSIs (each documented by
+ * the access pattern it serves) and its CreateTable input, used verbatim by
+ * dynalite and mirrored by CDK (lib/events-table.ts). The key builders over
+ * it are in table.ts, guest-partitions.ts and place-keys.ts.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const PK = 'pk';
+export const SK = 'sk';
+
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  /** What it serves; rendered into docs/data-model.md. */
+  readonly purpose: string;
+  /**
+   * What the index copies of its items: `ALL` (the read needs nothing else) or
+   * `KEYS_ONLY` (the read fetches the items by key: an index entry is ~150 B,
+   * and an edit that moves no key writes nothing to the index).
+   */
+  readonly projection: 'ALL' | 'KEYS_ONLY';
+}
+
+export const INDEXES = {
+  /** Event by id, and its guests in RSVP order (all statuses); a user by username. */
+  event: {
+    name: 'event-index',
+    partitionKey: 'gsi1pk',
+    sortKey: 'gsi1sk',
+    purpose: 'public event by id; its guests of every status in rsvp_date order; a user by username',
+    projection: 'ALL',
+  },
+  /** A user's hosted events and profile events, by start date. */
+  userEvents: {
+    name: 'user-events-index',
+    partitionKey: 'gsi2pk',
+    sortKey: 'gsi2sk',
+    purpose: "a user's hosted or profile events, in start_date order",
+    projection: 'ALL',
+  },
+  /** An event's guests of one RSVP status, in RSVP order. */
+  guest: {
+    name: 'guest-index',
+    partitionKey: 'gsi3pk',
+    sortKey: 'gsi3sk',
+    purpose: "an event's guests of one rsvp status, in rsvp_date order",
+    projection: 'ALL',
+  },
+  /** The same lists as user-events-index, by creation time, so the created-ordered pages read only what they show. */
+  userCreated: {
+    name: 'user-created-index',
+    partitionKey: 'gsi4pk',
+    sortKey: 'gsi4sk',
+    purpose: "a user's hosted or profile events, in created_at order",
+    projection: 'ALL',
+  },
+  /*
+   * Discovery (PRODUCT P17): a public event's place queries, one index per
+   * kind of query (placeQueriesOf), each sharded (PLACE_SHARDS) and keyed by
+   * local start date-time then id. Keys only: the route reads the event
+   * items by key afterwards (docs/finding-events.md).
+   */
+  /** Events at a country and city, by local start. */
+  place: {
+    name: 'place-index',
+    partitionKey: 'gsi5pk',
+    sortKey: 'gsi5sk',
+    purpose: 'public events at a country and city, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
+  },
+  /** Events in a country, by local start. */
+  country: {
+    name: 'country-index',
+    partitionKey: 'gsi6pk',
+    sortKey: 'gsi6sk',
+    purpose: 'public events in a country, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
+  },
+  /** Events in a city (any country), by local start. */
+  city: {
+    name: 'city-index',
+    partitionKey: 'gsi7pk',
+    sortKey: 'gsi7sk',
+    purpose: 'public events in a city of any country, in local start order (keys only)',
+    projection: 'KEYS_ONLY',
+  },
+} as const satisfies Record<string, IndexDefinition>;
+
+export type IndexName = keyof typeof INDEXES;
+
+/** The table as CreateTable input: used verbatim by dynalite, mirrored by CDK. */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const indexAttributes = Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]);
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [PK, SK, ...indexAttributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: PK, KeyType: 'HASH' },
+      { AttributeName: SK, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: Object.values(INDEXES).map((i) => ({
+      IndexName: i.name,
+      KeySchema: [
+        { AttributeName: i.partitionKey, KeyType: 'HASH' },
+        { AttributeName: i.sortKey, KeyType: 'RANGE' },
+      ],
+      // ALL: the index read returns the whole public item, so it needs no
+      // second trip to the base table; KEYS_ONLY: the read fetches the items
+      // by key (see docs/data-model.md).
+      Projection: { ProjectionType: i.projection },
+    })),
+  };
+}
+
+/**
+ * Time-to-live attribute (epoch seconds): DynamoDB deletes an item some time
+ * after it. Set on the local quota's day counters and on derived tombstones,
+ * which only matter while an older derivation might still be writing.
+ */
+export const TTL_ATTRIBUTE = 'expires_at';
