@@ -31,11 +31,14 @@ async function json<T>(path: string): Promise<T> {
   return (await get<{ data: T }>(`${server.embedBaseUrl}${path}`)).body.data;
 }
 
+/** A TEXT value as RFC 5545 §3.3.11 reads it (ical.js leaves X-WR-CALNAME, a property it does not know, as written). */
+const unescapeText = (value: unknown) => String(value).replace(/\\([\\;,nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
+
 /** What the feed says about each event, as ical.js reads it. */
 function read(text: string) {
   const calendar = new ICAL.Component(ICAL.parse(text));
   return {
-    name: calendar.getFirstPropertyValue('x-wr-calname'),
+    name: unescapeText(calendar.getFirstPropertyValue('x-wr-calname')),
     events: calendar.getAllSubcomponents('vevent').map((v) => {
       const e = new ICAL.Event(v);
       const value = (name: string) => {
