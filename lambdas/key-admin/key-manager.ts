@@ -31,7 +31,7 @@ import { SCOPES, type Scope } from '../core/dataset.js';
 import { USERNAME_PATTERN, USER_ID_PATTERN } from '../core/ids.js';
 import { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, checkKeyName, type SlotLimits } from '../core/key-rules.js';
 import type { UserItem } from '../store/table/items.js';
-import { KeyStore, SlotsContended, type KeyCleanup, type PlanKeys, type RevokeAudit } from '../store/keys/key-store.js';
+import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/keys/key-store.js';
 import { findUserById, findUsersByName } from '../store/table/user-lookup.js';
 import { KeyCreator } from './key-create.js';
 import { KeyManagementError } from './key-errors.js';
@@ -39,7 +39,7 @@ import { decodeCursor, encodeCursor, infoOf, type CreateOnceResult, type KeyInfo
 import { randomBase62 } from './random.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
-export type { KeyCleanup, PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/keys/key-store.js';
+export type { PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/keys/key-store.js';
 export { ERROR_FIELDS, KeyManagementError, type KeyErrorCode } from './key-errors.js';
 export type { CreateOnceResult, KeyInfo, KeyPage } from './key-info.js';
 export { IDEMPOTENCY_WINDOW_SECONDS } from './key-create.js';
@@ -57,8 +57,6 @@ export interface KeyManagerOptions {
   maxCreatesPerDay?: number;
     /** Random base62 characters (the CSPRNG's unless a test makes them deterministic). */
   random?: (length: number) => string;
-  /** What else a key holds, cleaned up by every retire of it (KeyCleanup: a key's webhooks). */
-  cleanups?: readonly KeyCleanup[];
 }
 
 export class KeyManager {
@@ -69,7 +67,7 @@ export class KeyManager {
   constructor(client: KeyStore['client'], tableName: string, opts: KeyManagerOptions = {}) {
     this.clock = opts.clock ?? systemClock;
     const limits: SlotLimits = { maxActive: opts.maxActive ?? MAX_ACTIVE_KEYS, maxCreatesPerDay: opts.maxCreatesPerDay ?? MAX_CREATES_PER_DAY };
-    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits, audit: opts.audit, cleanups: opts.cleanups });
+    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits, audit: opts.audit });
     this.creator = new KeyCreator(this.store, this.clock, opts.random ?? randomBase62, limits);
   }
 

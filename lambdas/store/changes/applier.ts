@@ -41,7 +41,7 @@ import { Deriver } from './derivation.js';
 import { sameContent } from '../table/item-content.js';
 import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from '../table/table.js';
-import type { KeyCleanup, PlanKeys, RevokeAudit } from '../keys/key-store.js';
+import type { PlanKeys, RevokeAudit } from '../keys/key-store.js';
 import { TableIO, keyString, type Item, type Key } from '../table/table-io.js';
 import type { BatchGetOptions } from '../table/batch-get.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
@@ -82,8 +82,6 @@ export interface ApplierOptions extends SettleOptions {
   planKeys?: PlanKeys;
     /** The audit line of each key a user's deletion revokes (user-keys.ts). */
   revokeAudit?: RevokeAudit;
-  /** What else each key holds, cleaned up as a user's deletion closes it in process (KeyCleanup: a key's webhooks). */
-  cleanups?: readonly KeyCleanup[];
   /** The reads by key's attempts and backoff (batch-get.ts): tests inject the sleep. */
   batchGet?: BatchGetOptions;
 }

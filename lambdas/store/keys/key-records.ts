@@ -9,7 +9,7 @@
  * - Retiring a key (a revoke, a failed or abandoned create, a deletion)
  *   writes the authorizer's item as revoked first, whether or not it exists
  *   yet, so a create still in flight can never put it active afterwards; then
- *   the record, then the key's clean-ups (KeyCleanup: what else it holds),
+ *   the record, then what else the key holds (its webhooks: closeHoldings),
  *   then the slot, then the plan key. A create's own clean-up
  *   writes it only where none exists: if the key did become usable, it stays
  *   (the create succeeded after all), never half-revoked.
@@ -29,6 +29,8 @@ import type { ApiKeyItem, KeyRecordItem } from '../table/items.js';
 import { KeySlots } from './key-slots.js';
 import { PlanKeyWithoutClient, type RetiredBy } from './key-table.js';
 import { PK, keys } from '../table/table.js';
+import { closeKeyWebhooks, type WebhookAudit } from '../webhooks/key-webhooks.js';
+import { WebhookRecords } from '../webhooks/webhook-records.js';
 
 export interface Retired {
   /** `usable`: a clean-up found the key usable after all and left it alone. */
@@ -39,6 +41,9 @@ export interface Retired {
 }
 
 export class KeyRecords extends KeySlots {
+  /** The audit line of each webhook a retire closes (lambdas/store/webhooks/key-webhooks.ts); the key-management function sets its own. */
+  webhookAudit: WebhookAudit | undefined;
+
   async putRecord(userId: string, record: KeyRecordItem): Promise<boolean> {
     if (await this.putIf({ ...keys.keyRecord(userId, record.key_id), ...record }, 'attribute_not_exists(#pk)')) return true;
     // Ours already (a retry after a lost answer) or someone's tombstone.
@@ -127,11 +132,22 @@ export class KeyRecords extends KeySlots {
     }
     // Before anything else can fail (the slot, the plan key): the revoke took effect, so it is on the record now.
     record = await this.auditRevoke(userId, record);
-    // What else the key holds (its webhooks): the key is refused already, so none of it may act for it any more.
-    for (const cleanup of this.cleanups) await cleanup(userId, keyId);
+    // PRODUCT P18: the key's webhooks die with it, before the revoke (or the user's deletion) answers.
+    await this.closeHoldings(userId, keyId, opts.by);
     await this.releaseSlot(userId, keyId);
     record = await this.removePlanKey(userId, record);
     return { outcome: 'retired', flipped, record };
+  }
+
+  /**
+   * What else a key holds, closed once the key is refused: its webhooks
+   * (lambdas/store/webhooks/key-webhooks.ts). Every retire runs it, and so
+   * does a deletion's close for a key it finds revoked already (user-keys.ts,
+   * which then skips the retire): the one per-key step any other clean-up of
+   * a key joins. Safe to repeat (a key whose webhooks are closed: one read).
+   */
+  async closeHoldings(userId: string, keyId: string, by: RetiredBy): Promise<void> {
+    await closeKeyWebhooks(new WebhookRecords(this.client, this.tableName), userId, keyId, by, this.webhookAudit, this.clock);
   }
 
   private async flipRecord(userId: string, keyId: string, at: string, revokeId: string, by: RetiredBy): Promise<{ flipped: boolean; record: KeyRecordItem }> {

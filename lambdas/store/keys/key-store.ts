@@ -26,7 +26,7 @@ export interface SweepProgress {
   rev: number;
 }
 export type { Retired } from './key-records.js';
-export { PlanKeyWithoutClient, parsePlanKeyName, planKeyName, type KeyCleanup, type KeyStoreOptions, type PlanKeyEntry, type PlanKeyPage, type PlanKeys, type RetiredBy, type RevokeAudit, type RevokedKey } from './key-table.js';
+export { PlanKeyWithoutClient, parsePlanKeyName, planKeyName, type KeyStoreOptions, type PlanKeyEntry, type PlanKeyPage, type PlanKeys, type RetiredBy, type RevokeAudit, type RevokedKey } from './key-table.js';
 
 export class KeyStore extends KeyRecords {
   /**

@@ -79,24 +79,12 @@ export interface RevokedKey {
 /** Writes a revoke's audit line and counts it; called once per revoked key (a create's own failed clean-up is no revoke). */
 export type RevokeAudit = (revoked: RevokedKey) => void;
 
-/**
- * A clean-up of what else a key holds, run by every retire once the key is
- * refused (a revoke, a user's deletion, the sweep, a takeover, a create's
- * own clean-up): the join point for a key's other items (its webhooks). It
- * runs again whenever a retire of the key is repeated, so it must be
- * idempotent, and a failure fails the retire, which its caller's retry
- * finishes (the key is refused already).
- */
-export type KeyCleanup = (userId: string, keyId: string) => Promise<void>;
-
 export interface KeyStoreOptions {
   clock: Clock;
   planKeys?: PlanKeys;
   limits?: SlotLimits;
   /** Without one, revokes are left unclaimed, for a run that has one to write (the next retire or erase of the key). */
   audit?: RevokeAudit;
-  /** Run by every retire after the key is refused and its revoke audited (KeyCleanup). */
-  cleanups?: readonly KeyCleanup[];
 }
 
 export type Key = Record<string, string>;
@@ -105,7 +93,6 @@ export class KeyTable {
   readonly clock: Clock;
   readonly limits: SlotLimits;
   readonly planKeys: PlanKeys | undefined;
-  readonly cleanups: readonly KeyCleanup[];
   /** Settable: the key-management function installs its audit once its logger exists (handler.ts). */
   audit: RevokeAudit | undefined;
 
@@ -117,7 +104,6 @@ export class KeyTable {
     this.clock = opts.clock;
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.planKeys = opts.planKeys;
-    this.cleanups = opts.cleanups ?? [];
     this.audit = opts.audit;
   }
 

@@ -19,8 +19,8 @@
  * past (the KEY_CLOSE item, moved forward only), and the next starts after
  * it, so no call walks again what an earlier one closed; the item is
  * deleted once the close is done. Each key is one step, `closeKey`, which
- * every per-key clean-up joins (KeyStoreOptions.cleanups: a key's webhooks,
- * say): through the retire, or directly for a record already revoked.
+ * every per-key clean-up joins (KeyRecords.closeHoldings: a key's webhooks):
+ * through the retire, or directly for a record already revoked.
  *
  * Version-checked, like the change path (a late delivery of an older
  * change changes nothing): the close of the deletion at version V acts only
@@ -43,20 +43,30 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { userItemById } from '../table/user-lookup.js';
 import type { KeyRecordItem } from '../table/items.js';
 import { KEY_RECORD_PREFIX } from '../table/table.js';
-import { KeyStore, type KeyCleanup, type PlanKeys, type RevokeAudit } from './key-store.js';
+import { KeyStore, type PlanKeys, type RevokeAudit } from './key-store.js';
 
 /**
  * DynamoDB calls one close call makes at most, about: 600 is 2.4 s at 4 ms a
- * call, inside the key-management function's 6 s with room for the few
+ * call (150 revoked keys, or 20 live ones with 5 webhooks each), inside the key-management function's 6 s with room for the few
  * API Gateway DeleteApiKey calls of live keys' plan keys (held by
  * test/integration/keys-close-many-revoked.test.ts at 3,000 calls an
  * invocation, and with 10,000 revoked keys by keys-close-bounded.test.ts).
  */
 export const CLOSE_CALLS_PER_CALL = 600;
-/** A key's close at its most: the retire's 9 calls (record, authorizer item, flip, audit claim, slot read and write, plan key's id) and the erase's 3. */
-export const FULL_CLOSE_CALLS = 12;
-/** A record read already revoked, with no plan key: its audit line claimed if never written, the authorizer's item, the record. */
-export const REVOKED_CLOSE_CALLS = 3;
+/**
+ * A key's close at its most: the retire's 9 calls (record, authorizer item,
+ * flip, audit claim, slot read and write, plan key's id), its webhooks'
+ * close (closeHoldings: the key's places read and closed, and per webhook,
+ * at most 5, its tombstone and its scope entry: 17) and the erase's 3.
+ */
+export const FULL_CLOSE_CALLS = 29;
+/**
+ * A record read already revoked, with no plan key: its webhooks' places
+ * read (closed by its revoke), its audit line claimed if never written, the
+ * authorizer's item, the record. (A revoke cut off before closing the
+ * key's webhooks leaves them to this close, a few calls more, once.)
+ */
+export const REVOKED_CLOSE_CALLS = 4;
 /** Records read per Query of the walk (a Query reads at most 1 MB). */
 const RECORD_PAGE = 100;
 /** What a call keeps of the invocation's time for answering, when it knows its time. */
@@ -81,14 +91,14 @@ export interface CloseBounds {
 
 /**
  * One key of a deleted user, closed: retired (the authorizer's item revoked,
- * the clean-ups, the slot, the plan key), then erased. A record `read`
- * revoked and naming no plan key was retired by its revoke: only its
- * clean-ups and its erasure are left. Answers the calls it may have made, at
+ * its webhooks closed, the slot, the plan key), then erased. A record `read`
+ * revoked and naming no plan key was retired by its revoke: only what else
+ * it holds (closeHoldings) and its erasure are left. Answers the calls it may have made, at
  * most (what the caller's bound counts).
  */
 export async function closeKey(store: KeyStore, userId: string, keyId: string, read?: KeyRecordItem): Promise<number> {
   if (read?.revoked && !read.plan_key_id) {
-    for (const cleanup of store.cleanups) await cleanup(userId, keyId);
+    await store.closeHoldings(userId, keyId, 'user deleted');
     await store.erase(userId, keyId, 'user deleted', read);
     return REVOKED_CLOSE_CALLS;
   }
@@ -143,8 +153,8 @@ export async function closeUserKeys(store: KeyStore, userId: string, version: nu
 export function userKeysCloser(
   client: DynamoDBDocumentClient,
   tableName: string,
-  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit; cleanups?: readonly KeyCleanup[] } = {},
+  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit } = {},
 ): (userId: string, version: number) => Promise<boolean> {
-  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit, cleanups: opts.cleanups });
+  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit });
   return async (userId, version) => (await closeUserKeys(store, userId, version)).done;
 }
