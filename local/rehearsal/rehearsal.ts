@@ -170,7 +170,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     if (tables.size !== 1) throw new TemplateError('DynamoDB', `expected one table, found ${tables.size}`);
     const tableName = [...tables.keys()][0]!;
     const summary = await writeDataset(client, tableName, dataset);
-    const apiKeys = new ApiKeyStore(template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)));
+    // A new API key's createdDate on the rehearsal's clock, the one its functions read (the sweep compares the two).
+    const apiKeys = new ApiKeyStore(
+      template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)),
+      () => (opts.now === undefined ? new Date() : typeof opts.now === 'function' ? opts.now() : opts.now),
+    );
     const planKeys = await registerPlanKeys(client, tableName, apiKeys.planKeys);
     const invokeArn = templateJson.Outputs?.KeyAdminInvokeArn?.Value as Json;
     const webProduct: WebProduct = {

@@ -276,12 +276,14 @@ describe("the key-management function's role: exactly what key management does",
       { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
     );
     await expect(manager.createOnce({ idempotencyKey: 'role-check-2', userId: 'usr_frank', name: 'compensated' })).rejects.toThrow('Throttled');
-    // The sweep (lambdas/store/keys/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the collection).
+    // The sweep (lambdas/store/keys/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the
+    // collection), reads a page's records at once (BatchGetItem) and saves where it got to (the KEYSWEEP# item).
+    const kept = (await manager.store.record('usr_frank', fills[1]!.info.keyId))!;
     apiGateway.on(GetApiKeysCommand).callsFake(async () => {
       calls.push({ action: 'apigateway:GET', resource: 'arn:aws:apigateway:eu-west-1::/apikeys' });
-      return { items: [] };
+      return { items: [{ id: kept.plan_key_id, name: `usr_frank/${kept.key_id}`, createdDate: new Date('2026-11-21T11:00:00.000Z'), tags: { [USAGE_PLAN_TAG]: planId } }] };
     });
-    await sweepPlanKeys(manager.store);
+    expect((await sweepPlanKeys(manager.store)).kept).toBe(1);
   });
   afterAll(async () => {
     apiGateway.restore();

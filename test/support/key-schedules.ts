@@ -797,13 +797,16 @@ function modelledApiGateway(store: ApiKeyStore, command: object): Record<string,
         : command instanceof DeleteApiKeyCommand
           ? store.interpret('KeyAdmin', 'DELETE', `/apikeys/${String(input.apiKey)}`, {})
           : command instanceof GetApiKeysCommand
-            ? store.interpret('KeyAdmin', 'GET', '/apikeys', {})
+            ? store.interpret('KeyAdmin', 'GET', `/apikeys?limit=${String(input.limit ?? 25)}${input.position ? `&position=${String(input.position)}` : ''}`, {})
             : undefined;
   if (!call) throw new Error(`API Gateway call not modelled: ${command.constructor.name}`);
   const answer = call.run();
   if (answer.errorType) throw Object.assign(new Error(String(answer.body?.message ?? answer.errorType)), { name: answer.errorType });
   // What the SDK would make of the JSON: epoch seconds become a Date.
-  if (command instanceof GetApiKeysCommand) return { items: ((answer.body?.items ?? []) as { createdDate: number }[]).map((k) => ({ ...k, createdDate: new Date(k.createdDate * 1000) })) };
+  if (command instanceof GetApiKeysCommand) {
+    const body = answer.body as { item?: { createdDate: number }[]; position?: string } | undefined;
+    return { items: (body?.item ?? []).map((k) => ({ ...k, createdDate: new Date(k.createdDate * 1000) })), ...(body?.position ? { position: body.position } : {}) };
+  }
   return answer.body ?? {};
 }
 
