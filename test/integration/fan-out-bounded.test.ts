@@ -26,6 +26,7 @@ import { writeDataset } from '../../local/loader.js';
 import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { directClient } from '../support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import { budgetedClient } from '../support/invocation-budget.js';
 import { clock, host, party } from '../support/party.js';
 import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
@@ -63,21 +64,17 @@ describe.each(cases)('%s', (name, change) => {
     const table = `bounded-${name.split(' ')[1]!.replace(/[^a-z]/g, '')}-${change.type.replace('.', '-')}`;
     await ensureTable(directClient(store.call), table);
     await writeDataset(directClient(store.call), table, d0);
-    let calls = 0;
-    const timed = directClient(store.call, async (_command, _input, send) => {
-      if (++calls > CALLS_IN_ONE_INVOCATION) throw new Error('Task timed out after 120.00 seconds');
-      return send();
-    });
+    const timed = budgetedClient(store, CALLS_IN_ONE_INVOCATION, 'Task timed out after 120.00 seconds');
     const sends = queueSends();
     const metrics = recordingMetrics();
-    const ingest = buildIngest({ client: timed, tableName: table, logger: recordingLogger(), metrics, clock, continueLater: sends.continueLater });
+    const ingest = buildIngest({ client: timed.client, tableName: table, logger: recordingLogger(), metrics, clock, continueLater: sends.continueLater });
     const perDelivery: number[] = [];
     const delivered = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-      calls = 0;
+      timed.reset();
       try {
-        return await ingest(event, { ...context, getRemainingTimeInMillis: () => TIMEOUT_MS - calls * MS_PER_CALL });
+        return await ingest(event, { ...context, getRemainingTimeInMillis: () => TIMEOUT_MS - timed.calls() * MS_PER_CALL });
       } finally {
-        perDelivery.push(calls);
+        perDelivery.push(timed.calls());
       }
     };
     let now = Date.parse('2026-11-21T12:00:00.000Z');

@@ -22,7 +22,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../lambdas/core/api-key.js';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { WAITING_RECEIVES } from '../../lambdas/core/retry-backoff.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
@@ -32,12 +31,10 @@ import { CLOSE_CALLS_PER_CALL } from '../../lambdas/store/keys/user-keys.js';
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { keys } from '../../lambdas/store/table/table.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { budgetedClient, demoStore } from '../support/invocation-budget.js';
 import { authenticates } from '../support/keys.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -52,12 +49,7 @@ const T = Date.parse('2026-11-21T12:00:00.000Z');
 
 let store: InProcessStore;
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  const client = directClient(store.call);
-  await ensureTable(client, TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(client, TABLE, checked.dataset);
+  store = await demoStore(TABLE);
 });
 afterAll(async () => store?.close());
 
@@ -87,23 +79,20 @@ describe('a user with 10,000 revoked keys, deleted', () => {
     expect(await authenticates(repository, live)).toBe(true);
 
     // The key-management function: its calls counted per invocation, cut past the budget as Lambda's timeout cuts it.
-    let calls = 0;
-    const timed = directClient(store.call, async (_command, _input, send) => {
-      if (++calls > CALLS_IN_ONE_INVOCATION) throw new Error('Task timed out after 6.00 seconds');
-      return send();
-    });
+    const timed = budgetedClient(store, CALLS_IN_ONE_INVOCATION, 'Task timed out after 6.00 seconds');
+    const calls = timed.calls;
     const logger = recordingLogger();
-    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed, TABLE, { clock }), logger, metrics: recordingMetrics() });
+    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed.client, TABLE, { clock }), logger, metrics: recordingMetrics() });
     const perInvocation: number[] = [];
     let linesAfterFirst = 0;
     /** The ingest's clock inside one delivery: each close invocation spends its calls' time and Lambda's. */
     let ingestSpent = 0;
     const closeUserKeys = async (userId: string, version: number) => {
-      calls = 0;
+      timed.reset();
       const answer = await keyAdmin({ task: 'close', userId, version });
-      perInvocation.push(calls);
+      perInvocation.push(calls());
       if (perInvocation.length === 1) linesAfterFirst = logger.entries.filter((l) => l.message === 'Key revoked').length;
-      ingestSpent += calls * MS_PER_CALL + LAMBDA_OVERHEAD_MS;
+      ingestSpent += calls() * MS_PER_CALL + LAMBDA_OVERHEAD_MS;
       return closeOutcome(userId, answer);
     };
     const sends = queueSends();

@@ -47,19 +47,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context, SQSEvent, SQSBatchResponse } from 'aws-lambda';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { WAITING_RECEIVES } from '../../lambdas/core/retry-backoff.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
 import { KeyCloseFailed, closeOutcome } from '../../lambdas/ingest/key-closer.js';
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { budgetedClient, demoStore } from '../support/invocation-budget.js';
 import { authenticates } from '../support/keys.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -71,12 +68,7 @@ const REVOKED = 1_100;
 
 let store: InProcessStore;
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  const client = directClient(store.call);
-  await ensureTable(client, TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(client, TABLE, checked.dataset);
+  store = await demoStore(TABLE);
 });
 afterAll(async () => store?.close());
 
@@ -98,23 +90,20 @@ describe("a deletion of a user who rotated keys for a few months, closed by the 
     expect(await repository.getPublicEvent('evt_jazz01')).not.toBeNull();
 
     // The key-management function: its DynamoDB calls of one invocation cut at the timeout, as Lambda cuts it.
-    let calls = 0;
-    const timed = directClient(store.call, async (_command, _input, send) => {
-      if (++calls > CALLS_IN_ONE_INVOCATION) throw new Error('Task timed out after 6.00 seconds');
-      return send();
-    });
-    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed, TABLE, { clock }), logger: recordingLogger(), metrics: recordingMetrics() });
+    const timed = budgetedClient(store, CALLS_IN_ONE_INVOCATION, 'Task timed out after 6.00 seconds');
+    const calls = timed.calls;
+    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed.client, TABLE, { clock }), logger: recordingLogger(), metrics: recordingMetrics() });
     const invocations: string[] = [];
     // What invokeKeyCloser does with a FunctionError (a timeout is one): the change fails.
     const closeUserKeys = async (userId: string, version: number) => {
-      calls = 0;
+      timed.reset();
       try {
         const answer = await keyAdmin({ task: 'close', userId, version });
         invocations.push('ok');
         // What invokeKeyCloser does with the task's answer: done, or invoke again (a bounded close).
         return closeOutcome(userId, answer);
       } catch (error) {
-        invocations.push(`timed out after ${calls - 1} calls`);
+        invocations.push(`timed out after ${calls() - 1} calls`);
         throw new KeyCloseFailed(`closing ${userId}'s keys failed in the key-management function (Unhandled): ${String(error)}`);
       }
     };

@@ -50,19 +50,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { WAITING_RECEIVES, throttleVisibility } from '../../lambdas/core/retry-backoff.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
 import { invokeKeyCloser } from '../../lambdas/ingest/key-closer.js';
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { demoStore } from '../support/invocation-budget.js';
 import { authenticates } from '../support/keys.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
@@ -80,11 +77,7 @@ let keyAdmin: ReturnType<typeof buildKeyAdminFunction>;
 const invokes: string[] = [];
 
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  await ensureTable(directClient(store.call), TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(directClient(store.call), TABLE, checked.dataset);
+  store = await demoStore(TABLE);
   keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(directClient(store.call), TABLE, { clock: () => new Date(now) }), logger: recordingLogger(), metrics: recordingMetrics() });
   // Lambda's Invoke API: 429 while the account's concurrency is used up, else the function's answer.
   lambda = createServer((req, res) => {

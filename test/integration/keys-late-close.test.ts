@@ -38,16 +38,13 @@
  * the record remember the user version a create read).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { userKeysCloser } from '../../lambdas/store/keys/user-keys.js';
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { demoStore } from '../support/invocation-budget.js';
 import { authenticates } from '../support/keys.js';
 
 const TABLE = 'late-close';
@@ -56,11 +53,7 @@ const clock = () => new Date(T);
 
 let store: InProcessStore;
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  await ensureTable(directClient(store.call), TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(directClient(store.call), TABLE, checked.dataset);
+  store = await demoStore(TABLE);
 });
 afterAll(async () => store?.close());
 

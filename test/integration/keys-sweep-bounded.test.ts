@@ -17,20 +17,16 @@
  * pass from the first page.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import type { KeyTaskResult } from '../../lambdas/key-admin/tasks.js';
-import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../../lambdas/store/keys/key-store.js';
 import { SWEEP_PAGES_PER_RUN } from '../../lambdas/store/keys/plan-key-sweep.js';
 import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { keys } from '../../lambdas/store/table/table.js';
 import { KEY_ADMIN } from '../../lib/key-admin.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { budgetedClient, demoStore, pagedPlan } from '../support/invocation-budget.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
 const TABLE = 'sweep-bounded';
@@ -42,41 +38,10 @@ const T = Date.parse('2026-11-21T12:00:00.000Z');
 
 let store: InProcessStore;
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  await ensureTable(directClient(store.call), TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(directClient(store.call), TABLE, checked.dataset);
+  store = await demoStore(TABLE);
 });
 afterAll(async () => store?.close());
 
-/** API Gateway's API keys in memory, listed by id as GetApiKeys lists them, 500 a page, each call counted. */
-function pagedPlan(clock: () => Date) {
-  const live = new Map<string, PlanKeyEntry>();
-  const counts = { calls: 0 };
-  let n = 0;
-  const planKeys: PlanKeys = {
-    create: async (keyId, _usage, userId) => {
-      const id = `apikey${String(++n).padStart(6, '0')}`;
-      live.set(id, { id, name: planKeyName(userId, keyId), createdAt: clock() });
-      return id;
-    },
-    attach: async () => undefined,
-    remove: async (id) => {
-      counts.calls++;
-      live.delete(id);
-    },
-    listPage: async (position) => {
-      counts.calls++;
-      const ids = [...live.keys()].sort();
-      const from = position ? ids.findIndex((id) => id > position) : 0;
-      const page = (from < 0 ? [] : ids.slice(from, from + 500)).map((id) => live.get(id)!);
-      const more = from >= 0 && from + 500 < ids.length;
-      return { entries: page, ...(more ? { position: page.at(-1)!.id } : {}) };
-    },
-  };
-  return { planKeys, live, counts };
-}
 
 describe("the plan-key sweep over the account's 10,000 API keys", () => {
   it('ends a pass within two runs of its schedule, every orphan deleted, every live key kept, each run far inside its budget', async () => {
@@ -100,20 +65,16 @@ describe("the plan-key sweep over the account's 10,000 API keys", () => {
     await batchWriteAll(directClient(store.call), TABLE, records);
     expect(live.size).toBe(PLAN_KEYS);
 
-    let calls = 0;
-    const timed = directClient(store.call, async (_command, _input, send) => {
-      if (++calls > CALLS_IN_ONE_INVOCATION) throw new Error('Task timed out after 6.00 seconds');
-      return send();
-    });
-    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed, TABLE, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
+    const timed = budgetedClient(store, CALLS_IN_ONE_INVOCATION, 'Task timed out after 6.00 seconds');
+    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed.client, TABLE, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
     const runs: { calls: number; apiGateway: number; pages: number; passEnded: boolean; deleted: number }[] = [];
     // The schedule's runs, once everything is older than a minute.
     for (let run = 1; run <= 4; run++) {
       now = T + 60_000 + run * KEY_ADMIN.sweepEveryMinutes * 60_000;
-      calls = 0;
+      timed.reset();
       counts.calls = 0;
       const report = (await keyAdmin({ task: 'sweep' })) as Extract<KeyTaskResult, { task: 'sweep' }>;
-      runs.push({ calls, apiGateway: counts.calls, pages: report.pages, passEnded: report.passEnded, deleted: report.deleted.length });
+      runs.push({ calls: timed.calls(), apiGateway: counts.calls, pages: report.pages, passEnded: report.passEnded, deleted: report.deleted.length });
       if (report.passEnded) break;
     }
     const minutes = runs.length * KEY_ADMIN.sweepEveryMinutes;
@@ -130,7 +91,7 @@ describe("the plan-key sweep over the account's 10,000 API keys", () => {
     }
     // The next run starts the next pass from the first page.
     now += KEY_ADMIN.sweepEveryMinutes * 60_000;
-    calls = 0;
+    timed.reset();
     const next = (await keyAdmin({ task: 'sweep' })) as Extract<KeyTaskResult, { task: 'sweep' }>;
     expect({ pages: next.pages, checked: next.checked, deleted: next.deleted }).toEqual({ pages: SWEEP_PAGES_PER_RUN, checked: SWEEP_PAGES_PER_RUN * 500, deleted: [] });
     process.stdout.write(`sweep of ${PLAN_KEYS} plan keys: ${runs.length} runs (${minutes} minutes), ${runs.map((r) => `${r.pages} pages, ${r.calls} DynamoDB calls, ${r.apiGateway} API Gateway calls`).join('; ')}\n`);

@@ -36,17 +36,13 @@
  * SWEEP_PAGES_PER_RUN pages, saving where it got to for the next run.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { validateDataset } from '../../lambdas/core/dataset.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
-import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../../lambdas/store/keys/key-store.js';
 import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { keys } from '../../lambdas/store/table/table.js';
-import { ensureTable } from '../../local/dynalite.js';
-import { writeDataset } from '../../local/loader.js';
 import { directClient } from '../support/direct-dynalite.js';
-import { demoDataset } from '../support/fixtures.js';
-import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
+import type { InProcessStore } from '../support/in-process-dynalite.js';
+import { budgetedClient, demoStore, pagedPlan } from '../support/invocation-budget.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 
 const TABLE = 'sweep-timeout';
@@ -57,40 +53,17 @@ const T = Date.parse('2026-11-21T12:00:00.000Z');
 
 let store: InProcessStore;
 beforeAll(async () => {
-  store = await startInProcessDynalite();
-  await ensureTable(directClient(store.call), TABLE);
-  const checked = validateDataset(demoDataset());
-  if (!checked.ok) throw new Error(checked.problems.join('; '));
-  await writeDataset(directClient(store.call), TABLE, checked.dataset);
+  store = await demoStore(TABLE);
 });
 afterAll(async () => store?.close());
 
-/** API Gateway's API keys of the plan in memory, listed in the order they were made, 500 a page as GetApiKeys pages. */
-function memoryPlan(clock: () => Date) {
-  const live = new Map<string, PlanKeyEntry>();
-  let n = 0;
-  const planKeys: PlanKeys = {
-    create: async (keyId, _usage, userId) => {
-      const id = `apikey${String(++n).padStart(6, '0')}`;
-      live.set(id, { id, name: planKeyName(userId, keyId), createdAt: clock() });
-      return id;
-    },
-    attach: async () => undefined,
-    remove: async (id) => void live.delete(id),
-    listPage: async (position) => {
-      const all = [...live.values()];
-      const from = position ? Number(position) : 0;
-      return { entries: all.slice(from, from + 500), ...(from + 500 < all.length ? { position: String(from + 500) } : {}) };
-    },
-  };
-  return { planKeys, live };
-}
 
 describe('the hourly sweep of orphaned plan keys, with a few thousand live keys in the plan', () => {
   it('deletes an orphan within the hour (here: within a day of hourly sweeps)', async () => {
     let now = T;
     const clock = () => new Date(now);
-    const { planKeys, live } = memoryPlan(clock);
+    // API Gateway's API keys of the plan in memory, listed in the order they were made, 500 a page as GetApiKeys pages.
+    const { planKeys, live } = pagedPlan(clock);
     const mgr = new KeyManager(directClient(store.call), TABLE, { clock, planKeys });
     // One key made for real: what its record looks like once its create finished.
     const { info } = await mgr.create({ userId: 'usr_frank', name: 'model' });
@@ -111,16 +84,12 @@ describe('the hourly sweep of orphaned plan keys, with a few thousand live keys 
     expect(live.size).toBe(LIVE_KEYS + 1);
 
     // The key-management function, its DynamoDB calls of one invocation cut at its timeout.
-    let calls = 0;
-    const timed = directClient(store.call, async (_command, _input, send) => {
-      if (++calls > CALLS_IN_ONE_INVOCATION) throw new Error('Task timed out after 6.00 seconds');
-      return send();
-    });
-    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed, TABLE, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
+    const timed = budgetedClient(store, CALLS_IN_ONE_INVOCATION, 'Task timed out after 6.00 seconds');
+    const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(timed.client, TABLE, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
     const sweeps: string[] = [];
     for (let hour = 1; hour <= 24; hour++) {
       now = T + hour * 3_600_000;
-      calls = 0;
+      timed.reset();
       sweeps.push(await keyAdmin({ task: 'sweep' }).then(() => 'finished', (e: Error) => e.message));
       if (!live.has(orphan)) break;
     }
