@@ -178,11 +178,18 @@ export function placeFrom(p: { city?: string | undefined; country?: string | und
   return { ...(p.country !== undefined ? { country: p.country } : {}), ...(p.city !== undefined ? { city: p.city } : {}) };
 }
 
-/** The search with its defaults (`from`: today's UTC date; `to`: `from` + 30 days); a stated `to` judged against a defaulted `from`. */
+/**
+ * The search with its defaults (`from`: today's UTC date; `to`: `from` + 30
+ * days); a stated `to` judged against a defaulted `from`, but only on a
+ * first page: with a cursor the window is the cursor's (search-events.ts
+ * holds the stated ends to it), and today's date, which moves between two
+ * pages, judges nothing (a walk that states `to` goes on across UTC
+ * midnight).
+ */
 export function resolveSearch(p: SearchParams, now: Date): SearchRequest {
   const from = p.from ?? now.toISOString().slice(0, 10);
   const to = p.to ?? addDays(from, SEARCH_DEFAULT_DAYS);
-  const failure = p.from === undefined ? windowFailure(from, to) : undefined;
+  const failure = p.from === undefined && p.cursor === undefined ? windowFailure(from, to) : undefined;
   if (failure) throw new ValidationError([{ field: 'to', message: failure }]);
   return {
     place: placeFrom(p),
