@@ -71,6 +71,10 @@ export const CHANGE_PATH_TESTS = [
   // Discovery (PRODUCT P17): the place indexes under a change stream, and the routes' handlers.
   '<rootDir>/test/integration/search-events.property.test.ts',
   '<rootDir>/test/integration/search-handlers.test.ts',
+  // Discovery at its edges (issue 59): a maximal place's keys (which dynalite accepts and DynamoDB refuses), a resync
+  // that re-keys the places a changed fold moved.
+  '<rootDir>/test/integration/d7-place-key-over-2048-bytes.test.ts',
+  '<rootDir>/test/integration/resync-rekey.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',

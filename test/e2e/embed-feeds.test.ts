@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ICAL from 'ical.js';
 import { endOfLocalDay, type EmbedEvent } from '../../lambdas/core/embed.js';
 import { FEED_PAST_DAYS, PLACE_FEED_DAYS, PLACE_FEED_PAST_DAYS } from '../../lambdas/core/embed-feeds.js';
+import { PLACE_MAX_LENGTH } from '../../lambdas/core/search-params.js';
 import { demoDataset, NOW } from '../support/fixtures.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -195,8 +196,8 @@ describe('GET /api/embed/v1/events.ics?city&country (a place\'s calendar)', () =
     for (const [query, fields] of [
       ['', ['city']],
       ['city=', ['city']],
-      ['country=ZZ', ['country']],
-      [`city=${'x'.repeat(101)}`, ['city']],
+      ['country=%20', ['country']],
+      [`city=${'x'.repeat(PLACE_MAX_LENGTH + 1)}`, ['city']],
       ['city=Amsterdam&from=2026-12-01', ['from']],
       ['city=Amsterdam&limit=5', ['limit']],
     ] as const) {
