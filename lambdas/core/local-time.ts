@@ -54,3 +54,20 @@ export function localDateTime(instant: number, timeZone: string): string {
 export function localDate(instant: number, timeZone: string): string {
   return localDateTime(instant, timeZone).slice(0, 10);
 }
+
+/**
+ * `YYYY-MM-DDTHH:mm:ss±HH:MM`: the instant on the wall clock of `timeZone`
+ * with that zone's offset at the instant (an unknown zone: UTC, `+00:00`),
+ * what an assistant states as the local start (the MCP adapter's
+ * search-events).
+ */
+export function localStartWithOffset(instant: number, timeZone: string): string {
+  const local = localDateTime(instant, timeZone);
+  const clock = new Date(0);
+  // setUTCFullYear, not Date.UTC: that reads the years 0 to 99 as 1900 to 1999.
+  clock.setUTCFullYear(Number(local.slice(0, 4)), Number(local.slice(5, 7)) - 1, Number(local.slice(8, 10)));
+  const wall = clock.setUTCHours(Number(local.slice(11, 13)), Number(local.slice(14, 16)), Number(local.slice(17, 19)));
+  const minutes = Math.round((wall - Math.floor(instant / 1000) * 1000) / 60_000);
+  const abs = Math.abs(minutes);
+  return `${local}${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
