@@ -75,6 +75,7 @@ export const CHANGE_PATH_TESTS = [
   // that re-keys the places a changed fold moved.
   '<rootDir>/test/integration/d7-place-key-over-2048-bytes.test.ts',
   '<rootDir>/test/integration/resync-rekey.test.ts',
+  '<rootDir>/test/integration/d5-cursor-repeats-and-skips.test.ts',
   '<rootDir>/test/integration/keys-within-limits.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
