@@ -40,7 +40,7 @@ describe('every code and name the libraries know reaches its country', () => {
     expect(codes.length).toBeGreaterThanOrEqual(249);
   });
 
-  it('every English name and alias of i18n-iso-countries, every name, native name and alias of countries-list, but the shared ones (property: any case, accents or not)', () => {
+  it('every English name and alias of i18n-iso-countries, every name, native name and alias of countries-list, but the shared ones (property: in every case, with accents or without)', () => {
     const named: [string, string][] = [
       ...Object.entries(english.countries).flatMap(([code, v]) => [v].flat().map((name) => [name, code] as [string, string])),
       ...Object.entries(countriesList).flatMap(([code, c]) => [c.name, c.native, ...((c as { alias?: string[] }).alias ?? [])].map((name) => [name, code] as [string, string])),
