@@ -196,7 +196,6 @@ describe("a place's changes feed over HTTP (PRODUCT P17)", () => {
       ['/changes/places/events?country=', ['country']],
       [`/changes/places/events?country=${'n'.repeat(PLACE_MAX_LENGTH + 1)}`, ['country']],
       ['/changes/places/events?city=&country=%20', ['city', 'country']],
-      ['/changes/places/events?city=Lisbon&from=2026-01-01', ['from']],
       ['/changes/places/events?city=Lisbon&limit=0', ['limit']],
     ];
     for (const [path, fields] of cases) {
@@ -210,5 +209,7 @@ describe("a place's changes feed over HTTP (PRODUCT P17)", () => {
     expect((await call(`/changes/places/events?city=${'a'.repeat(PLACE_MAX_LENGTH)}`)).status).toBe(200);
     expect((await call('/changes/places/events?country=Atlantis')).status).toBe(200);
     expect((await call('/changes/places/events?country=ZZ')).status).toBe(200);
+    // A parameter the route does not read is ignored, as on every route (main's one rule, issue 61).
+    expect((await call('/changes/places/events?city=Lisbon&from=2026-01-01')).status).toBe(200);
   });
 });
