@@ -32,18 +32,30 @@ interface Zone {
   untils: number[];
 }
 
-const packedByName = new Map<string, string>();
-for (const line of TZ_ZONES.split('\n')) packedByName.set(line.slice(0, line.indexOf('|')).toLowerCase(), line);
-for (const line of TZ_LINKS.split('\n')) {
-  const [zone, alias] = line.split('|') as [string, string];
-  const packed = packedByName.get(zone.toLowerCase());
-  if (packed !== undefined) packedByName.set(alias.toLowerCase(), packed);
+let byName: Map<string, string> | undefined;
+/**
+ * Name (lower-cased) → packed zone, built on first use: no code runs at load,
+ * so a bundle that imports this module's neighbours without asking for a
+ * zone (the key-management function reads the dataset's schemas) leaves the
+ * table out.
+ */
+function packedByName(): Map<string, string> {
+  if (!byName) {
+    byName = new Map();
+    for (const line of TZ_ZONES.split('\n')) byName.set(line.slice(0, line.indexOf('|')).toLowerCase(), line);
+    for (const line of TZ_LINKS.split('\n')) {
+      const [zone, alias] = line.split('|') as [string, string];
+      const packed = byName.get(zone.toLowerCase());
+      if (packed !== undefined) byName.set(alias.toLowerCase(), packed);
+    }
+  }
+  return byName;
 }
 const unpacked = new Map<string, Zone>();
 
 /** Whether the table knows `name` as a zone (any letter case). */
 export function isKnownZone(name: string): boolean {
-  return packedByName.has(name.toLowerCase());
+  return packedByName().has(name.toLowerCase());
 }
 
 /** Base 60 as moment-timezone packs it: 0-9, a-z, A-X, with an optional fraction after a point. */
@@ -76,7 +88,7 @@ function zoneOf(name: string): Zone | undefined {
   const key = name.toLowerCase();
   let zone = unpacked.get(key);
   if (!zone) {
-    const packed = packedByName.get(key);
+    const packed = packedByName().get(key);
     if (packed === undefined) return undefined;
     zone = unpack(packed);
     unpacked.set(key, zone);
