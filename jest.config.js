@@ -84,6 +84,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/d5-cursor-repeats-and-skips.test.ts',
   '<rootDir>/test/integration/keys-within-limits.test.ts',
   '<rootDir>/test/integration/rederive-zone-rules.test.ts',
+  // A load's partitions under the writer's own call order: a city's (d1) and every one of a big host's.
+  '<rootDir>/test/integration/d1-load-hot-partitions.test.ts',
+  '<rootDir>/test/integration/load-partitions.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',
