@@ -31,6 +31,7 @@ import { feedPartition, memberKey } from '../../lambdas/store/feeds/feed.js';
 import { indexKeys, keys, placeSortKey } from '../../lambdas/store/table/table.js';
 import { testKeyring } from '../support/feed-keys.js';
 import { demoDataset } from '../support/fixtures.js';
+import { placeEvent } from '../support/places.js';
 import { startTestStore, type TestStore } from '../support/store.js';
 
 const PARTITION_KEY_MAX_BYTES = 2048;
@@ -106,21 +107,7 @@ describe('the other keys built from data, at the contract\'s maxima', () => {
 describe('on the store: a maximal place is applied, found and moved', () => {
   const PART = '\uFDFA'.repeat(33);
   const OTHER = '\uFDFB'.repeat(33);
-  const EVENT: SourceEvent = {
-    id: 'evt_long_place',
-    creator_id: 'usr_carol',
-    title: 'A gathering',
-    description: null,
-    cover: null,
-    location: { name: 'Hall', city: PART, country: PART },
-    start_date: '2027-03-10T18:00:00.000Z',
-    end_date: null,
-    timezone: 'UTC',
-    status: 'published',
-    visibility: 'public',
-    cost: null,
-    created_at: '2026-01-01T00:00:00.000Z',
-  };
+  const EVENT: SourceEvent = placeEvent('evt_long_place', '2027-03-10T18:00:00.000Z', 'UTC', PART, PART);
   let store: TestStore;
   beforeAll(async () => {
     const demo: Dataset = demoDataset();

@@ -21,6 +21,7 @@ import { partitionsOf } from '../../lambdas/store/table/batch-write.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
+import { placeEvent } from '../support/places.js';
 import { useFileStore } from '../support/store.js';
 
 const store = useFileStore({ inProcess: true, direct: true });
@@ -28,21 +29,9 @@ const IN_FLIGHT = 8;
 const WCU_PER_ITEM_PER_CALL_SLOT = 100;
 
 const host = { id: 'usr_big', username: 'big', name: null, image: null, verification_status: null };
-const events: SourceEvent[] = Array.from({ length: 600 }, (_, i) => ({
-  id: `evt_big_${String(i).padStart(4, '0')}`,
-  creator_id: host.id,
-  title: `Night ${i}`,
-  description: null,
-  cover: null,
-  location: { name: 'Club', city: 'Porto', country: 'PT' },
-  start_date: new Date(Date.parse('2027-01-01T21:00:00.000Z') + i * 3_600_000).toISOString(),
-  end_date: null,
-  timezone: 'Europe/Lisbon',
-  status: 'published',
-  visibility: 'public',
-  cost: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-}));
+const events: SourceEvent[] = Array.from({ length: 600 }, (_, i) =>
+  placeEvent(`evt_big_${String(i).padStart(4, '0')}`, new Date(Date.parse('2027-01-01T21:00:00.000Z') + i * 3_600_000).toISOString(), 'Europe/Lisbon', 'Porto', 'PT', { creator_id: host.id }),
+);
 const DATASET: Dataset = { users: [host], events, rsvps: [], api_keys: [] };
 
 /** A client that records the partitions of each BatchWriteItem, and the appends in flight per feed partition. */

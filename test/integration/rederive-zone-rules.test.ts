@@ -24,25 +24,12 @@ import { INDEXES } from '../../lambdas/store/table/table.js';
 import { datasetFromSources } from '../../local/rederive.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { runTs } from '../support/process.js';
+import { placeEvent } from '../support/places.js';
 import { useFileStore } from '../support/store.js';
 
 const store = useFileStore({ inProcess: true, direct: true });
 
-const at = (id: string, city: string, start: string, timezone: string): SourceEvent => ({
-  id,
-  creator_id: 'usr_ann',
-  title: `In ${city}`,
-  description: null,
-  cover: null,
-  location: { name: 'Hall', city, country: 'CA' },
-  start_date: start,
-  end_date: null,
-  timezone,
-  status: 'published',
-  visibility: 'public',
-  cost: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-});
+const at = (id: string, city: string, start: string, timezone: string): SourceEvent => placeEvent(id, start, timezone, city, 'CA', { creator_id: 'usr_ann', title: `In ${city}` });
 const VANCOUVER = at('evt_vancouver', 'Vancouver', '2026-12-01T07:30:00.000Z', 'America/Vancouver');
 const TORONTO = at('evt_toronto', 'Toronto', '2026-12-01T18:00:00.000Z', 'America/Toronto');
 const DATASET: Dataset = { users: [{ id: 'usr_ann', username: 'ann', name: null, image: null, verification_status: null }], events: [VANCOUVER, TORONTO], rsvps: [], api_keys: [] };

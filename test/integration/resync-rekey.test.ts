@@ -22,25 +22,12 @@ import { memberKey } from '../../lambdas/store/feeds/feed.js';
 import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { INDEXES } from '../../lambdas/store/table/table.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
+import { placeEvent } from '../support/places.js';
 import { useFileStore } from '../support/store.js';
 
 const store = useFileStore({ inProcess: true, direct: true });
 
-const at = (id: string, city: string, country: string): SourceEvent => ({
-  id,
-  creator_id: 'usr_ann',
-  title: `In ${city}`,
-  description: null,
-  cover: null,
-  location: { name: 'Hall', city, country },
-  start_date: '2027-03-10T18:00:00.000Z',
-  end_date: null,
-  timezone: 'Europe/Warsaw',
-  status: 'published',
-  visibility: 'public',
-  cost: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-});
+const at = (id: string, city: string, country: string): SourceEvent => placeEvent(id, '2027-03-10T18:00:00.000Z', 'Europe/Warsaw', city, country, { creator_id: 'usr_ann', title: `In ${city}` });
 const EVENTS = [at('evt_lodz', 'Łódź', 'PL'), at('evt_giessen', 'Gießen', 'Deutschland')];
 const DATASET: Dataset = { users: [{ id: 'usr_ann', username: 'ann', name: null, image: null, verification_status: null }], events: EVENTS, rsvps: [], api_keys: [] };
 
