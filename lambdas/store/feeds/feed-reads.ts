@@ -94,8 +94,7 @@ export class FeedReads {
           done[i] = out.LastEvaluatedKey === undefined;
         }),
       );
-      const cut = after.map((_, shard) => !done[ranges.findIndex((r) => r.shards.includes(shard))]);
-      const read = entriesAfter(items, after, count, { cut, headsRead: done[ranges.length - 1]! });
+      const read = entriesAfter(items, after, count, { ranges, done });
       if (read.entries.length || read.frontHole || !read.more || done.every(Boolean)) return read;
     }
   }
