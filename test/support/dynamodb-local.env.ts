@@ -14,6 +14,8 @@ process.env.CHANGE_STREAM_RACE_RUNS ??= '8';
 // The feeds' properties likewise (6 of 15, and 6 of 12 resyncs).
 process.env.FEED_RUNS ??= '6';
 process.env.RESYNC_FEED_RUNS ??= '6';
+// The feed reads' property over chunk sizes, range splits and Query cuts (15 of 60).
+process.env.FEED_READ_RUNS ??= '15';
 // The fault sweeps (a crash after each call, a write failing at each write)
 // fail the first call of each kind and the last, not every one: what DynamoDB
 // Local may answer differently depends on the kind of call (fault-points.ts).
