@@ -59,6 +59,47 @@ export interface CreateKeyInput {
   scopes?: KeyScope[];
 }
 
+/** What a webhook follows (PRODUCT P18): one changes feed, a host and an event named by id. */
+export type WebhookScope =
+  | { type: 'catalogue' }
+  | { type: 'host'; userId: string }
+  | { type: 'place'; city?: string; country?: string }
+  | { type: 'guests'; eventId: string };
+
+export interface CreateWebhookInput {
+  /** https, port 443, no credentials, at most 2,048 characters; its host must resolve to public addresses only. */
+  url: string;
+  scope: WebhookScope;
+  /** Deliveries start after this P16 cursor of the scope's feed (the consumer's own, from a pull). */
+  start_cursor?: string;
+  /** The scope's present contents first, then its changes (default: from the scope's next change). */
+  backfill?: boolean;
+  /** A retry with the same one answers the webhook it made, without its secret. */
+  idempotencyKey?: string;
+}
+
+/** A webhook's state: never its secret, never a receiver's answer. */
+export interface WebhookInfo {
+  webhookId: string;
+  keyId: string;
+  scope: WebhookScope;
+  url: string;
+  state: 'active' | 'retrying' | 'disabled';
+  createdAt: string;
+  retryAt: string | null;
+  disabledReason: 'gone' | 'failing' | 'key_closed' | null;
+  disabledAt: string | null;
+  lastFailure: { at: string; status?: number; errorClass?: string } | null;
+  lastSuccessAt: string | null;
+  previousSecretValidUntil: string | null;
+}
+
+/** The first answer to a create (and a rotation's): the secret, shown this once. */
+export interface CreatedWebhook extends WebhookInfo {
+  secret: string;
+  replayed: false;
+}
+
 export interface KeyAdminClientOptions {
   /** The stack's KeyAdminApiUrl output (locally: the server's "Key admin" URL). */
   baseUrl: string;
@@ -135,6 +176,38 @@ export class KeyAdminClient {
    */
   revoke(userId: string, keyId: string): Promise<RevokedKey> {
     return this.send('DELETE', `/users/${encodeURIComponent(userId)}/keys/${encodeURIComponent(keyId)}`);
+  }
+
+  /** Creates a webhook of the key (at most 5 per key); its secret is in this answer only. */
+  createWebhook(userId: string, keyId: string, input: CreateWebhookInput): Promise<CreatedWebhook | (WebhookInfo & { replayed: true })> {
+    return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks`, input);
+  }
+
+  listWebhooks(userId: string, keyId: string): Promise<WebhookInfo[]> {
+    return this.send('GET', `${this.keyPath(userId, keyId)}/webhooks`);
+  }
+
+  /** Its state: active, retrying (and when), disabled (and why), the last failure's status or error class and time. */
+  getWebhook(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo> {
+    return this.send('GET', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}`);
+  }
+
+  deleteWebhook(userId: string, keyId: string, webhookId: string): Promise<{ webhookId: string; deleted: true }> {
+    return this.send('DELETE', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}`);
+  }
+
+  /** A new secret, shown once; for 24 hours deliveries carry the previous one's signature too. */
+  rotateWebhookSecret(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo & { secret: string }> {
+    return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}/rotate-secret`);
+  }
+
+  /** A disabled webhook goes on from where it stopped. */
+  resumeWebhook(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo> {
+    return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}/resume`);
+  }
+
+  private keyPath(userId: string, keyId: string): string {
+    return `/users/${encodeURIComponent(userId)}/keys/${encodeURIComponent(keyId)}`;
   }
 
   private async send<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -19,12 +19,14 @@ export function buildApp(app: App): PublicEventsStack {
     env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
   });
   if (config.embedWaf) {
-    // CloudFront's web ACLs live in us-east-1 only; deploy this first and pass its output as embedWebAclArn.
-    new EmbedWafStack(app, `PublicEventsEmbedWaf-${stage}`, {
+    // CloudFront's web ACLs live in us-east-1 only; deploy this first and pass its output as the EmbedWebAclArn parameter.
+    const waf = new EmbedWafStack(app, `PublicEventsEmbedWaf-${stage}`, {
       limit: config.embedWafRateLimit,
       description: `Rate limit per client IP for the Embed API's CloudFront distribution (${stage})`,
       env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: 'us-east-1' },
     });
+    // Its ARN is the service stack's input (EmbedWebAclArn), so `cdk deploy --all` deploys it first.
+    stack.addStackDependency(waf);
   }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeNagFindings(stack);

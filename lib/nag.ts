@@ -42,7 +42,7 @@ export const NAG_REASONS = {
   cdnNoGeoRestriction: ack('CFR1', 'The widget is embedded on pages read worldwide and serves public event data: there is no country to exclude.'),
   cdnNoWaf: ack(
     'CFR2',
-    'No web ACL unless embedWebAclArn is given: a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost, so it is an opt-in (the EmbedWaf stack, docs/deploy.md); the edge cache and the stage throttle bound the origin load meanwhile.',
+    'No web ACL only where embedWaf is off (staging by default, or -c embedWaf=false): a CloudFront web ACL must live in us-east-1 and has a fixed monthly cost; production attaches it by default (docs/deploy.md). Without it, the cache key (only each route\'s own parameters) and the Embed stage throttle bound what reaches the origin, not what one client may send.',
   ),
   keyAdminValidation: ack(
     'APIG2',

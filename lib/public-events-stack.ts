@@ -3,7 +3,7 @@
  * Lambda per route of lambdas/routes.ts plus the authorizer, both REST APIs,
  * alarms, and the optional custom domain.
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -22,7 +22,10 @@ import { PublicWaf } from './public-waf.js';
 import { metricsNamespace, powertoolsEnvironment } from './observability.js';
 import { RestApis } from './rest-apis.js';
 import { RouteFunction } from './route-function.js';
-import type { StackConfig, Stage } from './stack-config.js';
+import { EMBED_WEB_ACL_ARN_PATTERN, type StackConfig, type Stage } from './stack-config.js';
+
+/** The service stack's parameter holding the Embed web ACL's ARN when context does not give it. */
+export const EMBED_WEB_ACL_PARAMETER = 'EmbedWebAclArn';
 
 export type { Stage };
 
@@ -43,7 +46,9 @@ export class PublicEventsStack extends Stack {
   constructor(scope: Construct, id: string, props: PublicEventsStackProps) {
     super(scope, id, props);
     const { config } = props;
-    this.hasEmbedWebAcl = config.embedWebAclArn !== undefined;
+    // With embedWaf (production's default) the distribution always has the web ACL: by context, or else as a
+    // deploy-time parameter without a default, so a deploy cannot leave it out by forgetting it (docs/deploy.md).
+    this.hasEmbedWebAcl = config.embedCdn && (config.embedWebAclArn !== undefined || config.embedWaf);
     const production = config.stage === 'production';
     const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
     const { table } = new EventsTable(this, 'Events', { retain: production, placeIndexes: config.placeIndexes });
@@ -158,7 +163,17 @@ export class PublicEventsStack extends Stack {
 
     new CfnOutput(this, 'PublicApiUrl', { value: `${publicApi.url}${SURFACES.public.slice(1)}` });
     if (config.embedCdn) {
-      this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn: config.embedWebAclArn });
+      const webAclArn =
+        config.embedWebAclArn ??
+        (config.embedWaf
+          ? new CfnParameter(this, EMBED_WEB_ACL_PARAMETER, {
+              type: 'String',
+              description: `ARN of the Embed web ACL: the EmbedWebAclArn output of PublicEventsEmbedWaf-${config.stage} (us-east-1). Deploy that stack first.`,
+              allowedPattern: EMBED_WEB_ACL_ARN_PATTERN.source,
+              constraintDescription: 'a CloudFront-scope web ACL ARN in us-east-1 (arn:aws:wafv2:us-east-1:ACCOUNT:global/webacl/…)',
+            }).valueAsString
+          : undefined);
+      this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn, userEventsVariant: config.userEventsVariant });
       // The address widgets should use: the edge. The execute-api URL stays reachable (docs/deploy.md).
       new CfnOutput(this, 'EmbedApiUrl', { value: `https://${this.embedCdn.distribution.distributionDomainName}${SURFACES.embed}` });
       new CfnOutput(this, 'EmbedOriginUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });

@@ -8,6 +8,9 @@ import { LOG_LEVELS } from '../lambdas/http/logger.js';
 
 export const STAGES = ['staging', 'production'] as const;
 
+/** A CloudFront-scope web ACL: WAF keeps those in us-east-1 only. */
+export const EMBED_WEB_ACL_ARN_PATTERN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/.+$/;
+
 /** The Public API's abuse limits unless context says otherwise (docs/deploy.md; priced in the flood table of docs/performance.md). */
 export const PUBLIC_LIMIT_DEFAULTS = { throttleRate: 100, throttleBurst: 200, wafRateLimit: 1_000 } as const;
 export type Stage = (typeof STAGES)[number];
@@ -34,9 +37,15 @@ export const stackConfigSchema = z
      */
     embedCdn: z.stringbool().optional(),
     /** An existing CloudFront-scope web ACL (us-east-1) for the Embed distribution, e.g. EmbedWaf's output. */
-    embedWebAclArn: z.string().regex(/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\//).optional(),
-    /** Also synthesize the us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5 minutes). */
-    embedWaf: z.stringbool().default(false),
+    embedWebAclArn: z.string().regex(EMBED_WEB_ACL_ARN_PATTERN).optional(),
+    /**
+     * The us-east-1 EmbedWaf stack (its rate-based rule's limit per IP per 5
+     * minutes) and its web ACL on the Embed distribution. Default: on in
+     * production, off in staging, as the Public API's (publicWaf). Without
+     * embedWebAclArn the service stack then takes the ACL's ARN as the
+     * deploy-time parameter EmbedWebAclArn (docs/deploy.md).
+     */
+    embedWaf: z.stringbool().optional(),
     embedWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(1_000),
     /**
      * How many of discovery's three place indexes the table has (docs/deploy.md):
@@ -89,7 +98,7 @@ export const stackConfigSchema = z
   });
 
 type Parsed = z.infer<typeof stackConfigSchema>;
-export type StackConfig = Omit<Parsed, 'logSampleRate' | 'embedCdn' | 'publicWaf'> & { logSampleRate: number; embedCdn: boolean; publicWaf: boolean };
+export type StackConfig = Omit<Parsed, 'logSampleRate' | 'embedCdn' | 'publicWaf' | 'embedWaf'> & { logSampleRate: number; embedCdn: boolean; publicWaf: boolean; embedWaf: boolean };
 
 const DEFAULT_SAMPLE_RATE: Record<Stage, number> = { staging: 0.1, production: 0.01 };
 
@@ -128,10 +137,13 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
   if (!parsed.success) throw new Error(`Invalid CDK context:\n${z.prettifyError(parsed.error)}`);
   const c = parsed.data;
   const production = c.stage === 'production';
+  const embedCdn = c.embedCdn ?? (production || c.embedWebAclArn !== undefined);
   return {
     ...c,
     logSampleRate: c.logSampleRate ?? DEFAULT_SAMPLE_RATE[c.stage],
-    embedCdn: c.embedCdn ?? (production || c.embedWebAclArn !== undefined),
+    embedCdn,
     publicWaf: c.publicWaf ?? production,
+    // The edge's per-client rule is on wherever the edge is in production, as the Public API's is.
+    embedWaf: c.embedWaf ?? (production && embedCdn),
   };
 }

@@ -18,9 +18,22 @@ export interface EmbeddedStore {
   close(): Promise<void>;
 }
 
-export async function startDynalite(port = 0): Promise<EmbeddedStore> {
+/** An item key a write touched: what DynamoDB Streams would carry with KEYS_ONLY. */
+export interface WrittenKey {
+  pk: string;
+  sk: string;
+}
+
+/**
+ * `onWrite`: the keys of every write the store answered 200, after it
+ * answered, as a table's stream tells its readers (dynalite has no
+ * streams): the local stand-in of the webhooks' event source
+ * (local/webhooks.ts), whoever wrote (this process, `data:apply`, a resync).
+ */
+export async function startDynalite(port = 0, onWrite?: (keys: WrittenKey[]) => void): Promise<EmbeddedStore> {
   // Tables are ACTIVE at once: nothing here should wait for time to pass.
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  if (onWrite) tapWrites(server, onWrite);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
@@ -31,6 +44,37 @@ export async function startDynalite(port = 0): Promise<EmbeddedStore> {
     endpoint: `http://127.0.0.1:${bound}`,
     close: () => answers.closeWhenAnswered(),
   };
+}
+
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+
+type AttributeKey = { pk?: { S?: string }; sk?: { S?: string } };
+const keyOf = (k: AttributeKey | undefined): WrittenKey | undefined => (k?.pk?.S !== undefined && k.sk?.S !== undefined ? { pk: k.pk.S, sk: k.sk.S } : undefined);
+
+/** The written keys of a write call's body (its Key, its Item, a batch's requests). */
+export function writtenKeys(operation: string, body: unknown): WrittenKey[] {
+  const b = body as { Key?: AttributeKey; Item?: AttributeKey; RequestItems?: Record<string, { PutRequest?: { Item?: AttributeKey }; DeleteRequest?: { Key?: AttributeKey } }[]> };
+  if (operation === 'BatchWriteItem') return Object.values(b.RequestItems ?? {}).flatMap((reqs) => reqs.map((r) => keyOf(r.PutRequest?.Item ?? r.DeleteRequest?.Key)).filter((k): k is WrittenKey => !!k));
+  const one = keyOf(b.Key ?? b.Item);
+  return one ? [one] : [];
+}
+
+function tapWrites(server: Server, onWrite: (keys: WrittenKey[]) => void): void {
+  server.on('request', (req, res) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    if (!WRITES.has(operation)) return;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    res.on('finish', () => {
+      if (res.statusCode !== 200) return;
+      try {
+        const keys = writtenKeys(operation, JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        if (keys.length) onWrite(keys);
+      } catch {
+        // Not a body this tap can read: no write of a key it knows.
+      }
+    });
+  });
 }
 
 /** How long close() waits for the calls it was sent before cutting them (a client still sending would hold it for ever). */

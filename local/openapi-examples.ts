@@ -52,7 +52,6 @@ const REQUESTS: Record<string, ExampleRequest> = {
   embedGetEventFeed: { surface: 'embed', path: '/events/evt_jazz01/event.ics', status: 200 },
   embedGetPlaceFeed: { surface: 'embed', path: '/events.ics?city=Amsterdam&country=NL', status: 200 },
   placeFeedNoPlace: { surface: 'embed', path: '/events.ics', status: 400 },
-  placeFeedWindowGiven: { surface: 'embed', path: '/events.ics?city=Amsterdam&from=2027-01-01', status: 400 },
   // A place's feed from no cursor: the cursor of a start, no changes yet.
   getPlaceEventChanges: { surface: 'public', path: '/changes/places/events?city=amsterdam&country=Netherlands', key: BOTH, status: 200 },
   placeMissing: { surface: 'public', path: '/changes/places/events', key: BOTH, status: 400 },

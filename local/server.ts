@@ -31,12 +31,20 @@ import { DAILY_QUOTA } from '../lambdas/core/rate-limit.js';
 import { serveAsset, widgetAssets } from './widget.js';
 import { DOCS_PATH, docsAssets } from './docs-page.js';
 import { DEFAULT_IMAGES, serveImage } from './default-images.js';
+import { eventPageId, renderEventPage, serveEventPage } from './event-page.js';
 import { deferred, servingWhenReady, type RequestListener } from './http-server.js';
 import { parseRequestTarget } from './request-target.js';
 import { KeyManager } from '../lambdas/key-admin/key-manager.js';
 import { buildKeyAdmin } from '../lambdas/key-admin/handler.js';
 import { noMetrics } from '../lambdas/http/metrics.js';
 import { startKeyAdminServer } from './key-admin-server.js';
+import { DeliveryState } from '../lambdas/store/webhooks/delivery-state.js';
+import { localSecretBox } from '../lambdas/store/webhooks/secret-box.js';
+import { WebhookManager, type UrlChecker } from '../lambdas/key-admin/webhook-manager.js';
+import type { Poster } from '../lambdas/delivery/outbound.js';
+import { startLocalWebhooks, type LocalWebhooks } from './webhooks.js';
+import { webhookAudit } from '../lambdas/key-admin/webhook-audit.js';
+import { localOutbound } from './webhook-outbound.js';
 
 
 export interface LocalServerOptions {
@@ -72,6 +80,13 @@ export interface LocalServerOptions {
    * store, so no earlier cursor could be followed anyway). Tests that craft cursors pass their own.
    */
   cursorKey?: Uint8Array;
+  /**
+   * Lets webhooks deliver to receivers on this machine (http:// or https:// at 127.0.0.1 and ::1, any port):
+   * `npm start -- --allow-loopback-webhooks` and tests only. Without it they are refused like any private address.
+   */
+  allowLoopbackWebhooks?: boolean;
+  /** Tests: the webhooks' send and URL check instead of the outbound guard's (a receiver's faults played). */
+  webhookOutbound?: { post: Poster; checkUrl: UrlChecker };
 }
 
 export interface LocalServer {
@@ -92,6 +107,8 @@ export interface LocalServer {
   warnings: string[];
   /** A public event and its host from the loaded data, for ready-to-run examples. */
   sample: { username: string; eventId: string } | null;
+  /** The webhooks' delivery (PRODUCT P18): `settled()` waits for what is due now. */
+  webhooks: LocalWebhooks;
   close(): Promise<void>;
 }
 
@@ -128,7 +145,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const { dataset, demoKey } = withDemoKey(loaded.dataset);
   const warnings = loaded.warnings;
 
-  const store = opts.storeEndpoint === undefined ? await startDynalite(opts.storePort ?? 0) : { endpoint: opts.storeEndpoint, close: async () => {} };
+  // The store's writes wake the webhooks of the feeds they move, as the table's stream does in AWS (local/webhooks.ts).
+  let webhooks: LocalWebhooks | undefined;
+  const store = opts.storeEndpoint === undefined ? await startDynalite(opts.storePort ?? 0, (keys) => webhooks?.onWrite(keys)) : { endpoint: opts.storeEndpoint, close: async () => {} };
   const client = createDocumentClient({ endpoint: store.endpoint });
   let http: Server | undefined;
   let keyAdmin: Awaited<ReturnType<typeof startKeyAdminServer>> | undefined;
@@ -175,19 +194,47 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const clock = deps.clock;
     const gateway = createGateway({ handlers, authorizer, logger, onResponse: opts.onResponse, quota: (keyId) => quota.consume(keyId, clock()), dailyQuota });
     const manager = new KeyManager(adminClient, LOCAL_TABLE, { clock });
+    // The delivery function's own reads and writes, on a client of their own (outside onDynamoCall, like the key manager's).
+    const webhookRepository = new DynamoRepository(adminClient, LOCAL_TABLE);
+    const secrets = localSecretBox();
+    const outbound = opts.webhookOutbound ?? localOutbound({ allowLoopback: opts.allowLoopbackWebhooks ?? false });
+    const audit = webhookAudit(logger, noMetrics, () => ({ caller: 'local' }));
+    manager.store.webhookAudit = audit;
+    webhooks = startLocalWebhooks(
+      { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: webhookRepository, events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
+      { onError: (error) => logger.error('Webhook delivery failed', { error: String(error) }) },
+    );
+    const liveWebhooks = webhooks;
+    const webhookManager = new WebhookManager({
+      client: adminClient,
+      tableName: LOCAL_TABLE,
+      keys: manager.store,
+      feeds: webhookRepository,
+      events: webhookRepository,
+      keyring: cursorKeys,
+      secrets,
+      checkUrl: outbound.checkUrl,
+      nudge: (id) => liveWebhooks.nudge(id),
+      siteUrl: config.siteUrl,
+      audit,
+      clock,
+    });
     // Signatures are checked against real time, as AWS does; the data's clock (pinned in tests) is only the key manager's.
-    keyAdmin = await startKeyAdminServer({ port: opts.keyAdminPort ?? 0, handler: buildKeyAdmin({ manager, logger, metrics: noMetrics }), clock: systemClock });
+    keyAdmin = await startKeyAdminServer({ port: opts.keyAdminPort ?? 0, handler: buildKeyAdmin({ manager, webhooks: webhookManager, logger, metrics: noMetrics }), clock: systemClock });
     const assets = new Map([...widgetAssets(), ...docsAssets()]);
     // The one request listener (see http-server.ts): static assets (widget,
-    // /docs pages, default images) and the movable clock here, everything
+    // /docs pages, default images), the stand-in event pages the events' `url`
+    // points at (event-page.ts) and the movable clock here, everything
     // else, the /api/ext/v1 redirect included, through the gateway.
     app.resolve((req, res) => {
       const path = parseRequestTarget(req.url ?? '/').pathname;
       const asset = req.method === 'GET' ? assets.get(path) : undefined;
       const image = req.method === 'GET' || req.method === 'HEAD' ? DEFAULT_IMAGES.get(path) : undefined;
+      const eventPage = req.method === 'GET' || req.method === 'HEAD' ? eventPageId(path) : undefined;
       if (path === CLOCK_PATH) void movable.serve(req, res);
       else if (asset) serveAsset(res, asset);
       else if (image) serveImage(res, image);
+      else if (eventPage) void renderEventPage(repository, eventPage, clock(), config.siteUrl).then((page) => serveEventPage(res, page, req.method === 'HEAD'));
       else void gateway(req, res);
     });
 
@@ -206,7 +253,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       summary,
       warnings,
       sample: sampleOf(dataset),
+      webhooks: liveWebhooks,
       close: async () => {
+        await liveWebhooks.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await admin.close();
@@ -217,6 +266,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       },
     };
   } catch (error) {
+    await webhooks?.close();
     http?.closeAllConnections();
     http?.close();
     await keyAdmin?.close();

@@ -78,3 +78,70 @@ export function floodScenarios(limits: FloodLimits): { name: string; admitted: F
     { name: 'stage throttle + web ACL, many addresses under its limit', admitted: { gateway: 1, authorizer: throttled, waf: true } },
   ];
 }
+
+/**
+ * A one-client flood of the Embed API (issue 58, s4): a million requests in
+ * ten minutes, each with a new cache-busting query string, to a cacheable
+ * route. Every request is a CloudFront request (billed, its answer sent);
+ * what misses the cache goes on to API Gateway (billed, an upper bound as
+ * above); what the Embed stage throttle admits invokes the route's Lambda
+ * and reads DynamoDB; a web ACL inspects (and bills) every request and
+ * blocks an address past its limit before the cache.
+ */
+export interface EmbedFloodAdmission {
+  /** Share that misses the cache and reaches API Gateway. */
+  readonly origin: number;
+  /** Share that API Gateway admits past its throttle: the route's Lambda runs. */
+  readonly lambda: number;
+  readonly waf: boolean;
+}
+
+export interface EmbedFloodProfile {
+  /** One origin invocation of the route, as the bench measured it. */
+  readonly route: InvocationProfile;
+  /** API Gateway's access-log line, per request it receives. */
+  readonly accessLogBytes: number;
+  /** The answer CloudFront sends, headers included (compressed where it compresses). */
+  readonly edgeBytes: number;
+}
+
+export type EmbedFloodCost = Omit<CostBreakdown, 'dataTransfer'> & { readonly waf: number };
+
+/** USD per million Embed flood requests. */
+export function embedFloodCostPerMillion(profile: EmbedFloodProfile, admitted: EmbedFloodAdmission, prices: Prices = PRICES): EmbedFloodCost {
+  for (const share of [admitted.origin, admitted.lambda]) if (!(share >= 0 && share <= 1)) throw new RangeError(`a share must be within [0, 1], got ${share}`);
+  if (admitted.lambda > admitted.origin) throw new RangeError('the Lambda cannot see more than API Gateway admits');
+  const inv = profile.route;
+  const gbSeconds = (inv.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024);
+  const parts = {
+    cloudFront: (prices.cloudFrontHttpsRequest.usd + (profile.edgeBytes / GB) * prices.cloudFrontTransferOutGb.usd) * MILLION,
+    apiGateway: admitted.origin * prices.apiGatewayRestRequest.usd * MILLION,
+    lambda: admitted.lambda * (prices.lambdaRequest.usd + gbSeconds * prices.lambdaArmGbSecond.usd) * MILLION,
+    dynamodb: admitted.lambda * inv.readUnits * prices.dynamoReadRequestUnit.usd * MILLION,
+    logs: ((admitted.origin * profile.accessLogBytes + admitted.lambda * inv.logBytes) / GB) * prices.logsIngestionGb.usd * MILLION,
+    waf: admitted.waf ? prices.wafRequest.usd * MILLION : 0,
+  };
+  return { ...parts, total: parts.cloudFront + parts.apiGateway + parts.lambda + parts.dynamodb + parts.logs + parts.waf };
+}
+
+export interface EmbedFloodLimits {
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly wafLimit: number;
+  /** The route's max-age: how often the one cached URL misses at an edge. */
+  readonly maxAgeSeconds: number;
+}
+
+/** The scenarios of docs/performance.md's Embed flood table, for the FLOOD above from one client. */
+export function embedFloodScenarios(limits: EmbedFloodLimits): { name: string; admitted: EmbedFloodAdmission }[] {
+  const { requests, seconds } = FLOOD;
+  const throttled = Math.min(1, (limits.throttle.rateLimit * seconds + limits.throttle.burstLimit) / requests);
+  const oneAddress = Math.min(1, (limits.wafLimit * Math.ceil(seconds / 300)) / requests);
+  // One URL after the edge drops the parameter: one miss per max-age (at one edge location).
+  const oneUrl = Math.min(1, Math.ceil(seconds / limits.maxAgeSeconds) / requests);
+  return [
+    { name: 'before: every query string in the cache key, no web ACL', admitted: { origin: 1, lambda: throttled, waf: false } },
+    { name: 'cache key of the route\'s own parameters, busting with one it does not read', admitted: { origin: oneUrl, lambda: oneUrl, waf: false } },
+    { name: '+ web ACL, one address busting with a parameter the route reads', admitted: { origin: oneAddress, lambda: Math.min(oneAddress, throttled), waf: true } },
+    { name: '+ web ACL, many addresses under its limit, busting with a parameter the route reads', admitted: { origin: 1, lambda: throttled, waf: true } },
+  ];
+}

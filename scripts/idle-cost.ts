@@ -374,29 +374,18 @@ export function idleCostMarkdown(stages: Record<string, StageIdleCost>, optional
 
 export interface StagesTemplates {
   staging: Template[];
+  /** Production's stacks as `cdk deploy --all` ships them: the service and its us-east-1 Embed web ACL (embedWaf). */
   production: Template[];
-  /** Production's optional us-east-1 stack (`embedWaf=true`) alone. */
-  embedWaf: Template[];
 }
 
-/** Fresh templates of both stages, and of production's optional Embed web ACL stack. */
+/** Fresh templates of both stages. */
 export function stagesTemplates(): StagesTemplates {
-  const production = stageTemplates(IDLE_STAGES.production);
-  const withEmbedWaf = stageTemplates({ ...IDLE_STAGES.production, embedWaf: 'true' });
-  return {
-    staging: stageTemplates(IDLE_STAGES.staging),
-    production,
-    // What embedWaf adds: the stack that production alone does not have.
-    embedWaf: withEmbedWaf.slice(production.length),
-  };
+  return { staging: stageTemplates(IDLE_STAGES.staging), production: stageTemplates(IDLE_STAGES.production) };
 }
 
 /** Both stages' report. */
 export function idleCostReport(templates: StagesTemplates = stagesTemplates()): string {
-  return idleCostMarkdown(
-    { staging: idleCost(templates.staging), production: idleCost(templates.production) },
-    { 'Optional: the Embed web ACL stack (`embedWaf=true`, us-east-1)': idleCost(templates.embedWaf) },
-  );
+  return idleCostMarkdown({ staging: idleCost(templates.staging), production: idleCost(templates.production) });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

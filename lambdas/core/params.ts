@@ -171,16 +171,10 @@ export function resolveStartBounds(p: { since?: Date; from?: Date; to?: Date }):
 /**
  * Validates raw path and query parameters against a route's schema. Path
  * parameters win over query parameters of the same name; unknown query
- * parameters are ignored (PRODUCT P6).
+ * parameters are ignored, on every route of both surfaces (PRODUCT P6): the
+ * Embed distribution's cache key and origin requests carry only the
+ * parameters a route reads, so an answer must not depend on any other.
  */
-const STRICT_QUERY = new WeakSet<z.ZodObject>();
-
-/** Marks a route's schema as refusing query parameters it does not name (400, field = the parameter). */
-export function strictQuery<S extends z.ZodObject>(schema: S): S {
-  STRICT_QUERY.add(schema);
-  return schema;
-}
-
 export function parseParams<S extends z.ZodObject>(
   schema: S,
   path: Raw | null | undefined,
@@ -190,15 +184,9 @@ export function parseParams<S extends z.ZodObject>(
   // property (`__proto__`, `constructor` included), so the merge target has no
   // prototype and copies own properties only.
   const input: Raw = Object.assign(Object.create(null) as Raw, query, path);
-  // A route that refuses unknown query parameters (the changes feeds) names each one.
-  const unknown = STRICT_QUERY.has(schema) ? Object.keys(query ?? {}).filter((k) => !Object.hasOwn(schema.shape, k)) : [];
   const result = schema.safeParse(input);
-  if (result.success && !unknown.length) return result.data;
-  const errors = [
-    ...unknown.map((key) => ({ field: key, message: `Unknown query parameter: ${key}` })),
-    ...(result.success ? [] : result.error.issues.map((issue) => ({ field: String(issue.path[0] ?? 'request'), message: issue.message }))),
-  ];
-  throw new ValidationError(errors);
+  if (result.success) return result.data;
+  throw new ValidationError(result.error.issues.map((issue) => ({ field: String(issue.path[0] ?? 'request'), message: issue.message })));
 }
 
 /** A changes feed's cursor: its structure here (400 naming `cursor`); its signature, scope and age where the feed is known (feeds.ts). */

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { MESSAGES } from './errors.js';
 import { cityParam, countryParam, requireAPlace } from './search-params.js';
-import { strictQuery, cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
+import { cursorParam, eventIdParam, eventTypeParam, guestStatusParam, limitParam, offsetParam, orderParam, requiredUsername, startWindowShape, usernameParam } from './params.js';
 
 export const getEventParams = z.object({ eventId: eventIdParam });
 export const getEventGuestsParams = z.object({ eventId: eventIdParam, status: guestStatusParam, limit: limitParam(10), offset: offsetParam });
@@ -29,18 +29,16 @@ export const embedGetUserFeedParams = z.object({ username: usernameParam });
 export const embedGetEventFeedParams = z.object({ eventId: eventIdParam });
 /**
  * A place's calendar (PRODUCT P17): the place as discovery takes it, the
- * window fixed; any other parameter (a `from`, say) is refused by name
- * rather than ignored.
+ * window fixed (any other parameter, a `from` say, is ignored like every
+ * unknown one: PRODUCT P6).
  */
-export const embedGetPlaceFeedParams = strictQuery(
-  z.object({ city: cityParam, country: countryParam }).superRefine(requireAPlace, { when: () => true }),
-);
+export const embedGetPlaceFeedParams = z.object({ city: cityParam, country: countryParam }).superRefine(requireAPlace, { when: () => true });
 /** The OpenAPI documents take no parameters. */
 export const noParams = z.object({});
 
-/** The changes feeds (PRODUCT P16): unknown query parameters are refused, each by name. */
-export const getEventChangesParams = strictQuery(z.object({ cursor: cursorParam, limit: limitParam(100) }));
-export const getUserEventChangesParams = strictQuery(z.object({ username: usernameParam, cursor: cursorParam, limit: limitParam(100) }));
-export const getEventGuestChangesParams = strictQuery(z.object({ eventId: eventIdParam, cursor: cursorParam, limit: limitParam(100) }));
+/** The changes feeds (PRODUCT P16): `cursor` and `limit`; unknown query parameters are ignored, as on every route (PRODUCT P6). */
+export const getEventChangesParams = z.object({ cursor: cursorParam, limit: limitParam(100) });
+export const getUserEventChangesParams = z.object({ username: usernameParam, cursor: cursorParam, limit: limitParam(100) });
+export const getEventGuestChangesParams = z.object({ eventId: eventIdParam, cursor: cursorParam, limit: limitParam(100) });
 /** A place's feed (PRODUCT P17): `city`, `country` or both, checked as discovery checks them. */
-export const getPlaceEventChangesParams = strictQuery(z.object({ city: cityParam, country: countryParam, cursor: cursorParam, limit: limitParam(100) }).superRefine(requireAPlace, { when: () => true }));
+export const getPlaceEventChangesParams = z.object({ city: cityParam, country: countryParam, cursor: cursorParam, limit: limitParam(100) }).superRefine(requireAPlace, { when: () => true });

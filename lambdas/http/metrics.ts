@@ -25,6 +25,14 @@ export const METRICS = {
   changeLag: 'ChangeLag',
   /** Every request of the key-management API that did something or was refused, by `operation` (lambdas/key-admin/handler.ts). */
   keyOperations: 'KeyOperations',
+  /** Every delivery attempt of a webhook (PRODUCT P18), by `result` (DELIVERY_RESULTS). */
+  webhookDeliveries: 'WebhookDeliveries',
+  /** Seconds from a delivery's first attempt to its 2xx: 0 when the first attempt is acknowledged. */
+  webhookDeliveryLag: 'WebhookDeliveryLag',
+  /** Webhooks disabled (a 410, 3 days failing), by `result` (`gone`, `failing`). */
+  webhooksDisabled: 'WebhooksDisabled',
+  /** Webhooks woken by the fan-out for a change of their scope. */
+  webhookNudges: 'WebhookNudges',
 } as const;
 
 export type MetricName = (typeof METRICS)[keyof typeof METRICS];
@@ -54,6 +62,10 @@ export type ChangeResult = (typeof CHANGE_RESULTS)[number];
 /** `replayed`: a retried create answered with the key id it made before; `refused`: every 4xx. */
 export const KEY_OPERATIONS = ['created', 'replayed', 'revoked', 'refused'] as const;
 export type KeyOperation = (typeof KEY_OPERATIONS)[number];
+
+/** A delivery attempt: acknowledged (2xx), answered otherwise, not answered (timeout, connection, TLS, too large), refused by the guard. */
+export const DELIVERY_RESULTS = ['delivered', 'rejected', 'unanswered', 'refused'] as const;
+export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
 
 export interface MetricValue {
   name: MetricName;

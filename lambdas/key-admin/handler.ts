@@ -41,9 +41,13 @@ import { KEY_ADMIN_BASE_PATH, keyAdminRouteFor } from './routes.js';
 import { KEY_ID_PATTERN, createKeyBody, keyIdParam, listQuery, userIdParam } from './schemas.js';
 import { revokeAudit } from './revoke-audit.js';
 import { buildKeyTasks, isKeyTask, type KeyTask, type KeyTaskResult } from './tasks.js';
+import { WebhookError, type WebhookManager } from './webhook-manager.js';
+import { handleWebhookRequest, isWebhookOperation } from './webhook-handler.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
+  /** A key's webhooks (PRODUCT P18); without it their routes answer 404. */
+  webhooks?: WebhookManager;
   logger: Logger;
   metrics: MetricsSink;
 }
@@ -134,7 +138,7 @@ export function buildKeyAdminFunction(deps: KeyAdminDeps): (event: APIGatewayPro
   return (event) => (isKeyTask(event) ? current.run({ caller: `task:${(event as KeyTask).task}` }, () => tasks(event)) : api(event as APIGatewayProxyEvent));
 }
 
-export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
+export function buildKeyAdmin({ manager, webhooks, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
   manager.store.audit = revokeAudit(logger, metrics, () => ({ caller: current.getStore()?.caller ?? 'unknown' }));
   return (event) => {
@@ -145,7 +149,7 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
   async function handle(event: APIGatewayProxyEvent, caller: string): Promise<APIGatewayProxyResult> {
     const route = keyAdminRouteFor(event.resource, event.httpMethod);
     // Whom the request is about, for every audit line, refusals included (as sent, until parsed).
-    const about: { userId?: string; keyId?: string } = { userId: auditUserId(event.pathParameters?.userId), keyId: auditKeyId(event.pathParameters?.keyId) };
+    const about: { userId?: string; keyId?: string; webhookId?: string } = { userId: auditUserId(event.pathParameters?.userId), keyId: auditKeyId(event.pathParameters?.keyId) };
     try {
       switch (route?.op) {
         case 'create': {
@@ -185,11 +189,16 @@ export function buildKeyAdmin({ manager, logger, metrics }: KeyAdminDeps): KeyAd
         case 'revokeWithoutUser':
           throw new Refusal(410, 'keyId', REVOKE_MOVED_MESSAGE, 'REVOKE_NEEDS_USER');
         default:
+          if (webhooks && isWebhookOperation(route?.op)) return await handleWebhookRequest(webhooks, route.op, event, parse, () => parseJson(event.body, event.isBase64Encoded), about);
           return jsonResponse(404, errorBody(MESSAGES.resourceNotFound));
       }
     } catch (error) {
       const refusal =
-        error instanceof KeyManagementError ? new Refusal(STATUS[error.code], error.field, error.message, error.code) : error instanceof Refusal ? error : undefined;
+        error instanceof KeyManagementError || error instanceof WebhookError
+          ? new Refusal(error instanceof WebhookError ? error.statusCode : STATUS[error.code], error.field, error.message, error.code)
+          : error instanceof Refusal
+            ? error
+            : undefined;
       if (error instanceof KeyManagementError && error.keyId) about.keyId = error.keyId;
       if (!refusal && isThrottle(error)) {
         // The table, or API Gateway's plan-key calls, stayed throttled through the SDK's retries: nothing is wrong with the

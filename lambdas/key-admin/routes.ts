@@ -13,6 +13,13 @@ export const KEY_ADMIN_ROUTES = [
   { op: 'revoke', method: 'DELETE', path: '/users/{userId}/keys/{keyId}' },
   // The first release's revoke named no user: it answers 410 with the path to use (docs/managing-keys.md).
   { op: 'revokeWithoutUser', method: 'DELETE', path: '/keys/{keyId}' },
+  // A key's webhooks (PRODUCT P18): managed like keys, by user id and key id (webhook-handler.ts).
+  { op: 'createWebhook', method: 'POST', path: '/users/{userId}/keys/{keyId}/webhooks' },
+  { op: 'listWebhooks', method: 'GET', path: '/users/{userId}/keys/{keyId}/webhooks' },
+  { op: 'getWebhook', method: 'GET', path: '/users/{userId}/keys/{keyId}/webhooks/{webhookId}' },
+  { op: 'deleteWebhook', method: 'DELETE', path: '/users/{userId}/keys/{keyId}/webhooks/{webhookId}' },
+  { op: 'rotateWebhookSecret', method: 'POST', path: '/users/{userId}/keys/{keyId}/webhooks/{webhookId}/rotate-secret' },
+  { op: 'resumeWebhook', method: 'POST', path: '/users/{userId}/keys/{keyId}/webhooks/{webhookId}/resume' },
 ] as const;
 
 export type KeyAdminRoute = (typeof KEY_ADMIN_ROUTES)[number];

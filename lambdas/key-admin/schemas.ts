@@ -41,8 +41,8 @@ export const KEY_ID_PATTERN = /^key_[0-9A-Za-z]{1,64}$/;
 export const keyIdParam = z.string().regex(KEY_ID_PATTERN, { error: 'keyId must look like key_…' });
 export const userIdParam = userId;
 
-/** `GET /users/{userId}/keys?limit=&cursor=`: one page of the user's keys. */
-export const listQuery = z.strictObject({
+/** `GET /users/{userId}/keys?limit=&cursor=`: one page of the user's keys (other query parameters are ignored, as on every route: PRODUCT P6). */
+export const listQuery = z.object({
   limit: z.coerce
     .number({ error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })
     .int({ error: `limit must be an integer from 1 to ${MAX_LIST_PAGE}` })

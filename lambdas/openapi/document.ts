@@ -18,6 +18,7 @@ import { EMBED_CORS } from '../http/embed-cors.js';
 import { SURFACES, routes, type RouteDefinition, type Surface } from '../routes.js';
 import { EXAMPLES, type ExampleName } from './examples.generated.js';
 import { OPERATIONS, type OperationDoc } from './operations.js';
+import { splitParams } from './route-queries.js';
 
 export interface DocumentOptions {
   /** Names the key header `x-{serviceName}-api-key`. */
@@ -236,12 +237,11 @@ function responsesFor(route: RouteDefinition, op: OperationDoc): Record<string, 
   return responses;
 }
 
-/** Splits a route's parameter schema into path and query parameters by the names in its path. */
+/** Splits a route's parameter schema into path and query parameters by the names in its path (route-queries.ts). */
 function requestOf(route: RouteDefinition, params: z.ZodObject) {
-  const inPath = new Set([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string));
-  const shape = params.shape;
-  const pick = (wantPath: boolean) => z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => inPath.has(name) === wantPath)));
-  return { params: pick(true), query: pick(false) };
+  const { path, query } = splitParams(route, params);
+  const pick = (names: string[]) => z.object(Object.fromEntries(names.map((name) => [name, params.shape[name]!])));
+  return { params: pick(path), query: pick(query) };
 }
 
 const TAGS: Record<OperationDoc['tag'], string> = {

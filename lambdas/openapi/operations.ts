@@ -252,7 +252,7 @@ export const OPERATIONS: { readonly [K in RouteId]: (ctx: OperationContext) => O
     tag: 'Events',
     params: embedGetPlaceFeedParams,
     success: { description: 'The iCalendar feed.', mediaType: calendar, schema: z.string(), example: 'embedGetPlaceFeed' },
-    errors: { 400: ['placeFeedNoPlace', 'placeFeedWindowGiven'] },
+    errors: { 400: ['placeFeedNoPlace'] },
     conditional: true,
   }),
   embedSearchEvents: () => ({

@@ -1,7 +1,7 @@
 /**
  * `npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated]
  *                [--service-name NAME] [--site-url URL] [--embed-cache-max-age S] [--daily-quota N]
- *                [--key-admin-port N] [--clock-offset-days N]`
+ *                [--key-admin-port N] [--clock-offset-days N] [--allow-loopback-webhooks]`
  * with env fallbacks PORT, STORE_PORT, DATA_FILE, USER_EVENTS_VARIANT, SERVICE_NAME, SITE_URL,
  * EMBED_CACHE_MAX_AGE, DAILY_QUOTA, KEY_ADMIN_PORT (the key-management API's own port; default any
  * free one, printed in the banner). Other tools start the server exactly this way: keep this interface.
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
         'daily-quota': { type: 'string' },
         'key-admin-port': { type: 'string' },
         'clock-offset-days': { type: 'string' },
+        // Webhooks to receivers on this machine (http(s)://127.0.0.1 or [::1], any port): local runs and tests only; the CDK stack never sets it.
+        'allow-loopback-webhooks': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N] [--clock-offset-days N]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N] [--clock-offset-days N] [--allow-loopback-webhooks]\n');
     return;
   }
   const env = process.env;
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
     keyAdminPort: o.keyAdminPort ?? 0,
     clockOffsetDays: o.clockOffsetDays,
+    allowLoopbackWebhooks: values['allow-loopback-webhooks'] === true,
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
     onResponse: ({ method, path, status, ms }) => process.stdout.write(`${method} ${path} ${status} ${ms.toFixed(1)}ms\n`),

@@ -298,7 +298,9 @@ export class RestApiRehearsal {
 
   /**
    * Answers one request. The API's own URL stands for its stage's execute-api
-   * URL (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`); `domain`:
+   * URL (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`), and its
+   * port for that host: a path may also begin with the stage, as a Location
+   * built from requestContext.path does (the old prefix's redirect); `domain`:
    * the request came through that custom domain, where API Gateway's
    * requestContext.path has no stage segment.
    */
@@ -321,15 +323,21 @@ export class RestApiRehearsal {
     // API Gateway's URL and header size quotas (local/request-limits.ts): 414 and 431, shaped by DEFAULT_4XX.
     if (breach) return this.gatewayResponse('DEFAULT_4XX', requestId, {}, breach.message, breach.status);
     const url = parseRequestTarget(target);
+    // On the API's own port a path may begin with the stage, as on the execute-api host (a Location built from
+    // requestContext.path, the old prefix's redirect, carries it), or leave it out, the port then standing for the
+    // stage's URL; either way the stage is the API's one stage. Through a custom domain the mapping chose it.
+    let pathname = url.pathname;
+    const stagePath = `/${this.stageName}`;
+    if (domain === undefined && (pathname === stagePath || pathname.startsWith(`${stagePath}/`))) pathname = pathname.slice(stagePath.length) || '/';
     const method = req.method ?? 'GET';
-    const found = this.match(url.pathname.split('/').slice(1));
+    const found = this.match(pathname.split('/').slice(1));
     const m = found && (found.node.methods.get(method) ?? found.node.methods.get('ANY'));
     if (!found || !m) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
     if (this.opts.throttle && this.stageThrottle && !this.stageThrottle.take()) return this.gatewayResponse('THROTTLED', requestId);
 
     const { headers, multiValueHeaders } = headersOf(req);
     const query = queryOf(url);
-    const methodArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${this.opts.apiId}/${this.stageName}/${method}${url.pathname}`;
+    const methodArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${this.opts.apiId}/${this.stageName}/${method}${pathname}`;
     const body = await readBody(req);
     const requestContext = {
       accountId: ACCOUNT,
@@ -339,7 +347,7 @@ export class RestApiRehearsal {
       resourceId: m.id,
       resourcePath: m.resourcePath,
       httpMethod: method,
-      path: domain ? url.pathname : `/${this.stageName}${url.pathname}`,
+      path: domain ? pathname : `/${this.stageName}${pathname}`,
       domainName: domain ?? `${this.opts.apiId.toLowerCase()}.execute-api.${REGION}.amazonaws.com`,
       protocol: `HTTP/${req.httpVersion}`,
       requestTimeEpoch: this.opts.now().getTime(),
@@ -384,7 +392,7 @@ export class RestApiRehearsal {
         type: 'REQUEST',
         methodArn,
         resource: m.resourcePath,
-        path: url.pathname,
+        path: pathname,
         httpMethod: method,
         headers,
         multiValueHeaders,
@@ -428,7 +436,7 @@ export class RestApiRehearsal {
     if (m.integration.type === 'MOCK') return { statusCode: m.integration.status, headers: { ...m.integration.headers, 'x-amzn-requestid': requestId }, body: m.integration.body };
     const event = {
       resource: m.resourcePath,
-      path: url.pathname,
+      path: pathname,
       httpMethod: method,
       headers,
       multiValueHeaders,

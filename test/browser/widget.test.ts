@@ -224,7 +224,7 @@ describe('embed widget in Chromium', () => {
     for (const shown of ['click', '<a href="https://evil.example" onclick="alert(2)">raw link</a>', '<iframe', '<svg onload=alert(3)>', '<style>', 'pic']) expect(text).toContain(shown);
     expect(await desc.locator('iframe, svg, style, img, script, [onclick], [onload], [onmouseover]').count()).toBe(0);
     expect(await desc.locator('strong').textContent()).toBe('bold');
-    // A stray `*` (here in the raw <style>) opens emphasis in snarkdown: harmless, still text.
+    // `_em_` is emphasis; the stray `*` in the raw <style> has no closer and stays text.
     expect(await desc.locator('em').allTextContents()).toContain('em');
     expect(await desc.locator('code').textContent()).toBe('code');
     expect(await page.locator('#hostile .pe-title a').textContent()).toBe(hostileEvent.title);

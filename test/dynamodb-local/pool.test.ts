@@ -8,10 +8,10 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { ensureTable } from '../../local/dynalite.js';
-import { leaseDynamoDbLocal, openPool } from '../support/dynamodb-local.js';
+import { leaseDynamoDbLocal, openPool, type OpenPool } from '../support/dynamodb-local.js';
 import { ROOT } from '../support/process.js';
 
-let pool: Awaited<ReturnType<typeof openPool>>;
+let pool: OpenPool;
 beforeAll(async () => {
   pool = await openPool(ROOT, 1);
 });
@@ -58,12 +58,14 @@ describe('a pool of DynamoDB Local JVMs', () => {
     expect(await tables(extra.endpoint)).toEqual([]);
     await extra.close();
     await held.close();
+    // Both are emptied in the background after their close answers: the count is the pool's once that is done.
+    await pool.settled();
     expect(pool.stats().split('\n').filter((line) => line.startsWith('JVM '))).toHaveLength(1);
   });
 
   it('fails the close of a store whose JVM died under it, naming the JVM; the next store gets a new one', async () => {
     const doomed = await leaseDynamoDbLocal(ROOT, pool.url);
-    process.kill(pool.pidOf(doomed.endpoint)!, 'SIGKILL');
+    expect(pool.kill(doomed.endpoint)).toBe(true);
     await expect(doomed.close()).rejects.toThrow(new RegExp(`DynamoDB Local \\(JVM \\d+, ${doomed.endpoint}\\) exited during the run \\(SIGKILL\\)`));
     const next = await leaseDynamoDbLocal(ROOT, pool.url);
     expect(next.endpoint).not.toBe(doomed.endpoint);

@@ -7,6 +7,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { embedEdgeRoutes } from '../../lib/embed-cdn.js';
+import { MESSAGES } from '../../lambdas/core/errors.js';
+import { resourcePath, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { resources, synthApp, synthesized, validationReport } from './support.js';
 
 const ACL = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/embed/0f3c1a2b-1111-2222-3333-444455556666';
@@ -14,32 +17,68 @@ const ACL = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/embed/0f3c1a2b-1
 describe('Embed API behind CloudFront (default in production)', () => {
   const { template } = synthesized({ stage: 'production' });
 
-  it('keys the cache on path and query string only, honours the origin Cache-Control, compresses', () => {
-    template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
-      CachePolicyConfig: {
-        MinTTL: 0,
-        DefaultTTL: 0,
-        MaxTTL: 86_400,
-        ParametersInCacheKeyAndForwardedToOrigin: {
-          HeadersConfig: { HeaderBehavior: 'none' },
-          CookiesConfig: { CookieBehavior: 'none' },
-          QueryStringsConfig: { QueryStringBehavior: 'all' },
-          EnableAcceptEncodingGzip: true,
-          EnableAcceptEncodingBrotli: true,
-        },
-      },
+  it('has one behavior per Embed route, keyed on its path and exactly the query parameters its handler reads; honours the origin Cache-Control; compresses', () => {
+    const policies = new Map(resources(template, 'AWS::CloudFront::CachePolicy').map(([id, p]) => [id, p.Properties.CachePolicyConfig]));
+    for (const policy of policies.values()) {
+      expect(policy).toMatchObject({ MinTTL: 0, DefaultTTL: 0, MaxTTL: 86_400 });
+      expect(policy.ParametersInCacheKeyAndForwardedToOrigin).toMatchObject({
+        HeadersConfig: { HeaderBehavior: 'none' },
+        CookiesConfig: { CookieBehavior: 'none' },
+        EnableAcceptEncodingGzip: true,
+        EnableAcceptEncodingBrotli: true,
+      });
+    }
+    const config = resources(template, 'AWS::CloudFront::Distribution')[0]![1].Properties.DistributionConfig;
+    const keyOf = (b: { CachePolicyId: { Ref: string } }) => {
+      const q = policies.get(b.CachePolicyId.Ref)!.ParametersInCacheKeyAndForwardedToOrigin.QueryStringsConfig;
+      return q.QueryStringBehavior === 'none' ? [] : [...q.QueryStrings].sort();
+    };
+    // The route table's own parameters, route by route, in the order CloudFront matches them.
+    const edge = embedEdgeRoutes('typed');
+    expect(config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern)).toEqual(edge.map((r) => r.pattern));
+    expect(config.CacheBehaviors.map(keyOf)).toEqual(edge.map((r) => r.query));
+    expect(Object.fromEntries(edge.map((r) => [r.id, r.query]))).toEqual({
+      embedGetEvent: [],
+      embedGetEventFeed: [],
+      embedGetUserEvents: ['from', 'limit', 'order', 'since', 'to'],
+      embedGetUserFeed: [],
+      embedGetPlaceFeed: ['city', 'country'],
+      embedSearchEvents: ['city', 'country', 'cursor', 'from', 'limit', 'to'],
+      embedOpenApi: [],
     });
-    template.hasResourceProperties('AWS::CloudFront::Distribution', {
-      DistributionConfig: Match.objectLike({
-        DefaultCacheBehavior: Match.objectLike({
-          Compress: true,
-          ViewerProtocolPolicy: 'https-only',
-          AllowedMethods: ['GET', 'HEAD', 'OPTIONS'],
-          CachedMethods: ['GET', 'HEAD'],
-        }),
-        Logging: Match.objectLike({ Prefix: 'embed/' }),
-      }),
-    });
+    // Anything else (a gateway 404) forwards no query string.
+    expect(keyOf(config.DefaultCacheBehavior)).toEqual([]);
+    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) {
+      expect(b).toMatchObject({ Compress: true, ViewerProtocolPolicy: 'https-only', AllowedMethods: ['GET', 'HEAD', 'OPTIONS'], CachedMethods: ['GET', 'HEAD'] });
+      expect(b.OriginRequestPolicyId).toBeUndefined();
+    }
+    expect(config.Logging).toMatchObject({ Prefix: 'embed/' });
+  });
+
+  it('matches every route to its own behavior: the first pattern (in order) that a path of the route matches is its own', () => {
+    // CloudFront's path patterns: `*` is any run of characters, `/` included; the rest literal and case-sensitive.
+    const matches = (pattern: string, path: string) => new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(path);
+    const edge = embedEdgeRoutes('typed');
+    const sample = (r: RouteDefinition) => resourcePath(r).replace(/\{\w+\}/g, 'x_1');
+    for (const route of routes.filter((r) => r.surface === 'embed')) expect(edge.find((e) => matches(e.pattern, sample(route)))?.id).toBe(route.id);
+    // The redirect of {eventId}.ics goes by the JSON route's behavior (no query), as its resource does.
+    expect(edge.find((e) => matches(e.pattern, '/api/embed/v1/events/evt_x.ics'))?.id).toBe('embedGetEvent');
+  });
+
+  it('keeps no error answer: an Error Caching Minimum TTL of 0, and no page of its own, for every code CloudFront may cache', () => {
+    const config = resources(template, 'AWS::CloudFront::Distribution')[0]![1].Properties.DistributionConfig;
+    expect(config.CustomErrorResponses).toEqual([400, 403, 404, 405, 414, 500, 501, 502, 503, 504].map((ErrorCode) => ({ ErrorCode, ErrorCachingMinTTL: 0 })));
+  });
+
+  it('attaches the Embed web ACL by default: its ARN is a parameter without a default, so no deploy can leave it out', () => {
+    const dist = resources(template, 'AWS::CloudFront::Distribution')[0]?.[1];
+    expect(dist!.Properties.DistributionConfig.WebACLId).toEqual({ Ref: 'EmbedWebAclArn' });
+    const parameter = template.toJSON().Parameters.EmbedWebAclArn;
+    expect(parameter).toMatchObject({ Type: 'String' });
+    expect(parameter.Default).toBeUndefined();
+    const pattern = new RegExp(parameter.AllowedPattern as string);
+    expect(pattern.test(ACL)).toBe(true);
+    expect(pattern.test(ACL.replace('us-east-1', 'eu-west-1'))).toBe(false);
   });
 
   it('has the Embed REST API, at its stage, as its only origin; no origin request policy adds headers', () => {
@@ -49,8 +88,6 @@ describe('Embed API behind CloudFront (default in production)', () => {
     expect(JSON.stringify(config.Origins[0].DomainName)).toContain('EmbedApi');
     // The origin path is the stage, cut from the API's URL at deploy time.
     expect(JSON.stringify(config.Origins[0].OriginPath)).toContain('execute-api');
-    expect(config.DefaultCacheBehavior.OriginRequestPolicyId).toBeUndefined();
-    expect(config.WebACLId).toBeUndefined();
   });
 
   it('gives the edge address as EmbedApiUrl and keeps the origin address as EmbedOriginUrl', () => {
@@ -79,14 +116,43 @@ describe('context', () => {
     expect(() => synthApp({ embedCdn: 'false', embedWebAclArn: ACL })).toThrow(/embedWebAclArn/);
   });
 
-  it('embedWaf=true adds a us-east-1 stack with a rate-based rule per client IP', () => {
-    const { assembly } = synthesized({ embedWaf: 'true', embedWafRateLimit: '500' });
-    const waf = assembly.getStackByName('PublicEventsEmbedWaf-staging');
+  it('embedWaf (production by default) adds a us-east-1 stack with a rate-based rule per client IP, answering the Embed 429 envelope with CORS', () => {
+    const { assembly } = synthesized({ stage: 'production', embedWafRateLimit: '500' });
+    const waf = assembly.getStackByName('PublicEventsEmbedWaf-production');
     expect(waf.environment.region).toBe('us-east-1');
-    Template.fromJSON(waf.template as Record<string, unknown>).hasResourceProperties('AWS::WAFv2::WebACL', {
+    // The service stack depends on it: `cdk deploy --all` deploys the web ACL first.
+    expect(assembly.getStackByName('PublicEvents-production').dependencies.map((d) => d.id)).toContain(waf.id);
+    const acl = Template.fromJSON(waf.template as Record<string, unknown>);
+    acl.hasResourceProperties('AWS::WAFv2::WebACL', {
       Scope: 'CLOUDFRONT',
-      Rules: [Match.objectLike({ Action: { Block: {} }, Statement: { RateBasedStatement: { Limit: 500, AggregateKeyType: 'IP', EvaluationWindowSec: 300 } } })],
+      Rules: [
+        Match.objectLike({
+          Action: {
+            Block: {
+              CustomResponse: {
+                ResponseCode: 429,
+                CustomResponseBodyKey: 'TooManyRequests',
+                ResponseHeaders: [
+                  { Name: 'access-control-allow-origin', Value: '*' },
+                  { Name: 'cache-control', Value: 'no-store' },
+                ],
+              },
+            },
+          },
+          Statement: { RateBasedStatement: { Limit: 500, AggregateKeyType: 'IP', EvaluationWindowSec: 300 } },
+        }),
+      ],
     });
+    const content = Object.values(acl.findResources('AWS::WAFv2::WebACL'))[0]!.Properties.CustomResponseBodies.TooManyRequests.Content as string;
+    expect(JSON.parse(content)).toEqual({ success: false, message: MESSAGES.tooManyRequests });
+    expect(synthesized({ embedWaf: 'true', embedCdn: 'true' }).assembly.stacks.map((s) => s.stackName)).toContain('PublicEventsEmbedWaf-staging');
+  });
+
+  it('embedWaf=false in production leaves the distribution without a web ACL (and nag needs its acknowledgement)', () => {
+    const { template, assembly } = synthesized({ stage: 'production', embedWaf: 'false' });
+    expect(resources(template, 'AWS::CloudFront::Distribution')[0]![1].Properties.DistributionConfig.WebACLId).toBeUndefined();
+    expect(template.toJSON().Parameters?.EmbedWebAclArn).toBeUndefined();
+    expect(assembly.stacks.map((s) => s.stackName)).toEqual(['PublicEvents-production']);
   });
 });
 

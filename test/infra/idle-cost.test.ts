@@ -48,11 +48,12 @@ describe('docs/performance.md: what a stage costs a month with no traffic', () =
     }
   });
 
-  it('prices the ingest pollers from the event source mapping, and production alone pays a web ACL', () => {
+  it('prices the ingest pollers from the event source mapping, and production alone pays its two web ACLs (Public, Embed)', () => {
     expect(idleCost(templates.staging).monthly.pollers?.units).toEqual({ pollers: 5, requests: IDLE_POLL_REQUESTS_PER_MONTH });
     expect(idleCost(templates.staging).monthly.webAcls).toBeUndefined();
-    expect(idleCost(templates.production).monthly.webAcls).toEqual({ usd: 6, units: { 'web ACLs': 1, rules: 1 } });
-    expect(templates.embedWaf.flatMap((t) => Object.values(t.Resources).map((r) => r.Type))).toEqual(['AWS::WAFv2::WebACL']);
+    expect(idleCost(templates.production).monthly.webAcls).toEqual({ usd: 12, units: { 'web ACLs': 2, rules: 2 } });
+    // The Embed web ACL stack (us-east-1) holds that web ACL and nothing else.
+    expect(templates.production.map((t) => Object.values(t.Resources).map((r) => r.Type)).filter((types) => !types.includes('AWS::Lambda::Function'))).toEqual([['AWS::WAFv2::WebACL']]);
   });
 
   it('shows a resource added later: a secret adds its fee, a standard parameter is listed free, an advanced one adds its fee', () => {

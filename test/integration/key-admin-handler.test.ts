@@ -304,10 +304,15 @@ describe('the routes of this release', () => {
       cursor = p.cursor;
     }
     expect(seen).toEqual(made);
-    for (const [query, field] of [[{ limit: '0' }, 'limit'], [{ limit: 'x' }, 'limit'], [{ cursor: '!!' }, 'cursor'], [{ cursor: 'a2V5' }, 'cursor'], [{ sort: 'x' }, 'sort']] as const) {
+    for (const [query, field] of [[{ limit: '0' }, 'limit'], [{ limit: 'x' }, 'limit'], [{ cursor: '!!' }, 'cursor'], [{ cursor: 'a2V5' }, 'cursor']] as const) {
       const res = await handler({ ...event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }), queryStringParameters: query });
       expect([res.statusCode, (JSON.parse(res.body) as { errors: { field: string }[] }).errors[0]!.field]).toEqual([400, field]);
     }
+    // A query parameter the list does not read is ignored, as on every route (PRODUCT P6; docs/design.md).
+    const list = (query: Record<string, string>) => handler({ ...event('GET', '/users/{userId}/keys', { pathParameters: { userId: 'usr_frank' } }), queryStringParameters: query });
+    const plain = await list({ limit: '2' });
+    const extra = await list({ limit: '2', sort: 'x', utm_source: 'mail' });
+    expect([extra.statusCode, extra.body]).toEqual([200, plain.body]);
   });
 
   it('refuses an 11th create of the day for a user with 429 CREATE_LIMIT naming userId, whatever was revoked', async () => {

@@ -69,6 +69,9 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
       // The old prefix's rule sends it to the Public API, which redirects it (PRODUCT P15).
       const legacy = await fetch(`${domain.url}/api/ext/v1/events/evt_jazz01`, { redirect: 'manual' });
       expect([legacy.status, legacy.headers.get('location')]).toEqual([308, '/api/public/v1/events/evt_jazz01']);
+      // And that Location resolves on the domain: the Public API's answer (docs/endpoints.md).
+      const followed = await fetch(`${domain.url}${legacy.headers.get('location')}`, { headers: { 'x-events-api-key': rehearsal.demoKey.key } });
+      expect(followed.status).toBe(200);
       // A path no rule matches is API Gateway's own 403 on a custom domain.
       expect((await fetch(`${domain.url}/elsewhere`)).status).toBe(403);
     }

@@ -215,6 +215,14 @@ interface Slot {
   stores: number;
   tablesDeleted: number;
   cleaningMs: number;
+  /**
+   * Started for a store while every kept JVM was lent out: stopped once it is
+   * emptied, never kept. Decided when it starts, so that which JVM the pool
+   * keeps does not depend on which of two releases finishes emptying first.
+   */
+  extra: boolean;
+  /** Killed on purpose by a test of the pool (kill): its death is reported to its lessee only, not on stderr. */
+  killedOnPurpose?: boolean;
 }
 
 /**
@@ -268,7 +276,7 @@ class Pool {
         this.waitedMs += Date.now() - since;
         continue;
       }
-      const slot: Slot = { id: this.nextId++, state: 'starting', stores: 1, tablesDeleted: 0, cleaningMs: 0 };
+      const slot: Slot = { id: this.nextId++, state: 'starting', stores: 1, tablesDeleted: 0, cleaningMs: 0, extra: this.live().length >= this.size };
       this.slots.push(slot);
       try {
         slot.jvm = await startJvm(this.rootDir);
@@ -326,9 +334,28 @@ class Pool {
     );
   }
 
-  /** The process id of the JVM serving `endpoint` (its tests kill one). */
+  /** The process id of the JVM serving `endpoint`. */
   pidOf(endpoint: string): number | undefined {
     return this.slots.find((s) => s.jvm?.endpoint === endpoint)?.jvm?.child.pid;
+  }
+
+  /**
+   * Kills the JVM serving `endpoint` with SIGKILL, as a crash would, for the
+   * pool's own tests: everything after is the real path of a JVM that died
+   * (its lessee's close fails, naming it; the next lease gets a new one), but
+   * the death is not announced on stderr, where a green run would show a
+   * failure that is none.
+   */
+  kill(endpoint: string): boolean {
+    const slot = this.slots.find((s) => s.jvm?.endpoint === endpoint);
+    if (!slot?.jvm?.child.pid) return false;
+    slot.killedOnPurpose = true;
+    return slot.jvm.child.kill('SIGKILL');
+  }
+
+  /** Settles once no returned JVM is still being emptied (each then kept, idle, or stopped). */
+  async settled(): Promise<void> {
+    while (this.slots.some((s) => s.state === 'cleaning')) await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
   /** For process exit, where nothing asynchronous runs: every JVM killed at once. */
@@ -369,7 +396,7 @@ class Pool {
         );
       }
       slot.cleaningMs += Date.now() - started;
-      if (this.slots.filter((s) => s.state !== 'dead' && s !== slot).length >= this.size) {
+      if (slot.extra) {
         // One started for a store while all were lent out: not kept.
         slot.state = 'dead';
         this.drop(slot);
@@ -396,7 +423,7 @@ class Pool {
     // A lent one stays listed until its lessee's close reads why it failed.
     if (slot.state !== 'leased') this.drop(slot);
     slot.state = 'dead';
-    process.stderr.write(`${slot.death}\n`);
+    if (!slot.killedOnPurpose) process.stderr.write(`${slot.death}\n`);
     this.wake();
   }
 
@@ -417,7 +444,19 @@ class Pool {
  * server: POST /lease, POST /release?id=N, JSON answers; leaseDynamoDbLocal
  * is its client. `close` stops the server and every JVM.
  */
-export async function openPool(rootDir: string, size: number): Promise<{ url: string; stats(): string; close(): Promise<void>; killNow(): void; pidOf(endpoint: string): number | undefined }> {
+export interface OpenPool {
+  url: string;
+  stats(): string;
+  close(): Promise<void>;
+  killNow(): void;
+  pidOf(endpoint: string): number | undefined;
+  /** A test's on-purpose crash of one JVM (Pool.kill). */
+  kill(endpoint: string): boolean;
+  /** Every returned JVM emptied and kept or stopped (Pool.settled). */
+  settled(): Promise<void>;
+}
+
+export async function openPool(rootDir: string, size: number): Promise<OpenPool> {
   const pool = new Pool(rootDir, size);
   const server = createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://pool');
@@ -446,6 +485,8 @@ export async function openPool(rootDir: string, size: number): Promise<{ url: st
     stats: () => pool.stats(),
     killNow: () => pool.killNow(),
     pidOf: (endpoint) => pool.pidOf(endpoint),
+    kill: (endpoint) => pool.kill(endpoint),
+    settled: () => pool.settled(),
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -89,18 +89,25 @@ describe('the line before jest\'s summary when the browser tests were left out',
   const run = (testPathPattern = '') => ({ rootDir: ROOT, testPathPattern });
 
   it('are the files of test/browser/', () => {
-    expect(files).toEqual(['test/browser/docs-page.test.ts', 'test/browser/widget.test.ts']);
+    expect(files).toEqual([
+      'test/browser/d6-widget-place-tonight.test.ts',
+      'test/browser/docs-page.test.ts',
+      'test/browser/s2-widget-markdown-nesting.test.ts',
+      'test/browser/s3-widget-strict-csp.test.ts',
+      'test/browser/widget-markdown.test.ts',
+      'test/browser/widget.test.ts',
+    ]);
   });
 
   it('names the browser files the run would have run, and how to add them', () => {
     const line = browserLeftOutNotice({ leftOut: true, projectsNamed: false }, run(), files);
     expect(line).toBe(
-      `No Chromium at ${chromiumPath()}, so 2 browser test file(s) did not run: test/browser/docs-page.test.ts, test/browser/widget.test.ts. ` +
+      `No Chromium at ${chromiumPath()}, so 6 browser test file(s) did not run: ${files.join(', ')}. ` +
         'To add them: sudo apt-get install -y chromium (or CHROMIUM_PATH=/path/to/chromium), then npm test again ' +
         '(REQUIRE_BROWSER=1 makes a missing Chromium fail the run, as in CI).',
     );
     expect(line).not.toContain('\n');
-    expect(browserLeftOutNotice({ leftOut: true, projectsNamed: false }, run('test/unit/x|Browser/Widget'), files)).toContain(
+    expect(browserLeftOutNotice({ leftOut: true, projectsNamed: false }, run('test/unit/x|Browser/Widget\\.test'), files)).toContain(
       '1 browser test file(s) did not run: test/browser/widget.test.ts.',
     );
   });

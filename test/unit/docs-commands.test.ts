@@ -111,6 +111,15 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
   },
   // The ARN is a stack output.
   { shown: /^aws sqs start-message-move-task --source-arn "?\$?DLQ_ARN"?$/, check: () => expect(read('lib/ingest.ts')).toContain("'IngestDeadLetterQueueArn'") },
+  // The Embed web ACL's ARN is that stack's output, and the service stack's parameter of the same name.
+  {
+    shown: /^EMBED_WEB_ACL_ARN=\$\(aws cloudformation describe-stacks --region us-east-1 --stack-name PublicEventsEmbedWaf-\w+ --query "Stacks\[0\]\.Outputs\[\?OutputKey=='(\w+)'\]\.OutputValue" --output text\)$/,
+    check: (command) => {
+      const output = /OutputKey=='(\w+)'/.exec(command)?.[1] as string;
+      expect(read('lib/embed-waf-stack.ts')).toContain(`new CfnOutput(this, '${output}'`);
+      expect(read('lib/public-events-stack.ts')).toContain(`EMBED_WEB_ACL_PARAMETER = '${output}'`);
+    },
+  },
   // The topic is a stack output.
   { shown: /^aws sns (subscribe|list-subscriptions-by-topic) --topic-arn ALARM_TOPIC_ARN/, check: () => expect(read('lib/public-events-stack.ts')).toContain("'AlarmTopicArn'") },
   // The CLIs pointed at a deployed table: their options for it exist.

@@ -1,7 +1,7 @@
 /** The keyless-flood line of the cost model (scripts/flood-cost.ts, issue 22). */
 import { describe, expect, it } from '@jest/globals';
 import { PRICES } from '../../scripts/cost-model.js';
-import { FLOOD, floodCostPerMillion, floodScenarios } from '../../scripts/flood-cost.js';
+import { FLOOD, embedFloodCostPerMillion, embedFloodScenarios, floodCostPerMillion, floodScenarios } from '../../scripts/flood-cost.js';
 
 const profile = { authorizer: { readUnits: 0, billedMs: 2, logBytes: 500 }, accessLogBytes: 400, answerBytes: 500 };
 const limits = { throttle: { rateLimit: 100, burstLimit: 200 }, wafLimit: 1000 };
@@ -44,5 +44,33 @@ describe('floodScenarios', () => {
     const totals = floodScenarios(limits).map((s) => floodCostPerMillion(profile, s.admitted).total);
     expect(totals[1]).toBeLessThan(totals[0]!);
     expect(totals[2]).toBeLessThan(totals[1]!);
+  });
+});
+
+describe('embedFloodCostPerMillion (issue 58, s4)', () => {
+  const route = { readUnits: 1, billedMs: 8, logBytes: 900 };
+  const embed = { route, accessLogBytes: 400, edgeBytes: 1000 };
+  const limits = { throttle: { rateLimit: 200, burstLimit: 400 }, wafLimit: 1000, maxAgeSeconds: 60 };
+
+  it('bills CloudFront for every request, API Gateway for the misses, the Lambda and DynamoDB for what the throttle admits', () => {
+    const cost = embedFloodCostPerMillion(embed, { origin: 1, lambda: 0.1, waf: false });
+    expect(cost.cloudFront).toBeCloseTo(1 + (1000 / 1e9) * 0.085 * 1e6, 9);
+    expect(cost.apiGateway).toBeCloseTo(3.5, 9);
+    expect(cost.dynamodb).toBeCloseTo(0.1 * PRICES.dynamoReadRequestUnit.usd * 1e6, 9);
+    expect(cost.logs).toBeCloseTo(((400 + 0.1 * 900) / 1e9) * 0.5 * 1e6, 9);
+    expect(cost.waf).toBe(0);
+    expect(cost.total).toBeCloseTo(cost.cloudFront + cost.apiGateway + cost.lambda + cost.dynamodb + cost.logs, 9);
+    expect(() => embedFloodCostPerMillion(embed, { origin: 0.1, lambda: 0.2, waf: false })).toThrow(RangeError);
+  });
+
+  it('before the fix every request misses and the throttle admits 12 %; after, one URL misses once a max-age; the web ACL lets one address through 1000 per 5 minutes', () => {
+    const [before, oneUrl, oneAddress, many] = embedFloodScenarios(limits).map((s) => s.admitted);
+    expect(before).toEqual({ origin: 1, lambda: (200 * 600 + 400) / 1e6, waf: false });
+    expect(oneUrl).toEqual({ origin: 10 / 1e6, lambda: 10 / 1e6, waf: false });
+    expect(oneAddress).toEqual({ origin: 2000 / 1e6, lambda: 2000 / 1e6, waf: true });
+    expect(many).toEqual({ ...before, waf: true });
+    const cost = (a: typeof before) => embedFloodCostPerMillion(embed, a!).total;
+    expect(cost(oneUrl)).toBeLessThan(cost(before) / 4);
+    expect(cost(oneAddress)).toBeLessThan(cost(before) / 2);
   });
 });

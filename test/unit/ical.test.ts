@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import ICAL from 'ical.js';
 import { endOfLocalDay } from '../../lambdas/core/embed.js';
-import { calendarEnd, locationText, sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
+import { calendarEnd, locationText, plainText, sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
 import type { EventPayload } from '../../lambdas/store/table/items.js';
 import { eventPayload } from '../support/payloads.js';
 
@@ -129,6 +129,53 @@ describe('toICalendar', () => {
   it('is the same text for the same events (so the ETag holds)', () => {
     const events = [eventPayload(), eventPayload({ event_id: 'evt_b' })];
     expect(toICalendar(events, { name: 'x', siteUrl: SITE })).toBe(toICalendar(events, { name: 'x', siteUrl: SITE }));
+  });
+});
+
+/** A TEXT value as RFC 5545 §3.3.11 reads it: ical.js unescapes the properties it knows, not X-WR-CALNAME. */
+const unescapeText = (value: unknown) => String(value).replace(/\\([\\;,nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
+
+describe('hostile text (issue 58, s1): every property we write is TEXT escaped and folded by the one rule', () => {
+  // What a user may type: the separators iCalendar gives meaning to, line breaks of every kind, lines that spell
+  // properties or whole components, long multi-byte runs, and control characters no TEXT value may hold.
+  const hostile = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 200 }),
+    fc.array(fc.constantFrom('\n', '\r\n', '\r', ';', ',', '\\', ':', '"', 'BEGIN:VEVENT', 'END:VEVENT', 'UID:evt_victim@events.example', 'SEQUENCE:99', 'END:VCALENDAR', 'é', '🎷', '東京', '\u0000', '\u001b', '\t', ' '), { maxLength: 60 }).map((parts) => parts.join('')),
+    fc.string({ unit: fc.constantFrom('é', '🎷', '東', 'ß', 'a'), minLength: 70, maxLength: 400 }),
+  );
+  const expectedText = (value: string) => plainText(value).replace(/\r\n?/g, '\n');
+
+  it('one VEVENT per event with its own UID, every value read back as written, whatever the title, description, location and calendar name say (property)', () => {
+    fc.assert(
+      fc.property(hostile, fc.option(hostile, { nil: null }), hostile, fc.option(hostile, { nil: null }), hostile, (title, description, venue, city, place) => {
+        // Calendars are named `Events in …`, `Events by …` or after the event's title (embed-feeds.ts).
+        const name = `Events in ${place}`;
+        const events = [eventPayload({ title, description, location: { name: venue, city, country: 'NL' } }), eventPayload({ event_id: 'evt_b', title: 'Other' })];
+        const text = toICalendar(events, { name, siteUrl: SITE });
+        // iCalendar's only line break is CRLF, and no line is longer than 75 octets.
+        expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
+        for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
+        const { calendar, events: parsed } = parse(text);
+        expect(calendar.getAllSubcomponents().map((c) => c.name)).toEqual(['vevent', 'vevent']);
+        expect(parsed.map((e) => e.uid)).toEqual(['evt_a@events.example', 'evt_b@events.example']);
+        expect(parsed.map((e) => e.sequence)).toEqual([0, 0]);
+        expect(parsed[0]).toMatchObject({
+          summary: expectedText(title),
+          description: description === null ? null : expectedText(description),
+          location: expectedText(locationText({ name: venue, city, country: 'NL' })!),
+        });
+        expect(unescapeText(calendar.getFirstPropertyValue('x-wr-calname'))).toBe(expectedText(name));
+        expect(unescapeText(calendar.getFirstPropertyValue('name'))).toBe(expectedText(name));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes the calendar name escaped, as SUMMARY is', () => {
+    const text = toICalendar([eventPayload({ title: 'a,b;c\\d\nUID:x' })], { name: 'a,b;c\\d\nUID:x', siteUrl: SITE });
+    expect(text).toContain('SUMMARY:a\\,b\\;c\\\\d\\nUID:x\r\n');
+    expect(text).toContain('X-WR-CALNAME:a\\,b\\;c\\\\d\\nUID:x\r\n');
+    expect(text).toContain('NAME:a\\,b\\;c\\\\d\\nUID:x\r\n');
   });
 });
 

@@ -10,11 +10,13 @@
  * past | all), `data-limit`, `data-from`, `data-to`, `data-locale`,
  * `data-heading-level`, `data-api`.
  *
- * Text is set with textContent; descriptions are Markdown rebuilt from an
- * allowlist (markdown.ts), never inserted as HTML. Styles live in a shadow
- * root (the host's CSS cannot break the card, nor the card the host's page),
- * and font and colour are inherited from the host, so it follows the host's
- * light or dark look.
+ * Text is set with textContent; descriptions are Markdown built into DOM
+ * nodes by a bounded renderer (markdown.ts), never inserted as HTML, so the
+ * widget needs no Trusted Types policy. A card that cannot be rendered
+ * falls back to plain text, alone. Styles live in a shadow root (the host's
+ * CSS cannot break the card, nor the card the host's page) as a constructed
+ * stylesheet, which a host's `style-src` does not block; font and colour are
+ * inherited from the host, so it follows the host's light or dark look.
  */
 import { renderMarkdown } from './markdown.js';
 
@@ -88,6 +90,23 @@ a:focus-visible{outline:2px solid currentColor;outline-offset:2px;border-radius:
 }
 `;
 
+/** One constructed stylesheet for every widget of the page (adoptedStyleSheets: no <style> element for CSP to refuse). */
+let sheet: CSSStyleSheet | null = null;
+function styleShadow(root: ShadowRoot): void {
+  if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
+    if (!sheet) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(STYLES);
+    }
+    root.adoptedStyleSheets = [sheet];
+  } else {
+    // Browsers without constructed stylesheets (before 2023): a <style> element, which a strict style-src refuses.
+    const style = document.createElement('style');
+    style.textContent = STYLES;
+    root.append(style);
+  }
+}
+
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -140,6 +159,8 @@ function card(e: EmbedEvent, opts: { locale?: string; headingId: string; heading
     img.src = e.cover;
     img.alt = `Cover image of ${e.title}`;
     img.loading = 'lazy';
+    // The image's host learns nothing of the page the visitor is on.
+    img.referrerPolicy = 'no-referrer';
     img.decoding = 'async';
     img.width = 640;
     img.height = 360;
@@ -165,7 +186,13 @@ function card(e: EmbedEvent, opts: { locale?: string; headingId: string; heading
   }
   if (e.description) {
     const desc = el('div', 'pe-desc');
-    desc.append(renderMarkdown(e.description));
+    try {
+      desc.append(renderMarkdown(e.description));
+    } catch {
+      // Too deep or too much work to render as Markdown: the description as the text it is.
+      desc.replaceChildren();
+      desc.textContent = e.description;
+    }
     body.append(desc);
   }
   const actions = el('p', 'pe-actions');
@@ -173,6 +200,19 @@ function card(e: EmbedEvent, opts: { locale?: string; headingId: string; heading
   add.append(el('span', 'pe-sr', `: ${e.title}`));
   actions.append(add);
   body.append(actions);
+  article.append(body);
+  return article;
+}
+
+/** A card that could not be rendered: title, time and place as plain text, so one event never blanks the list. */
+function plainCard(e: EmbedEvent, headingId: string): HTMLElement {
+  const article = el('article', 'pe-card');
+  article.setAttribute('aria-labelledby', headingId);
+  const body = el('div', 'pe-body');
+  const heading = el('p', 'pe-title', String(e.title ?? ''));
+  heading.id = headingId;
+  body.append(heading, el('p', 'pe-meta', String(e.start_date ?? '')));
+  if (typeof e.description === 'string') body.append(el('p', 'pe-desc', e.description));
   article.append(body);
   return article;
 }
@@ -209,20 +249,38 @@ async function userEvents(api: string, user: string, host: HTMLElement): Promise
   return events.filter(keep).slice(0, limit);
 }
 
+/** Pages of a place's list the widget reads at most to find `data-limit` events not yet over. */
+const PLACE_PAGES = 10;
+const DAY_MS = 86_400_000;
+
 /**
- * A place's next events (PRODUCT P17): discovery's first page, its window
- * from today (UTC) by local start date unless data-from / data-to (dates)
- * say otherwise. Today's events that are already over are dropped, as the
- * user list's "upcoming" drops them; a few extra rows leave room for them.
+ * A place's next events (PRODUCT P17). Discovery goes by each event's local
+ * start date, and the widget does not know the place's time zone: from
+ * yesterday's UTC date on, since a place's "today" is yesterday's UTC date
+ * anywhere west of UTC in the evening (Los Angeles from 16:00), so tonight's
+ * events are in the window wherever the viewer is. Events already over are
+ * dropped (as the user list's "upcoming" drops them), and the list is read
+ * page after page until it has `data-limit` of those still to come: on a
+ * busy day the first pages may hold only finished ones. data-from / data-to
+ * (dates) replace the window.
  */
 async function placeEvents(api: string, place: URLSearchParams, host: HTMLElement): Promise<EmbedEvent[]> {
   const limit = Math.min(100, Math.max(1, Number.parseInt(host.dataset.limit ?? '', 10) || DEFAULT_LIMIT));
   const query = new URLSearchParams(place);
-  if (host.dataset.from) query.set('from', host.dataset.from);
+  const yesterday = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
+  query.set('from', host.dataset.from || yesterday);
   if (host.dataset.to) query.set('to', host.dataset.to);
   query.set('limit', String(Math.min(100, limit + SLACK)));
-  const { events } = await load<{ events: EmbedEvent[] }>(`${api}/events?${query}`);
-  return events.filter((e) => e.status !== 'past').slice(0, limit);
+  const kept: EmbedEvent[] = [];
+  for (let page = 0, cursor: string | undefined; page < PLACE_PAGES; page++) {
+    const paged = new URLSearchParams(query);
+    if (cursor) paged.set('cursor', cursor);
+    const { events, pagination } = await load<{ events: EmbedEvent[]; pagination?: { has_more?: boolean; next_cursor?: string } }>(`${api}/events?${paged}`);
+    kept.push(...events.filter((e) => e.status !== 'past'));
+    cursor = pagination?.has_more ? pagination.next_cursor : undefined;
+    if (kept.length >= limit || !cursor) break;
+  }
+  return kept.slice(0, limit);
 }
 
 /** The place attributes as the API's query (`city`, `country`), and the words that name the place. */
@@ -247,8 +305,7 @@ let mounted = 0;
 async function mount(host: HTMLElement): Promise<void> {
   if (host.shadowRoot) return;
   const root = host.attachShadow({ mode: 'open' });
-  const style = el('style');
-  style.textContent = STYLES;
+  styleShadow(root);
   const region = el('section', 'pe');
   const user = host.dataset.eventsUser;
   const eventId = host.dataset.eventsEvent;
@@ -261,7 +318,7 @@ async function mount(host: HTMLElement): Promise<void> {
   const status = el('p', 'pe-note', 'Loading events…');
   status.setAttribute('role', 'status');
   region.append(status);
-  root.append(style, region);
+  root.append(region);
 
   const api = new URL((host.dataset.api || DEFAULT_API).replace(/\/+$/, ''), location.href).href;
   const locale = host.dataset.locale || undefined;
@@ -292,7 +349,14 @@ async function mount(host: HTMLElement): Promise<void> {
       const list = el('ul', 'pe-list');
       events.forEach((e, i) => {
         const item = el('li');
-        item.append(card(e, { locale, headingId: `${id}-${i}`, headingLevel, api }));
+        const headingId = `${id}-${i}`;
+        let built: HTMLElement;
+        try {
+          built = card(e, { locale, headingId, headingLevel, api });
+        } catch {
+          built = plainCard(e, headingId);
+        }
+        item.append(built);
         list.append(item);
       });
       status.remove();

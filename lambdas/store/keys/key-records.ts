@@ -28,6 +28,8 @@ import type { ApiKeyItem, KeyRecordItem } from '../table/items.js';
 import { KeySlots } from './key-slots.js';
 import { PlanKeyWithoutClient, type RetiredBy } from './key-table.js';
 import { PK, keys } from '../table/table.js';
+import { closeKeyWebhooks, type WebhookAudit } from '../webhooks/key-webhooks.js';
+import { WebhookRecords } from '../webhooks/webhook-records.js';
 
 export interface Retired {
   /** `usable`: a clean-up found the key usable after all and left it alone. */
@@ -38,6 +40,9 @@ export interface Retired {
 }
 
 export class KeyRecords extends KeySlots {
+  /** The audit line of each webhook a retire closes (lambdas/store/webhooks/key-webhooks.ts); the key-management function sets its own. */
+  webhookAudit: WebhookAudit | undefined;
+
   async putRecord(userId: string, record: KeyRecordItem): Promise<boolean> {
     if (await this.putIf({ ...keys.keyRecord(userId, record.key_id), ...record }, 'attribute_not_exists(#pk)')) return true;
     // Ours already (a retry after a lost answer) or someone's tombstone.
@@ -126,6 +131,8 @@ export class KeyRecords extends KeySlots {
     }
     // Before anything else can fail (the slot, the plan key): the revoke took effect, so it is on the record now.
     record = await this.auditRevoke(userId, record);
+    // PRODUCT P18: the key's webhooks die with it, before the revoke (or the user's deletion) answers.
+    await closeKeyWebhooks(new WebhookRecords(this.client, this.tableName), userId, keyId, opts.by, this.webhookAudit, this.clock);
     await this.releaseSlot(userId, keyId);
     record = await this.removePlanKey(userId, record);
     return { outcome: 'retired', flipped, record };
