@@ -45,6 +45,9 @@ export const ESTIMATED_SECONDS = {
   'dynalite test/e2e/smoke.test.ts': 18,
   'dynalite test/integration/guest-shards.test.ts': 17,
   'dynalite test/e2e/client-package.test.ts': 16,
+  // Issue 59's loads on the real loader's calls (measured on this branch, a loaded machine).
+  'dynalite test/integration/load-partitions.test.ts': 15,
+  'dynalite test/integration/d1-load-hot-partitions.test.ts': 14,
   'rehearsal test/e2e/keys-and-quota.test.ts': 22,
   'rehearsal test/rehearsal/stages.test.ts': 22,
   'rehearsal test/rehearsal/serve.test.ts': 15,
