@@ -43,7 +43,9 @@ export async function startWaveProxy(upstream: string): Promise<{ endpoint: stri
   let waves = 0;
   const forward = (h: Held) =>
     new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const up = request({ host: target.hostname, port: target.port, method: h.method, path: h.url, headers: h.headers }, (res) => {
+      // A connection of its own per request (agent: false): a kept-alive socket the store closes while idle
+      // resets the next request sent on it (ECONNRESET), a race that only a loaded machine loses.
+      const up = request({ host: target.hostname, port: target.port, method: h.method, path: h.url, headers: h.headers, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -85,6 +87,9 @@ export async function startWaveProxy(upstream: string): Promise<{ endpoint: stri
       releasing ??= release();
     });
   });
+  // The client's kept-alive sockets must not be closed under it between waves (Node's 5 s default): its retry
+  // of a reset request would land a wave late and count as a round trip the code never made.
+  server.keepAliveTimeout = 10 * 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
