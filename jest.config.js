@@ -71,6 +71,10 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/feed-note-carry.test.ts',
   '<rootDir>/test/integration/resync-member-gen.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',
+  // The feed reads over every chunk size, range split and Query cut, TTL deleting (issue 57 item 2).
+  '<rootDir>/test/integration/feed-reads-live.property.test.ts',
+  // One RSVP of a burst (an ingest batch's 10 at once on one client) counted at the HTTP level (issue 57 item 7).
+  '<rootDir>/test/integration/rsvp-burst-round-trips.test.ts',
   '<rootDir>/test/integration/guest-shards.test.ts',
   // A place's feed over HTTP, the local server serving from the file's store.
   '<rootDir>/test/integration/place-feed-http.test.ts',

@@ -85,7 +85,7 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
       ]).toContain(command);
       expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
       // The functions accept a pending key (lambdas/http/cursor-keys.ts).
-      expect(read('lambdas/http/cursor-keys.ts')).toContain("version('AWSPENDING')");
+      expect(read('lambdas/http/cursor-keys.ts')).toContain("const STAGES = ['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS'] as const;");
     },
   },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },
