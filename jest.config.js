@@ -101,6 +101,10 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
   '<rootDir>/test/integration/keys-audit-revokes.test.ts',
   '<rootDir>/test/integration/keys-addressed-by-user-id.test.ts',
+  // Issue 57: a deletion's keys 401 from its first attempt whatever fails after; a throttle sent again, never dead-lettered.
+  '<rootDir>/test/integration/keys-deletion-first-attempt.test.ts',
+  '<rootDir>/test/integration/ingest-throttle-resend.test.ts',
+  '<rootDir>/test/integration/keys-cleanups.test.ts',
 ];
 
 /**

@@ -96,8 +96,9 @@ export const LEGACY_REDIRECT_HANDLER = 'legacy-redirect';
 
 /** The Public API's REQUEST authorizer, also a Lambda of its own. */
 export const AUTHORIZER_HANDLER = 'authorizer';
-/** The authorizer's one read (repository `getApiKey`), granted on API key items only (lib/route-function.ts). */
+/** The authorizer's reads (lambdas/store/reads/api-key-reads.ts: the key's item, then its user's), granted on those partitions only (lib/route-function.ts). */
 export const AUTHORIZER_TABLE_READS = ['dynamodb:GetItem'] as const satisfies readonly TableRead[];
+export const AUTHORIZER_LEADING_KEYS = ['APIKEY#*', 'USER#*'] as const;
 
 export function resourcePath(route: Pick<RouteDefinition, 'surface' | 'path'>): string {
   return `${SURFACES[route.surface]}${route.path}`;

@@ -11,9 +11,13 @@
  * and parked in the DLQ after WAITING_RECEIVES (17) receives, as long in
  * total as ten full visibility timeouts (two hours); the function may change
  * the visibility of its own queue's messages only (the event source's grant).
- * A fan-out stopped by the time limit does not use up receives: the ingest
- * sends the record again as a new message (its continuation), so the
- * function may send to its own queue, and to nothing else.
+ * A fan-out stopped by the time limit does not use up receives, nor does a
+ * throttle, however long: the ingest sends the record again as a new
+ * message (a continuation; after a throttle, delayed by its backoff), so the
+ * function may send to its own queue, and to nothing else. The dead-letter
+ * queue receives only records that cannot apply (invalid, waiting for what
+ * never came, failing on a fault to fix), and keeps them longer than the
+ * queue keeps anything (INGEST.deadLetterRetentionDays).
  *
  * A user's deletion closes their keys (lambdas/store/keys/user-keys.ts) through
  * the key-management function's `close` task, invoked synchronously
@@ -36,6 +40,23 @@ export const INGEST = {
   timeoutSeconds: 120,
   batchSize: 10,
   maxReceiveCount: WAITING_RECEIVES,
+  /**
+   * How long each queue keeps a message. SQS keeps a dead-lettered message
+   * only until its first send plus the dead-letter queue's retention (a
+   * standard queue's message keeps its enqueue time when it moves:
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html,
+   * "set the retention period of a dead-letter queue to be longer than the
+   * retention period of the original queue"). The dead-letter queue keeps
+   * the most SQS allows, 14 days, the source 7: an ingest stopped for up to
+   * a week loses nothing (beyond that, a resync: docs/deploy.md), and
+   * whatever is dead-lettered stays at least 7 days for its redrive (which
+   * sends it anew, with a new retention). A record normally reaches the
+   * dead-letter queue within hours of its send (WAITING_RECEIVES receives,
+   * about two hours; a throttled record is a new message each time,
+   * lambdas/ingest/handler.ts), so most have almost the 14 days.
+   */
+  retentionDays: 7,
+  deadLetterRetentionDays: 14,
 } as const;
 
 export interface IngestProps {
@@ -65,14 +86,14 @@ export class Ingest extends Construct {
     this.deadLetters = new Queue(this, 'DeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.days(INGEST.deadLetterRetentionDays),
     });
     this.queue = new Queue(this, 'Queue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       // Six times the function's timeout (AWS's advice for SQS event sources); the backoff's cap is this value.
       visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_SECONDS),
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.days(INGEST.retentionDays),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: INGEST.maxReceiveCount },
     });
     const ingest = new RouteFunction(this, 'Function', {

@@ -18,7 +18,7 @@
  *
  * The function's role may do exactly what key management does:
  * - DynamoDB on the base table, only on items whose partition key is a key
- *   item's (USERKEYS#, APIKEY#, KEYREQ#; dynamodb:LeadingKeys), and GetItem
+ *   item's (USERKEYS#, APIKEY#, KEYREQ#, KEYSWEEP#; dynamodb:LeadingKeys), and GetItem
  *   on a user's partition (USER#: is the user id a live user; keys belong to
  *   user ids, so no index is read);
  * - API Gateway (ARN formats and condition keys: the Service Authorization
@@ -38,8 +38,9 @@
  * The function also runs two tasks invoked directly (lambdas/key-admin/tasks.ts):
  * `close`, invoked by the ingest for a user's deletion (the ingest's role
  * holds lambda:InvokeFunction on this function and no key item), and
- * `sweep`, every hour by an EventBridge schedule (no plan key outlives its
- * record: lambdas/store/keys/plan-key-sweep.ts).
+ * `sweep`, every 5 minutes by an EventBridge schedule, each run a bounded
+ * share of a pass (no plan key outlives its record:
+ * lambdas/store/keys/plan-key-sweep.ts).
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
@@ -55,13 +56,20 @@ import { RouteFunction } from './route-function.js';
 
 export const KEY_ADMIN = {
   handlerFile: 'lambdas/key-admin/handler',
-  /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table/table.ts). */
-  leadingKeys: ['USERKEYS#*', 'APIKEY#*', 'KEYREQ#*'],
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+  /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table/table.ts; KEYSWEEP#: the sweep's progress). */
+  leadingKeys: ['USERKEYS#*', 'APIKEY#*', 'KEYREQ#*', 'KEYSWEEP#*'],
+  /** BatchGetItem: the sweep reads a page's records at once (dynamodb:LeadingKeys applies to each key it names). */
+  tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   /** One web product's settings area: far above its users' clicks, far below what could hurt the table or API Gateway's key quotas. */
   throttle: { rateLimit: 10, burstLimit: 20 },
-  /** How often the sweep runs: an orphaned plan key counts against the account's 10,000 for at most this long (plus a minute). */
-  sweepEveryHours: 1,
+  /**
+   * How often a sweep run starts: each reads at most 10 pages of 500 API keys
+   * and goes on where the last stopped (plan-key-sweep.ts), so a pass over n
+   * keys takes ceil(n / 5,000) runs, and an orphaned plan key is deleted
+   * within a minute plus two passes (21 minutes up to 10,000 keys, AWS's
+   * default quota; 51 minutes at 25,000).
+   */
+  sweepEveryMinutes: 5,
 } as const;
 
 export interface KeyAdminProps {
@@ -121,7 +129,7 @@ export class KeyAdmin extends Construct {
     for (const statement of keyAdminStatements(stack, props.table, props.usagePlan.usagePlanId)) fn.role.addToPolicy(statement);
     new Rule(this, 'Sweep', {
       description: 'Deletes the API Gateway keys no key record holds (lambdas/store/keys/plan-key-sweep.ts)',
-      schedule: Schedule.rate(Duration.hours(KEY_ADMIN.sweepEveryHours)),
+      schedule: Schedule.rate(Duration.minutes(KEY_ADMIN.sweepEveryMinutes)),
       targets: [new LambdaFunction(fn.fn, { event: RuleTargetInput.fromObject({ task: 'sweep' }), retryAttempts: 0 })],
     });
 

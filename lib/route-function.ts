@@ -27,7 +27,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { AUTHORIZER_TABLE_READS, type TableRead } from '../lambdas/routes.js';
+import { AUTHORIZER_LEADING_KEYS, AUTHORIZER_TABLE_READS, type TableRead } from '../lambdas/routes.js';
 import { INDEXES } from '../lambdas/store/table/table.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -179,7 +179,11 @@ export class RouteFunction extends Construct {
     this.role.addToPolicy(new PolicyStatement({ actions: [...CURSOR_KEY_READS], resources: [secret.secretArn] }));
   }
 
-  /** The authorizer: GetItem of API key items only (partition keys APIKEY#…). */
+  /**
+   * The authorizer: GetItem of API key items and of user items only
+   * (partition keys APIKEY#… and USER#…: a key answers only while its user
+   * is live, lambdas/store/reads/api-key-reads.ts); no key record, no event.
+   */
   bindApiKeyReads(table: ITableV2): void {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
     this.role.addToPolicy(
@@ -187,7 +191,7 @@ export class RouteFunction extends Construct {
         effect: Effect.ALLOW,
         actions: [...AUTHORIZER_TABLE_READS],
         resources: [table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } },
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...AUTHORIZER_LEADING_KEYS] } },
       }),
     );
   }

@@ -52,7 +52,7 @@ const KEY_PARTITION = 'USERKEYS#';
 type Item = Record<string, unknown>;
 
 /** Partitions that are not the read model of users, events and RSVPs. */
-const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|QUOTA|FEED)#/;
+const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|KEYSWEEP|QUOTA|FEED)#/;
 // A guest shard record is never removed (its marks only grow): planShardRecords writes it.
 const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS']);
 const GUEST_SHARDS_TYPE = 'GUEST_SHARDS';
@@ -263,7 +263,8 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
   const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys, audit: opts?.audit });
-  for (const { userId, version } of plan.keys.close) await closeUserKeys(store, userId, version);
+  // Each close is bounded per call (user-keys.ts); an operator's run goes on until it is done.
+  for (const { userId, version } of plan.keys.close) while (!(await closeUserKeys(store, userId, version)).done);
   for (const userId of plan.keys.reopen) await store.reopenSlots(userId);
   for (const { userId, keyIds } of plan.keys.adopt) await store.adoptSlots(userId, keyIds);
 }

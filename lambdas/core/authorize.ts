@@ -1,7 +1,9 @@
 /**
  * The authorizer's decision (PRODUCT P2, P3): no plausible key, an unknown
- * key or a revoked key is 401; a valid key without the route's scope is 403.
- * One GetItem per request, no caching, so revocation wins on the next request.
+ * key, a revoked key or a key whose user is not live (deleted: their keys'
+ * close may still be under way) is 401; a valid key without the route's
+ * scope is 403. Two GetItems per request (the key, then its user), no
+ * caching, so a revocation or a deletion wins on the next request.
  */
 import { extractApiKey, hashApiKey } from './api-key.js';
 import type { Scope } from './dataset.js';
@@ -47,6 +49,8 @@ export async function authorize(
   if (key === null) throw new NotAuthenticatedError();
   const item = await keys.getApiKey(hashApiKey(key));
   if (!item || item.revoked) throw new NotAuthenticatedError();
+  // A key belongs to its user: from the deletion's tombstone on, whatever fails in closing their keys after it.
+  if (!(await keys.isLiveUser(item.user_id))) throw new NotAuthenticatedError();
   const allow = request.requiredScope !== undefined && item.scopes.includes(request.requiredScope);
   const { resetEpochSeconds, retryAfterSeconds } = quotaReset(now);
   return {

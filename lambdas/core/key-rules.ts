@@ -17,7 +17,11 @@
  * - a deleted user's slots are closed at the deletion's version: a create
  *   that read the user before it is refused, one that read the user
  *   re-created since is not; the day's count survives the closing, so a
- *   user deleted and re-created the same day gets no fresh day of creates.
+ *   user deleted and re-created the same day gets no fresh day of creates;
+ * - each slot remembers the user version its create read, so a deletion's
+ *   close, however late it runs, retires only the keys made for the user
+ *   it deleted (`closableHolders`), never one made for the user re-created
+ *   since (the change path's rule: act only on the version that asked).
  *
  * Each transition is idempotent by key id, so a write retried after a lost
  * response, or a step repeated after a crash, changes nothing the second time.
@@ -45,6 +49,13 @@ export interface Slots {
   created?: number;
   /** The version of the user's deletion: creates that read an older user are refused. */
   closedVersion?: number;
+  /**
+   * Key id → the user version its create read (`reserve`): the deletion a
+   * key belongs to. Absent for seeded keys and for slots taken before it
+   * was recorded: those belong to every deletion (a dataset's users are at
+   * version 0, and a key older than this field predates any re-creation).
+   */
+  versions?: Record<string, number>;
 }
 
 export interface SlotLimits {
@@ -70,14 +81,23 @@ export function reserve(s: Slots, keyId: string, at: Date, userVersion: number, 
   const day = s.day !== undefined && s.day > ownDay ? s.day : ownDay;
   const created = s.day === day ? (s.created ?? 0) : 0;
   if (created >= limits.maxCreatesPerDay) return { refused: 'CREATE_LIMIT' };
-  return { slots: { ...s, holders: { ...s.holders, [keyId]: at.toISOString() }, day, created: created + 1 } };
+  return { slots: { ...s, holders: { ...s.holders, [keyId]: at.toISOString() }, versions: { ...s.versions, [keyId]: userVersion }, day, created: created + 1 } };
 }
 
 /** Gives `keyId`'s slot back; null when it holds none (given back already, or never taken). */
 export function release(s: Slots, keyId: string): Slots | null {
   if (!(keyId in s.holders)) return null;
   const { [keyId]: _gone, ...holders } = s.holders;
-  return { ...s, holders };
+  const { [keyId]: _version, ...versions } = s.versions ?? {};
+  return { ...s, holders, ...(s.versions ? { versions } : {}) };
+}
+
+/** Whether a key made for the user as read at `userVersion` (undefined: unknown, see Slots.versions) belongs to the deletion at `version`. */
+export const madeBefore = (userVersion: number | undefined, version: number): boolean => userVersion === undefined || userVersion <= version;
+
+/** The holders a deletion at `version` retires: those whose create read the user at that version or before. */
+export function closableHolders(s: Slots, version: number): string[] {
+  return Object.keys(s.holders).filter((k) => madeBefore(s.versions?.[k], version));
 }
 
 /**

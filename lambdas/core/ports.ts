@@ -57,6 +57,8 @@ export interface EventReader {
 export interface ApiKeyReader {
   /** One GetItem by the key's SHA-256 hash. */
   getApiKey(keyHash: string): Promise<ApiKeyItem | null>;
+  /** One GetItem: whether the user the key belongs to is live (not deleted, not unknown). */
+  isLiveUser(userId: string): Promise<boolean>;
 }
 
 /** A feed entry as the feed route reads it: its head shard, its position in that shard's log, and its member, nothing else. */

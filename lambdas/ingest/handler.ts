@@ -20,15 +20,24 @@
  *   queue's 720 s), so it is applied soon after what it waits for arrives;
  * - a throttle (a hot partition past its limit after the SDK's retries, keys
  *   a BatchGetItem still left unprocessed after its backed-off attempts, a
- *   feed head still full after flushing): the record fails and its own
- *   visibility is set with backoff (2 s, doubling to 300 s, jittered), so a
- *   throttle that lasts meets fewer and fewer deliveries; counted as
- *   `throttled`, with its lag, so the ChangeLag alarm sees a throttle that
- *   lasts even while nothing applies;
+ *   feed head still full after flushing, Lambda refusing the key closer's
+ *   invoke, the key-management function throttled inside its close): the
+ *   record is sent to the queue again as a new message, delayed with backoff
+ *   (2 s, doubling to 300 s, jittered; SQS delays a message up to 900 s),
+ *   its count of throttles carried in a message attribute (THROTTLES), and
+ *   this delivery is done. So a throttle never uses up the record's receives:
+ *   however long it lasts, the record is never dead-lettered by it, and it
+ *   applies at its first delivery after the throttle ends, within 300 s; a
+ *   throttle that lasts meets fewer and fewer deliveries. Only if that send
+ *   fails does the record fail, its own visibility set to the same backoff.
+ *   Counted as `throttled`, with its lag, so the ChangeLag alarm sees a
+ *   throttle that lasts even while nothing applies;
  * - not a valid record, or any other failure: the record fails, SQS delivers it
- *   again after the visibility timeout. Either way, after maxReceiveCount
- *   (as long in total as ten full timeouts) it moves to the dead-letter queue (an alarm watches it),
- *   never dropped. A change whose source write landed keeps its `pending`
+ *   again after the visibility timeout. After maxReceiveCount (as long in
+ *   total as ten full timeouts) a record that waits or fails on every
+ *   delivery moves to the dead-letter queue (an alarm watches it), never
+ *   dropped: only records that cannot apply (invalid, waiting for what never
+ *   came, failing for a fault to fix) end there. A change whose source write landed keeps its `pending`
  *   there, so the next change of the entity or the redrive finishes it.
  *
  * A user's deletion closes their keys (lambdas/store/keys/user-keys.ts): in AWS
@@ -68,6 +77,21 @@ import { revokeAudit } from '../key-admin/revoke-audit.js';
 import type { PlanKeys } from '../store/keys/key-store.js';
 import { invokeKeyCloser } from './key-closer.js';
 
+/** The message attribute that carries how often a record was throttled (its backoff's step), from one message to the next. */
+export const THROTTLES_ATTRIBUTE = 'throttles';
+
+/** How a record is sent again after a throttle: after `delaySeconds`, with its throttles so far. */
+export interface SendAgain {
+  delaySeconds: number;
+  throttles: number;
+}
+
+/** How often the record was throttled before this delivery: its THROTTLES attribute (0 when it has none). */
+export function throttlesOf(r: Pick<SQSRecord, 'messageAttributes'>): number {
+  const n = Number(r.messageAttributes?.[THROTTLES_ATTRIBUTE]?.stringValue ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 export class RecordNotApplied extends Error {
   constructor(message: string) {
     super(message);
@@ -84,14 +108,19 @@ export interface IngestDeps {
   clock?: Clock;
   /** Milliseconds kept back from the invocation's time for finishing the batch. */
   reserveMs?: number;
-  /** Sends a record body to the ingest queue again: the continuation of a fan-out stopped for time. */
-  continueLater: (body: string) => Promise<void>;
+  /**
+   * Sends a record body to the ingest queue again, as a new message: the
+   * continuation of a fan-out stopped for time, or a throttled record's next
+   * try (`delaySeconds`, and its count of throttles so far as the THROTTLES
+   * message attribute).
+   */
+  continueLater: (body: string, again?: SendAgain) => Promise<void>;
   /** Sets when SQS delivers a received record again (ChangeMessageVisibility); without it, after the queue's visibility timeout. */
   retryIn?: (receiptHandle: string, seconds: number) => Promise<void>;
   /** Draws the jitter of a throttled record's backoff; Math.random unless a test fixes it. */
   random?: () => number;
-  /** Closes a deleted user's keys: in AWS, the key-management function's `close` task (key-closer.ts). */
-  closeUserKeys?: (userId: string, version: number) => Promise<void>;
+  /** Closes a deleted user's keys, a bounded call at a time (true: done): in AWS, the key-management function's `close` task (key-closer.ts). */
+  closeUserKeys?: (userId: string, version: number) => Promise<boolean>;
   /** Without `closeUserKeys`: the plan keys the in-process closing deletes (tests). */
   planKeys?: PlanKeys;
   /** The reads by key's attempts and backoff (lambdas/store/table/batch-get.ts); tests inject the sleep. */
@@ -141,12 +170,20 @@ export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Contex
           deps.logger.info('Change fan-out stopped for time; a continuation was queued', fields);
           return;
         } else if (isThrottle(error)) {
-          // Backpressure: this record alone comes back later, and later each time the throttle outlasts it.
+          // Backpressure: this record alone comes back later, and later each time the throttle outlasts it, as a new
+          // message, so that no throttle, however long, uses up its receives (file comment).
           count('throttled', change);
-          const receives = Number(r.attributes.ApproximateReceiveCount);
-          const seconds = throttleVisibility(receives, deps.random);
-          await setVisibility(r, seconds, fields);
-          deps.logger.warn('Change throttled; it is delivered again later', { ...fields, ...errorFields(error), receiveCount: receives, retryInSeconds: seconds });
+          const throttles = throttlesOf(r) + 1;
+          const seconds = throttleVisibility(throttles, deps.random);
+          const log = { ...fields, ...errorFields(error), throttles, retryInSeconds: seconds };
+          try {
+            await deps.continueLater(r.body, { delaySeconds: seconds, throttles });
+            deps.logger.warn('Change throttled; it is sent again, delayed', log);
+            return;
+          } catch (sendError) {
+            await setVisibility(r, seconds, fields);
+            deps.logger.warn('Change throttled and could not be sent again; it is delivered again later', { ...log, receiveCount: Number(r.attributes.ApproximateReceiveCount), sendError: (sendError as Error).name });
+          }
         } else {
           count('failed', change);
           deps.logger.error('Change failed', { ...fields, ...errorFields(error) });
@@ -176,7 +213,14 @@ function lambdaHandler(): (event: SQSEvent, context: Context) => Promise<SQSBatc
   const logger = lambdaLogger();
   const sqs = new SQSClient({});
   const queueUrl = parsed.data.INGEST_QUEUE_URL;
-  const continueLater = async (body: string) => void (await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body })));
+  const continueLater = async (body: string, again?: SendAgain) =>
+    void (await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        ...(again ? { DelaySeconds: again.delaySeconds, MessageAttributes: { [THROTTLES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(again.throttles) } } } : {}),
+      }),
+    ));
   const retryIn = async (receiptHandle: string, seconds: number) => void (await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds })));
   const closeUserKeys = invokeKeyCloser(parsed.data.KEY_ADMIN_FUNCTION_ARN, { region: parsed.data.AWS_REGION });
   const ingest = buildIngest({ client: createWriteClient(), tableName: parsed.data.TABLE_NAME, logger, metrics: lambdaMetrics(), continueLater, retryIn, closeUserKeys });

@@ -131,11 +131,15 @@ const auditKeyId = auditable(KEY_ID_PATTERN);
 /** The request or task a revoke's audit line belongs to: the key store writes it deep inside the manager, requests may overlap. */
 const current = new AsyncLocalStorage<{ caller: string }>();
 
-/** The function's entry: a key task invoked directly (tasks.ts), else a request of the API. */
-export function buildKeyAdminFunction(deps: KeyAdminDeps): (event: APIGatewayProxyEvent | KeyTask) => Promise<APIGatewayProxyResult | KeyTaskResult> {
+/** The function's entry: a key task invoked directly (tasks.ts; bounded by the invocation's time when Lambda's context is given), else a request of the API. */
+export function buildKeyAdminFunction(deps: KeyAdminDeps): (event: APIGatewayProxyEvent | KeyTask, context?: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<APIGatewayProxyResult | KeyTaskResult> {
   const api = buildKeyAdmin(deps);
   const tasks = buildKeyTasks(deps.manager.store, deps.logger);
-  return (event) => (isKeyTask(event) ? current.run({ caller: `task:${(event as KeyTask).task}` }, () => tasks(event)) : api(event as APIGatewayProxyEvent));
+  return (event, context) => {
+    if (!isKeyTask(event)) return api(event as APIGatewayProxyEvent);
+    const remainingMs = context?.getRemainingTimeInMillis ? () => context.getRemainingTimeInMillis() : undefined;
+    return current.run({ caller: `task:${(event as KeyTask).task}` }, () => tasks(event, remainingMs));
+  };
 }
 
 export function buildKeyAdmin({ manager, webhooks, logger, metrics }: KeyAdminDeps): KeyAdminHandler {

@@ -13,7 +13,7 @@
  * the plan (lambdas/store/keys/key-store.ts).
  */
 import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
-import { planKeyName, type PlanKeyEntry, type PlanKeys } from '../store/keys/key-store.js';
+import { planKeyName, type PlanKeyEntry, type PlanKeyPage, type PlanKeys } from '../store/keys/key-store.js';
 
 /** Tag on every API key made for a usage plan; its value is the plan's id. */
 export const USAGE_PLAN_TAG = 'public-events:usage-plan';
@@ -64,18 +64,14 @@ export class ApiGatewayPlanKeys implements PlanKeys {
     }
   }
 
-  /** Every API key tagged with this plan's id, page after page (GetApiKeys answers at most 500 a page). */
-  async list(): Promise<PlanKeyEntry[]> {
+  /** One page of the API keys (GetApiKeys answers at most 500), those tagged with this plan's id; the next page's position. */
+  async listPage(position?: string): Promise<PlanKeyPage> {
     const usagePlanId = this.plan();
-    const out: PlanKeyEntry[] = [];
-    let position: string | undefined;
-    do {
-      const page = await this.client.send(new GetApiKeysCommand({ limit: 500, includeValues: false, ...(position ? { position } : {}) }));
-      for (const k of page.items ?? []) {
-        if (k.id && k.tags?.[USAGE_PLAN_TAG] === usagePlanId) out.push({ id: k.id, name: k.name ?? '', createdAt: k.createdDate ?? new Date(0) });
-      }
-      position = page.position;
-    } while (position);
-    return out;
+    const page = await this.client.send(new GetApiKeysCommand({ limit: 500, includeValues: false, ...(position ? { position } : {}) }));
+    const entries: PlanKeyEntry[] = [];
+    for (const k of page.items ?? []) {
+      if (k.id && k.tags?.[USAGE_PLAN_TAG] === usagePlanId) entries.push({ id: k.id, name: k.name ?? '', createdAt: k.createdDate ?? new Date(0) });
+    }
+    return { entries, ...(page.position ? { position: page.position } : {}) };
   }
 }

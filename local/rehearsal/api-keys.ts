@@ -118,11 +118,19 @@ export class ApiKeyStore {
       };
     }
     if (method === 'GET' && segments.length === 1 && segments[0] === 'apikeys') {
-      // One page holds every key here (GetApiKeys pages at 500; the rehearsal never makes that many).
+      // As API Gateway answers: the page under `item` (its wire name; the SDK calls it `items`), `limit` a page (at most
+      // 500), `position` the next page's (here the last id of this one: keys are listed by id).
+      const query = new URLSearchParams(path.split('?')[1] ?? '');
+      const limit = Math.min(500, Math.max(1, Number(query.get('limit') ?? 25)));
+      const after = query.get('position') ?? '';
       return {
         operation: 'GetApiKeys',
         evaluations: [{ fn, action: 'apigateway:GET', resource: arn('/apikeys'), context: {} }],
-        run: () => ({ status: 200, body: { items: this.list().map(({ value: _value, ...k }) => k) } }),
+        run: () => {
+          const all = this.list().sort((a, b) => (a.id < b.id ? -1 : 1)).filter((k) => k.id > after);
+          const page = all.slice(0, limit).map(({ value: _value, ...k }) => k);
+          return { status: 200, body: { item: page, ...(all.length > limit ? { position: page.at(-1)!.id } : {}) } };
+        },
       };
     }
     if (method === 'DELETE' && segments.length === 2 && segments[0] === 'apikeys') {

@@ -35,7 +35,10 @@ export interface EndpointOptions {
   readonly roles: ReadonlyMap<string, { roleName: string; policies: PolicyDocument[] }>;
   /** Queue ARN for a queue URL the function sends to; undefined: not a queue of the template. */
   readonly queueArn: (queueUrl: string) => string | undefined;
-  readonly onSend: (queueUrl: string, body: string) => void;
+  /** A message a function sent: its body, its DelaySeconds (0 to 900, as SQS allows) and its message attributes as sent. */
+  readonly onSend: (queueUrl: string, body: string, sent: SentExtras) => void;
+  /** Whether the next Invoke is refused as Lambda refuses one past the account's concurrency (429 TooManyRequestsException). */
+  readonly invokeThrottled?: () => boolean;
   /** A received message's visibility set by the function (ChangeMessageVisibility); false: no such message in flight. */
   readonly onVisibility: (queueUrl: string, receiptHandle: string, seconds: number) => boolean;
   /** API Gateway's API keys and usage-plan keys (the store the rehearsed usage plans read). */
@@ -44,6 +47,12 @@ export interface EndpointOptions {
   readonly secrets: ReadonlyMap<string, { current: string; previous?: string }>;
   /** Runs a function of the template (by logical id) for Lambda's Invoke; undefined: no such function. */
   readonly invoke?: (functionId: string) => ((event: unknown) => Promise<Invocation>) | undefined;
+}
+
+/** What SendMessage carries besides the body. */
+export interface SentExtras {
+  delaySeconds: number;
+  attributes: Record<string, { DataType: string; StringValue?: string }>;
 }
 
 export interface AwsEndpoint {
@@ -202,6 +211,8 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
     const denial = await authorize(fn, [{ fn, action: 'lambda:InvokeFunction', resource, context: {} }], 'Invoke');
     if (denial) return answer(403, { 'x-amzn-errortype': 'AccessDeniedException' }, JSON.stringify({ Message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: lambda:InvokeFunction on resource: ${resource}` }));
     if (!run) return answer(404, { 'x-amzn-errortype': 'ResourceNotFoundException' }, JSON.stringify({ Message: `Function not found: ${resource}` }));
+    // Lambda's refusal when the account's concurrency is used up (API reference, Invoke: TooManyRequestsException, 429).
+    if (opts.invokeThrottled?.()) return answer(429, { 'x-amzn-errortype': 'TooManyRequestsException' }, JSON.stringify({ Reason: 'ConcurrentInvocationLimitExceeded', Type: 'User', message: 'Rate Exceeded.' }));
     const out = await run(JSON.parse(body.toString('utf8') || '{}'));
     if (out.ok) return answer(200, {}, out.payload);
     return answer(200, { 'x-amz-function-error': 'Unhandled' }, JSON.stringify({ errorType: out.errorType, errorMessage: out.errorMessage }));
@@ -253,13 +264,17 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         const denial = await authorize(fn, [{ fn, action: 'sqs:SendMessage', resource: arn, context: {} }], operation);
         if (denial) return awsError(res, 400, 'com.amazon.coral.service#AccessDeniedException', `not authorized to perform: sqs:SendMessage on resource: ${arn}`);
         const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+        const entries = operation === 'SendMessage' ? [parsed] : ((parsed.Entries ?? []) as Body[]);
+        // SQS's bounds for a message's delay: 0 to 900 seconds.
+        const badDelay = entries.find((e) => e.DelaySeconds !== undefined && !(Number.isInteger(e.DelaySeconds) && e.DelaySeconds >= 0 && e.DelaySeconds <= 900));
+        if (badDelay) return awsError(res, 400, 'com.amazonaws.sqs#InvalidParameterValue', `DelaySeconds ${String(badDelay.DelaySeconds)} is out of range (0 to 900)`);
+        const extras = (e: Body): SentExtras => ({ delaySeconds: Number(e.DelaySeconds ?? 0), attributes: (e.MessageAttributes ?? {}) as SentExtras['attributes'] });
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
         if (operation === 'SendMessage') {
-          opts.onSend(queueUrl, String(parsed.MessageBody));
+          opts.onSend(queueUrl, String(parsed.MessageBody), extras(parsed));
           return res.end(JSON.stringify({ MessageId: randomUUID(), MD5OfMessageBody: md5(String(parsed.MessageBody)) }));
         }
-        const entries = (parsed.Entries ?? []) as Body[];
-        for (const e of entries) opts.onSend(queueUrl, String(e.MessageBody));
+        for (const e of entries) opts.onSend(queueUrl, String(e.MessageBody), extras(e));
         return res.end(JSON.stringify({ Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(String(e.MessageBody)) })), Failed: [] }));
       }
       if (service === 'AmazonSQS' && operation === 'ChangeMessageVisibility') {

@@ -56,6 +56,10 @@ export interface SqsMessage {
   readonly messageId: string;
   readonly body: string;
   receiveCount: number;
+  /** As a function sent it (SendMessage's DelaySeconds; the rehearsal's queue has no clock, so it is recorded, not waited). */
+  readonly delaySeconds?: number;
+  /** As sent (SendMessage's MessageAttributes), delivered in the event's records as Lambda delivers them. */
+  readonly messageAttributes?: Record<string, { DataType: string; StringValue?: string }>;
   /**
    * The visibility the function last set for it (ChangeMessageVisibility), in
    * seconds. The rehearsal has no clock for the queue: a failed message is
@@ -106,8 +110,10 @@ export interface Rehearsal {
   readonly queues: Map<string, SqsMessage[]>;
   /** Sends a message as a producer would (outside any role: the web product's own). */
   send(queueId: string, body: string): void;
-  /** Delivers every queue's messages to its mapped function until all are applied or dead-lettered. */
-  drain(): Promise<{ batches: number; failures: number; deadLettered: number }>;
+  /** The next `count` Invokes of one function by another are refused as Lambda refuses one past the account's concurrency (429). */
+  throttleInvokes(count: number): void;
+  /** Delivers every queue's messages to its mapped function until all are applied or dead-lettered (or `maxBatches` were delivered). */
+  drain(opts?: { maxBatches?: number }): Promise<{ batches: number; failures: number; deadLettered: number }>;
   /** Everything that would fail in AWS so far: denials, calls not interpreted, function errors. */
   problems(): string[];
   close(): Promise<void>;
@@ -164,7 +170,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     if (tables.size !== 1) throw new TemplateError('DynamoDB', `expected one table, found ${tables.size}`);
     const tableName = [...tables.keys()][0]!;
     const summary = await writeDataset(client, tableName, dataset);
-    const apiKeys = new ApiKeyStore(template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)));
+    // A new API key's createdDate on the rehearsal's clock, the one its functions read (the sweep compares the two).
+    const apiKeys = new ApiKeyStore(
+      template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)),
+      () => (opts.now === undefined ? new Date() : typeof opts.now === 'function' ? opts.now() : opts.now),
+    );
     const planKeys = await registerPlanKeys(client, tableName, apiKeys.planKeys);
     const invokeArn = templateJson.Outputs?.KeyAdminInvokeArn?.Value as Json;
     const webProduct: WebProduct = {
@@ -213,6 +223,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     // The function hosts, made once the endpoint's URL is known; a function invoking another reaches them through it.
     const hosts = new Map<string, LambdaHost>();
     const invocations: string[] = [];
+    let invokeThrottles = 0;
     if (secrets.size !== 1) throw new TemplateError('SecretsManager', `expected one secret (the cursor key), found ${secrets.size}`);
     const endpoint = await startAwsEndpoint({
       secrets,
@@ -223,7 +234,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         const qid = queueOfUrl(url);
         return qid ? template.getAtt(qid, 'Arn', 'queue') : undefined;
       },
-      onSend: (url, body) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      onSend: (url, body, sent) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0, delaySeconds: sent.delaySeconds, messageAttributes: sent.attributes }),
+      invokeThrottled: () => invokeThrottles > 0 && invokeThrottles-- > 0,
       // The receipt handle is the message id (drain); a message is in flight while its batch runs.
       onVisibility: (url, handle, seconds) => {
         const message = inFlight.get(handle);
@@ -329,11 +341,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     });
     const functionErrors: string[] = [];
 
-    async function drain() {
+    async function drain(drainOpts: { maxBatches?: number } = {}) {
       let batches = 0;
       let failures = 0;
       let deadLettered = 0;
-      for (let round = 0; round < 10_000; round++) {
+      for (let round = 0; round < Math.min(10_000, drainOpts.maxBatches ?? Infinity); round++) {
         const mapping = mappings.find((m) => queues.get(m.queueId)!.length > 0);
         if (!mapping) break;
         const queue = queues.get(mapping.queueId)!;
@@ -347,7 +359,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
             receiptHandle: m.messageId,
             body: m.body,
             attributes: { ApproximateReceiveCount: String(++m.receiveCount), SentTimestamp: String(now().getTime()), SenderId: 'rehearsal', ApproximateFirstReceiveTimestamp: String(now().getTime()) },
-            messageAttributes: {},
+            messageAttributes: Object.fromEntries(Object.entries(m.messageAttributes ?? {}).map(([k, a]) => [k, { stringValue: a.StringValue, dataType: a.DataType, stringListValues: [], binaryListValues: [] }])),
             md5OfBody: '',
             eventSource: 'aws:sqs',
             eventSourceARN: queueArn,
@@ -404,6 +416,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         await registerPlanKeys(client, tableName, planKeys);
       },
       send: (queueId, body) => queues.get(queueId)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      throttleInvokes: (count) => void (invokeThrottles = count),
       drain,
       problems: () => [
         ...endpoint.denials.map((d) => `denied: ${describeDenial(d)}`),

@@ -152,11 +152,11 @@ describe('the key-management API', () => {
     expect(format.match(/\$context\.[\w.]+/g)!.filter((v) => /\.path$|requestOverride|\.params/i.test(v) || v === '$context.path')).toEqual([]);
   });
 
-  it('sweeps plan keys every hour: an EventBridge rule invoking the function with the sweep task', () => {
+  it('sweeps plan keys every 5 minutes, each run a bounded share of a pass: an EventBridge rule invoking the function with the sweep task', () => {
     const rules = resources(t, 'AWS::Events::Rule');
     expect(rules).toHaveLength(1);
     const [[, rule]] = rules as [ReturnType<typeof resources>[number]];
-    expect(rule.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rule.Properties.ScheduleExpression).toBe('rate(5 minutes)');
     expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^KeyAdminFunction/), 'Arn'] }, Input: JSON.stringify({ task: 'sweep' }) })]);
   });
 
@@ -276,12 +276,14 @@ describe("the key-management function's role: exactly what key management does",
       { step: 'initialize', name: 'failApiKeyPut', priority: 'low' },
     );
     await expect(manager.createOnce({ idempotencyKey: 'role-check-2', userId: 'usr_frank', name: 'compensated' })).rejects.toThrow('Throttled');
-    // The sweep (lambdas/store/keys/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the collection).
+    // The sweep (lambdas/store/keys/plan-key-sweep.ts): it lists the plan's API keys (GetApiKeys, apigateway:GET on the
+    // collection), reads a page's records at once (BatchGetItem) and saves where it got to (the KEYSWEEP# item).
+    const kept = (await manager.store.record('usr_frank', fills[1]!.info.keyId))!;
     apiGateway.on(GetApiKeysCommand).callsFake(async () => {
       calls.push({ action: 'apigateway:GET', resource: 'arn:aws:apigateway:eu-west-1::/apikeys' });
-      return { items: [] };
+      return { items: [{ id: kept.plan_key_id, name: `usr_frank/${kept.key_id}`, createdDate: new Date('2026-11-21T11:00:00.000Z'), tags: { [USAGE_PLAN_TAG]: planId } }] };
     });
-    await sweepPlanKeys(manager.store);
+    expect((await sweepPlanKeys(manager.store)).kept).toBe(1);
   });
   afterAll(async () => {
     apiGateway.restore();

@@ -41,12 +41,13 @@ const FAMILIES = {
   'key slots and records': 'USERKEYS#usr_frank',
   "authorizer's key": `APIKEY#${'0'.repeat(64)}`,
   'create request': 'KEYREQ#usr_frank#idem-0000000001',
+  "the sweep's progress": 'KEYSWEEP#PLAN',
   'key pointer (earlier versions)': 'KEYID#key_0000000000',
   'quota (local server)': 'QUOTA#key_0000000000',
 } as const;
 type Family = keyof typeof FAMILIES;
 const EVENT_DATA: Family[] = ['event', 'guest shard', 'user', 'tally', 'feed'];
-const KEY_FAMILIES: Family[] = ['key slots and records', "authorizer's key", 'create request', 'key pointer (earlier versions)', 'quota (local server)'];
+const KEY_FAMILIES: Family[] = ['key slots and records', "authorizer's key", 'create request', "the sweep's progress", 'key pointer (earlier versions)', 'quota (local server)'];
 
 /**
  * Every IAM action of DynamoDB that reads or writes items (a transaction is
@@ -157,10 +158,11 @@ const on = (families: Family[], actions: Action[]): Record<Family, Action[]> => 
 function expected(role: string): RoleReach {
   const route = routes.find((r) => named(role) === `${r.id.charAt(0).toUpperCase()}${r.id.slice(1)}Role` || named(role) === `${r.id}Role`);
   if (route) return { table: on(EVENT_DATA, [...route.tableReads].map((a) => a.replace('dynamodb:', '') as Action)), indexQuery: (route.tableReads as readonly string[]).includes('dynamodb:Query'), invokes: [] };
-  if (/^Authorizer.*Role$/.test(named(role))) return { table: on(["authorizer's key"], ['GetItem']), indexQuery: false, invokes: [] };
+  // The key's item, then its user's (a deleted user's keys answer 401 from the deletion on): nothing else.
+  if (/^Authorizer.*Role$/.test(named(role))) return { table: { ...on(["authorizer's key"], ['GetItem']), user: ['GetItem'] }, indexQuery: false, invokes: [] };
   if (/^KeyAdmin.*Role$/.test(named(role)))
-    // Keys belong to user ids: it reads the user's item (is the id a live user) and no index.
-    return { table: { ...on(['key slots and records', "authorizer's key", 'create request'], ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), user: ['GetItem'] }, indexQuery: false, invokes: [] };
+    // Keys belong to user ids: it reads the user's item (is the id a live user) and no index; the sweep reads a page's records at once.
+    return { table: { ...on(['key slots and records', "authorizer's key", 'create request', "the sweep's progress"], ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), user: ['GetItem'] }, indexQuery: false, invokes: [] };
   if (/^Ingest.*Role$/.test(named(role))) {
     // Event data only; a user's deletion invokes the key-management function, which closes the keys under its own role.
     const applier: Action[] = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'];

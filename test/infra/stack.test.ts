@@ -187,10 +187,10 @@ describe('IAM: read-only, and only what each function needs', () => {
     }
   });
 
-  it('lets the authorizer read API key items only', () => {
+  it('lets the authorizer read API key items and user items only (GetItem)', () => {
     const authorizerReads = statements.filter((s) => s.id.startsWith('Authorizer') && [s.Action].flat().includes('dynamodb:GetItem'));
     expect(authorizerReads).toEqual([
-      expect.objectContaining({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } } }),
+      expect.objectContaining({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*', 'USER#*'] } } }),
     ]);
   });
 
@@ -400,6 +400,13 @@ describe('change-stream ingest', () => {
     expect(dlq[1].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
     const policies = resources(t, 'AWS::SQS::QueuePolicy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
     expect(policies.filter((p) => p.includes('aws:SecureTransport'))).toHaveLength(2);
+  });
+
+  it("keeps a dead-lettered record longer than the queue keeps anything: SQS counts its retention from its first send, so the dead-letter queue's must be the longer (14 days against 7: at least 7 days to redrive it)", () => {
+    const sourceDays = Number(queue[1].Properties.MessageRetentionPeriod) / 86_400;
+    const deadLetterDays = Number(dlq[1].Properties.MessageRetentionPeriod) / 86_400;
+    expect({ sourceDays, deadLetterDays }).toEqual({ sourceDays: 7, deadLetterDays: 14 });
+    expect(deadLetterDays - sourceDays).toBeGreaterThanOrEqual(7);
   });
 
   it('feeds the ingest function with partial batch responses', () => {

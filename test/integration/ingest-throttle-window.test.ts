@@ -5,14 +5,17 @@
  * record the handler set no visibility for, after the queue's timeout).
  *
  * Held here:
- * - a record refused on a throttle fails alone and sets its own visibility,
- *   longer at each receive (2 s doubling, jittered, to 300 s), so the throttle
- *   meets fewer and fewer deliveries; the rest of its batch applies;
+ * - a record refused on a throttle is sent to the queue again alone, as a new
+ *   message delayed longer at each throttle (2 s doubling, jittered, to
+ *   300 s), so the throttle meets fewer and fewer deliveries and uses up none
+ *   of the record's receives (each message is received once); the rest of
+ *   its batch applies;
  * - each such delivery is counted (`throttled`) with its change's lag, which
  *   grows through the window: the ChangeLag alarm (applied or throttled)
  *   fires on a throttle that lasts, although nothing applies;
- * - the deliveries are bounded: every record applies at its first delivery
- *   after the window ends, within the queue's maxReceiveCount;
+ * - every record applies at its first delivery after the window ends, and no
+ *   message is received more than once (the queue's maxReceiveCount is never
+ *   approached, however long the window);
  * - after the window the table equals a fresh load of the changes and a
  *   follower of every feed, reading through the window, equals the read routes.
  */
@@ -31,7 +34,7 @@ import { freshLoadReadModel, readModel, scanAll } from '../support/read-model.js
 import { startTestStore, type TestStore } from '../support/store.js';
 import { recordingLogger, recordingMetrics } from '../support/telemetry.js';
 import { ThrottleWindow, toPartition } from '../support/throttle-window.js';
-import { playQueue } from '../../scripts/throttle-burst.js';
+import { playQueue, queueSends } from '../../scripts/throttle-burst.js';
 import { host, party } from '../support/party.js';
 
 let store: TestStore;
@@ -65,8 +68,9 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
     const metrics = recordingMetrics();
     const logger = recordingLogger();
     const visibility = new Map<string, number>();
+    const sends = queueSends();
     // The jitter at its most: the deliveries the test counts are those of the slowest backoff.
-    const ingest = buildIngest({ client, tableName: table, logger, metrics, clock: () => new Date(now), continueLater: async () => undefined, retryIn: async (handle, seconds) => void visibility.set(handle, seconds), random: () => 0.999 });
+    const ingest = buildIngest({ client, tableName: table, logger, metrics, clock: () => new Date(now), continueLater: sends.continueLater, retryIn: async (handle, seconds) => void visibility.set(handle, seconds), random: () => 0.999 });
 
     const changes: Change[] = [
       ...guests.map((g, i): Change => ({ type: 'rsvp.upserted', version: 1, occurred_at: new Date(START + i * 1000).toISOString(), rsvp: { event_id: party.id, user_id: g.id, status: 'yes', rsvp_date: '2026-11-21T12:00:00.000Z' } })),
@@ -81,6 +85,7 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
       windowEnds,
       ingest,
       visibility,
+      sends,
       setNow: (t) => void (now = t),
       tick: (t) => t >= windowEnds && window.close(),
       // A follower reads on through the window (its reads are not throttled: the window is on the write path's client).
@@ -91,8 +96,11 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
     const throttledDeliveries = run.failedDuring + run.failedAfter;
     client.destroy();
 
-    // Every failure was a throttle, each record set its own, growing visibility, and nothing failed for another reason.
+    // Every delivery that did not apply was a throttle, each record sent again with its own, growing delay, as a new
+    // message (received once each: the throttle used up no receives), and nothing failed for another reason.
     expect(metrics.value('Changes', { result: 'failed' })).toEqual([]);
+    for (const m of queue) expect({ id: m.id, deliveries: m.deliveries }).toEqual({ id: m.id, deliveries: m.messages });
+    expect(visibility.size).toBe(0);
     expect(metrics.value('Changes', { result: 'throttled' })).toHaveLength(throttledDeliveries);
     expect(throttledDeliveries).toBeGreaterThan(0);
     for (const m of queue) expect(m.hidden).toEqual(m.hidden.map((_, i) => throttleVisibility(i + 1, () => 0.999)));
@@ -109,7 +117,7 @@ describe('a partition throttled for minutes while SQS redelivers', () => {
     await expectReplicasMatch(store.client, table, follower, new Map([[host.id, host.username]]));
     expect(follower.replicas.get(`guests:${party.id}`)?.size).toBe(guests.length);
     process.stdout.write(
-      `throttle window on ${partition} (10 min): ${throttledRecords.length} of ${queue.length} records throttled, ${throttledDeliveries} throttled deliveries, at most ${Math.max(...queue.map((m) => m.receives))} receives a record, lag up to ${Math.round(Math.max(...lags))} s\n`,
+      `throttle window on ${partition} (10 min): ${throttledRecords.length} of ${queue.length} records throttled, ${throttledDeliveries} throttled deliveries, at most ${Math.max(...queue.map((m) => m.deliveries))} deliveries a record (each message received once), lag up to ${Math.round(Math.max(...lags))} s\n`,
     );
   }, 120_000);
 });

@@ -17,6 +17,7 @@ import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { revokeAudit } from '../../lambdas/key-admin/revoke-audit.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
+import { closeOutcome } from '../../lambdas/ingest/key-closer.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { KeyStore, planKeyName, type PlanKeyEntry } from '../../lambdas/store/keys/key-store.js';
 import { sweepPlanKeys } from '../../lambdas/store/keys/plan-key-sweep.js';
@@ -86,7 +87,7 @@ function memoryPlan() {
     },
     attach: async () => undefined,
     remove: async (id) => void live.delete(id),
-    list: async () => [...live.values()],
+    listPage: async () => ({ entries: [...live.values()] }),
   };
   return { planKeys, live };
 }
@@ -136,7 +137,7 @@ const deletions: [string, Deletion][] = [
         metrics: recordingMetrics(),
         clock,
         continueLater: async () => undefined,
-        closeUserKeys: async (userId, version) => void (await keyAdmin({ task: 'close', userId, version })),
+        closeUserKeys: async (userId, version) => closeOutcome(userId, await keyAdmin({ task: 'close', userId, version })),
       });
       const out = await ingest(sqsEvent([JSON.stringify(deleteAlice)]), { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 } as unknown as Context);
       // A failed close fails the change: SQS delivers it again.

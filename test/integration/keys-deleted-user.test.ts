@@ -16,6 +16,7 @@ import { fixedClock } from '../../lambdas/core/clock.js';
 import { KeyManager, type PlanKeys } from '../../lambdas/key-admin/key-manager.js';
 import { buildKeyAdminFunction } from '../../lambdas/key-admin/handler.js';
 import { buildIngest } from '../../lambdas/ingest/handler.js';
+import { closeOutcome } from '../../lambdas/ingest/key-closer.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { executeResync, planResync, scanTable } from '../../local/resync.js';
 import { sqsEvent } from '../support/events.js';
@@ -63,7 +64,7 @@ const deletions: [string, Deletion][] = [
     "the ingest Lambda, invoking the key-management function's close task (as in AWS)",
     async (planKeys) => {
       const keyAdmin = buildKeyAdminFunction({ manager: new KeyManager(store.client, store.tableName, { clock, planKeys }), logger: recordingLogger(), metrics: recordingMetrics() });
-      const closeUserKeys = async (userId: string, version: number) => void (await keyAdmin({ task: 'close', userId, version }));
+      const closeUserKeys = async (userId: string, version: number) => closeOutcome(userId, await keyAdmin({ task: 'close', userId, version }));
       const ingest = buildIngest({ client: store.client, tableName: store.tableName, logger: recordingLogger(), metrics: recordingMetrics(), clock, continueLater: async () => undefined, closeUserKeys });
       const out = await ingest(sqsEvent([JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_alice' })]), { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 } as unknown as Context);
       expect(out.batchItemFailures).toEqual([]);

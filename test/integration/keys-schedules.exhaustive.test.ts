@@ -5,7 +5,10 @@
  * Gateway's plan keys (AWS), and two creates whose clocks straddle 00:00 UTC
  * (each actor reads its own clock), and creates and revokes with two renames
  * around them in every order (a name moving from one user to another
- * mid-operation: keys belong to user ids), each call of each operation crashing, failing
+ * mid-operation: keys belong to user ids), a user's deletion whose close goes a key at a
+ * call (its steps between calls: the holders again, its saved position), and the close of
+ * a deletion retried late around the user's re-creation and a create for the re-created
+ * user (it closes only what the deletion owned), each call of each operation crashing, failing
  * without landing, or landing and losing its answer, the operation retried
  * until it gets a definitive answer. The rules are checked after every write
  * and at the end (the file comment there).
@@ -26,14 +29,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Dataset } from '../../lambdas/core/dataset.js';
 import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { keys } from '../../lambdas/store/table/table.js';
 import { startInProcessDynalite, type InProcessStore } from '../support/in-process-dynalite.js';
 import {
   KeyExplorer,
+  T0,
   createActor,
   createByNameActor,
   deleteActor,
   exploreAll,
   firstKeyIdOf,
+  lateCloseActor,
   renameActor,
   revokeActor,
   type Exploration,
@@ -71,6 +79,15 @@ const afterMidnight = (name: string) => create(name, { clockAt: '2026-11-22T00:0
 const revokeOf = (name: string, keyId: () => string) => revokeActor(name, 'usr_frank', keyId);
 const deletion = deleteActor('d', 'usr_frank', 1000);
 
+/** Frank deleted (version 1000) and re-created (1001) before the run: what a late close of the deletion meets. */
+const recreated: Dataset = { users, events: [], rsvps: [] };
+const recreate: Scenario['prepare'] = async (client, tableName) => {
+  const applier = new ChangeApplier(client, tableName, { clock: () => new Date(T0) });
+  await applier.apply({ type: 'user.deleted', version: 1000, user_id: 'usr_frank' });
+  await applier.apply({ type: 'user.upserted', version: 1001, user: { id: 'usr_frank', username: 'frank' } });
+};
+const closingKeyAtATime = deleteActor('d', 'usr_frank', 1000, { keyAtATime: true });
+
 const pairs: Scenario[] = [
   { name: 'create ‖ revoke of the key it makes (local)', aws: false, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c'))] },
   { name: 'create ‖ revoke of the key it makes (AWS)', aws: true, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c'))] },
@@ -81,11 +98,34 @@ const pairs: Scenario[] = [
   { name: 'create ‖ create for the last slot (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 })] },
   { name: 'create that read its clock before 00:00 UTC ‖ create that read it after (local)', aws: false, dataset: empty, actors: [beforeMidnight('c1'), afterMidnight('c2')] },
   { name: 'create ‖ its retry, one idempotency key (AWS)', aws: true, dataset: empty, actors: [create('c1', { idempotencyKey: 'idem-shared-0001' }), create('c2', { idempotencyKey: 'idem-shared-0001' })] },
+  // Issue 57: a deletion's close bounded per call (its steps between calls: the holders again, its saved position), and
+  // a close that runs late, after its user was re-created, acting only on the keys of the user it deleted.
+  { name: "create ‖ its user's deletion, closing a key a call, a seeded key to close too (local)", aws: false, dataset: withKey, actors: [create('c'), closingKeyAtATime] },
+  { name: "revoke ‖ the user's deletion, closing a key a call (local)", aws: false, dataset: withKey, actors: [revokeOf('r', () => seededId), closingKeyAtATime] },
+  { name: 'a late close of a deletion ‖ a create for the user re-created since (local)', aws: false, dataset: recreated, prepare: recreate, actors: [lateCloseActor('l', 'usr_frank', 1000), create('c')] },
+  { name: 'a late close of a deletion ‖ a create for the user re-created since (AWS)', aws: true, dataset: { ...recreated }, prepare: recreate, actors: [lateCloseActor('l', 'usr_frank', 1000), create('c')] },
 ];
+
+/**
+ * Frank deleted before the run (his tombstone settled, nothing of his left to close): the deletion's close retried
+ * late, his re-creation, and a create for him once he is back, in every order. The close may pass its check of the
+ * user before the re-creation lands and meet the new key's slot or record after it: only the keys made for the user
+ * it deleted are its to close.
+ */
+const deleted: Dataset = { users, events: [], rsvps: [] };
+const tombstoneWritten: Scenario['prepare'] = async (client, tableName) =>
+  void (await client.send(new PutCommand({ TableName: tableName, Item: { ...keys.user('usr_frank'), type: 'USER', user_id: 'usr_frank', version: 1000, deleted: true } })));
 
 const triples: Scenario[] = [
   { name: "create ‖ revoke of its key ‖ its user's deletion (AWS)", aws: true, dataset: empty, actors: [create('c'), revokeOf('r', () => firstKeyIdOf('c')), deletion] },
   { name: 'create ‖ create for the last slot ‖ revoke of the first (local)', aws: false, dataset: empty, maxActive: 1, actors: [create('c1', { maxActive: 1 }), create('c2', { maxActive: 1 }), revokeOf('r', () => firstKeyIdOf('c1'))] },
+  {
+    name: "a deletion's close retried late ‖ the user's re-creation ‖ a create for the re-created user (local)",
+    aws: false,
+    dataset: deleted,
+    prepare: tombstoneWritten,
+    actors: [lateCloseActor('l', 'usr_frank', 1000), renameActor('u', 'usr_frank', 'frank', 1001), create('c')],
+  },
 ];
 
 /**

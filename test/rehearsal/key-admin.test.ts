@@ -9,6 +9,7 @@
  * refused at once after revoke, with no IAM denial on the way.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { KeyAdminClient, KeyAdminError, type CreatedKey } from '../../keys/admin-client.js';
 import { USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { KEY_ADMIN_BASE_PATH } from '../../lambdas/key-admin/routes.js';
@@ -19,12 +20,14 @@ import { startRehearsal, type Rehearsal } from '../../local/rehearsal/rehearsal.
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
 
 let rehearsal: Rehearsal;
+/** The rehearsal's clock: NOW, moved on only by the sweep's test (an API key is swept once a minute old). */
+let clockNow = Date.parse(NOW);
 let base: string;
 let admin: KeyAdminClient;
 const logs: string[] = [];
 
 beforeAll(async () => {
-  rehearsal = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: new Date(NOW), onLog: (fn, line) => fn.startsWith('KeyAdmin') && logs.push(line) });
+  rehearsal = await startRehearsal({ context: REHEARSAL_STAGES.staging!, dataFile: DEMO_FILE, now: () => new Date(clockNow), onLog: (fn, line) => fn.startsWith('KeyAdmin') && logs.push(line) });
   const api = rehearsal.apis.find((a) => a.id.startsWith('KeyAdminApi'));
   if (!api) throw new Error('no key-management API in the template');
   base = `${api.url}${KEY_ADMIN_BASE_PATH}`;
@@ -163,6 +166,54 @@ describe("a user's deletion through the rehearsed ingest", () => {
     expect(audit).toEqual([expect.objectContaining({ userId: 'usr_eve', keyId: made.keyId, by: 'user deleted', caller: 'task:close' })]);
     expect(rehearsal.problems()).toEqual([]);
     // Two bundles start cold here (the ingest, then the key-management function from inside it).
+  }, 60_000);
+
+  it("while Lambda throttles the ingest's invoke of the key-management function: 401 on the Public API from the first delivery, the record sent again as a new message, delayed, its throttles counted; applied when the throttle ends, nothing dead-lettered", async () => {
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-throttled-0001', userId: 'usr_dave', name: 'Before a throttled deletion' })) as CreatedKey;
+    expect((await publicGet(made.key)).status).toBe(200);
+    const queue = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    // The first delivery's invoke and the SDK's two retries of it: refused as past the account's concurrency.
+    rehearsal.throttleInvokes(3);
+    rehearsal.send(queue, JSON.stringify({ type: 'user.deleted', version: 1000, user_id: 'usr_dave' }));
+    expect(await rehearsal.drain({ maxBatches: 1 })).toEqual({ batches: 1, failures: 0, deadLettered: 0 });
+    // Nothing of the key is closed yet (its API Gateway key is still there), and it is refused all the same: the authorizer reads its user's tombstone.
+    expect(rehearsal.apiKeys.list().map((k) => k.name)).toEqual([`usr_dave/${made.keyId}`]);
+    expect((await publicGet(made.key)).status).toBe(401);
+    // Its next try: a new message (a fresh receive count), delayed by the backoff, carrying its throttles.
+    expect(rehearsal.queues.get(queue)).toEqual([expect.objectContaining({ receiveCount: 0, delaySeconds: expect.any(Number), messageAttributes: { throttles: { DataType: 'Number', StringValue: '1' } } })]);
+    expect(rehearsal.queues.get(queue)![0]!.delaySeconds).toBeGreaterThanOrEqual(1);
+    expect(await rehearsal.drain()).toMatchObject({ failures: 0, deadLettered: 0 });
+    expect(rehearsal.apiKeys.list()).toEqual([]);
+    expect((await publicGet(made.key)).status).toBe(401);
+    expect(rehearsal.problems()).toEqual([]);
+  }, 60_000);
+});
+
+describe("the sweep task, run by the key-management bundle under its role (as its EventBridge schedule invokes it)", () => {
+  it("lists the plan's API keys, reads their records in one BatchGetItem round, keeps the live key's, saves its pass: every call allowed", async () => {
+    const made = (await admin.create({ idempotencyKey: 'rehearsal-sweep-0001', userId: 'usr_frank', name: 'Swept, kept' })) as CreatedKey;
+    clockNow += 5 * 60_000;
+    const before = rehearsal.endpoint.calls.length;
+    const keyAdmin = [...rehearsal.roles.keys()].find((id) => id.startsWith('KeyAdminFunction'))!;
+    const ingest = [...rehearsal.roles.keys()].find((id) => id.startsWith('IngestFunction'))!;
+    // Lambda's Invoke, signed as the one function whose role may invoke it besides EventBridge's rule (the ingest).
+    const lambda = new LambdaClient({ region: REGION, endpoint: rehearsal.endpoint.url, credentials: { accessKeyId: ingest, secretAccessKey: 'rehearsal' } });
+    const out = await lambda.send(new InvokeCommand({ FunctionName: keyAdmin, Payload: new TextEncoder().encode(JSON.stringify({ task: 'sweep' })) }));
+    lambda.destroy();
+    expect(out.FunctionError).toBeUndefined();
+    const report = JSON.parse(new TextDecoder().decode(out.Payload)) as { task: string; kept: number; deleted: string[]; pages: number; passEnded: boolean };
+    expect(report).toMatchObject({ task: 'sweep', kept: rehearsal.apiKeys.list().length, deleted: [], pages: 1, passEnded: true });
+    expect(rehearsal.apiKeys.list().map((k) => k.name)).toContain(`usr_frank/${made.keyId}`);
+    const sweepCalls = rehearsal.endpoint.calls.slice(before).filter((c) => c.fn.startsWith('KeyAdminFunction'));
+    expect(sweepCalls.filter((c) => ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'apigateway:GET'].includes(c.action)).map((c) => [c.action, c.allowed])).toEqual(
+      expect.arrayContaining([
+        ['apigateway:GET', true],
+        ['dynamodb:BatchGetItem', true],
+        ['dynamodb:PutItem', true],
+      ]),
+    );
+    expect(sweepCalls.every((c) => c.allowed)).toBe(true);
+    expect(rehearsal.problems()).toEqual([]);
   }, 60_000);
 });
 

@@ -63,6 +63,7 @@ import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { KeyStore } from '../../lambdas/store/keys/key-store.js';
 import { sweepPlanKeys } from '../../lambdas/store/keys/plan-key-sweep.js';
+import { closeUserKeys } from '../../lambdas/store/keys/user-keys.js';
 import type { ApiKeyItem, KeyCounterItem, KeyRecordItem, KeyRequestItem } from '../../lambdas/store/table/items.js';
 import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { ensureTable } from '../../local/dynalite.js';
@@ -124,6 +125,12 @@ export interface Scenario {
   actors: ActorSpec[];
   /** Per-user key limit of the key managers (small, so a scenario reaches it in few calls). */
   maxActive?: number;
+  /**
+   * Changes applied once to the dataset's table, before the seed every run
+   * starts from is taken (a user deleted and re-created, say): a scenario
+   * with one has a dataset object of its own.
+   */
+  prepare?: (client: DynamoDBDocumentClient, tableName: string) => Promise<void>;
 }
 
 // ---- the actors --------------------------------------------------------------------------------------------------
@@ -210,16 +217,43 @@ export function revokeActor(name: string, userId: string, keyId: () => string): 
   };
 }
 
-export function deleteActor(name: string, userId: string, version: number): ActorSpec {
+/**
+ * A user's deletion through the real applier. `keyAtATime`: its close is
+ * called for one key at a time (the bound a user with thousands of keys
+ * meets: user-keys.ts), so that the close's own steps between calls (the
+ * holders again, its saved position) meet the others' calls.
+ */
+export function deleteActor(name: string, userId: string, version: number, opts: { keyAtATime?: boolean } = {}): ActorSpec {
   return {
     name,
     userId,
     deletes: true,
     attempt: (ctx) =>
       answerOf(async () => {
-        const applier = new ChangeApplier(ctx.client, ctx.tableName, { clock: ctx.clock, fanOutConcurrency: 1, ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}) });
+        const store = new KeyStore(ctx.client, ctx.tableName, { clock: ctx.clock, ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}) });
+        const oneKey = opts.keyAtATime ? { closeUserKeys: async (u: string, v: number) => (await closeUserKeys(store, u, v, { maxCalls: 1 })).done } : {};
+        const applier = new ChangeApplier(ctx.client, ctx.tableName, { clock: ctx.clock, fanOutConcurrency: 1, ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}), ...oneKey });
         const r = await applier.apply({ type: 'user.deleted', version, user_id: userId });
         return { definitive: true, outcome: r.result };
+      }),
+  };
+}
+
+/**
+ * The close of a deletion at `version` running late (the ingest's invoke of
+ * it retried after a throttle, while the user was re-created meanwhile), a
+ * key at a time until done. Not a deletion's answer: the keys it must leave
+ * alone are the rules' (every key a create answered with still works).
+ */
+export function lateCloseActor(name: string, userId: string, version: number): ActorSpec {
+  return {
+    name,
+    userId,
+    attempt: (ctx) =>
+      answerOf(async () => {
+        const store = new KeyStore(ctx.client, ctx.tableName, { clock: ctx.clock, ...(ctx.planKeys ? { planKeys: ctx.planKeys } : {}) });
+        for (let calls = 0; !(await closeUserKeys(store, userId, version, { maxCalls: 1 })).done; calls++) if (calls > 20) throw new Error('the close made no progress');
+        return { definitive: true, outcome: 'closed' };
       }),
   };
 }
@@ -350,12 +384,13 @@ export class KeyExplorer {
   }
 
   /** The dataset's table, holding exactly the dataset's items. */
-  private async freshTable(dataset: Dataset): Promise<string> {
+  private async freshTable(dataset: Dataset, prepare?: Scenario['prepare']): Promise<string> {
     let table = this.tables.get(dataset);
     if (!table) {
       const name = `keys-${this.tables.size}`;
       await ensureTable(this.observer, name);
       await writeDataset(this.observer, name, dataset);
+      await prepare?.(this.observer, name);
       table = { name, seed: await scanItems(this.observer, name) };
       this.tables.set(dataset, table);
       return name;
@@ -373,7 +408,7 @@ export class KeyExplorer {
    */
   async run(s: Scenario, prefix: readonly number[], faults: readonly Fault[], choose?: Chooser): Promise<RunResult> {
     this.runs++;
-    const tableName = await this.freshTable(s.dataset);
+    const tableName = await this.freshTable(s.dataset, s.prepare);
     const observer = this.observer;
     let now = T0;
     const apiKeys = new ApiKeyStore([PLAN_ID], () => new Date(now));
@@ -735,7 +770,13 @@ function ownerOf(snap: Snapshot, key: string): string | undefined {
 
 /** The real authorizer, reading the snapshot. */
 async function usable(snap: Snapshot, key: string): Promise<boolean> {
-  const reader = { getApiKey: async (hash: string) => (snap.items.get(`APIKEY#${hash}|APIKEY`) as ApiKeyItem | undefined) ?? null };
+  const reader = {
+    getApiKey: async (hash: string) => (snap.items.get(`APIKEY#${hash}|APIKEY`) as ApiKeyItem | undefined) ?? null,
+    isLiveUser: async (userId: string) => {
+      const user = snap.items.get(`USER#${userId}|USER`);
+      return user?.type === 'USER' && user.deleted !== true;
+    },
+  };
   try {
     await authorize(reader, { headers: { 'x-events-api-key': key }, requiredScope: 'events:read' }, 'events', new Date(T0));
     return true;
@@ -756,13 +797,16 @@ function modelledApiGateway(store: ApiKeyStore, command: object): Record<string,
         : command instanceof DeleteApiKeyCommand
           ? store.interpret('KeyAdmin', 'DELETE', `/apikeys/${String(input.apiKey)}`, {})
           : command instanceof GetApiKeysCommand
-            ? store.interpret('KeyAdmin', 'GET', '/apikeys', {})
+            ? store.interpret('KeyAdmin', 'GET', `/apikeys?limit=${String(input.limit ?? 25)}${input.position ? `&position=${String(input.position)}` : ''}`, {})
             : undefined;
   if (!call) throw new Error(`API Gateway call not modelled: ${command.constructor.name}`);
   const answer = call.run();
   if (answer.errorType) throw Object.assign(new Error(String(answer.body?.message ?? answer.errorType)), { name: answer.errorType });
   // What the SDK would make of the JSON: epoch seconds become a Date.
-  if (command instanceof GetApiKeysCommand) return { items: ((answer.body?.items ?? []) as { createdDate: number }[]).map((k) => ({ ...k, createdDate: new Date(k.createdDate * 1000) })) };
+  if (command instanceof GetApiKeysCommand) {
+    const body = answer.body as { item?: { createdDate: number }[]; position?: string } | undefined;
+    return { items: (body?.item ?? []).map((k) => ({ ...k, createdDate: new Date(k.createdDate * 1000) })), ...(body?.position ? { position: body.position } : {}) };
+  }
   return answer.body ?? {};
 }
 

@@ -52,16 +52,14 @@ describe('ApiGatewayPlanKeys', () => {
     await expect(plan().remove('apikey1')).rejects.toThrow('Bad request');
   });
 
-  it("lists the plan's API keys page after page, never their values, and only those tagged with this plan", async () => {
+  it("lists the plan's API keys a page at a time from a position, never their values, and only those tagged with this plan", async () => {
     const at = new Date('2026-11-21T12:00:00.000Z');
     apiGateway
       .on(GetApiKeysCommand)
       .resolvesOnce({ items: [{ id: 'a1', name: 'usr_frank/key_a', createdDate: at, tags: { 'public-events:usage-plan': 'plan123' } }, { id: 'x1', name: 'other', tags: {} }], position: 'p2' })
       .resolvesOnce({ items: [{ id: 'a2', name: 'usr_eve/key_b', createdDate: at, tags: { 'public-events:usage-plan': 'plan123' } }, { id: 'y1', name: 'usr_eve/key_c', tags: { 'public-events:usage-plan': 'other-plan' } }] });
-    expect(await plan().list()).toEqual([
-      { id: 'a1', name: 'usr_frank/key_a', createdAt: at },
-      { id: 'a2', name: 'usr_eve/key_b', createdAt: at },
-    ]);
+    expect(await plan().listPage()).toEqual({ entries: [{ id: 'a1', name: 'usr_frank/key_a', createdAt: at }], position: 'p2' });
+    expect(await plan().listPage('p2')).toEqual({ entries: [{ id: 'a2', name: 'usr_eve/key_b', createdAt: at }] });
     const inputs = apiGateway.commandCalls(GetApiKeysCommand).map((c) => c.args[0].input);
     expect(inputs).toEqual([{ limit: 500, includeValues: false }, { limit: 500, includeValues: false, position: 'p2' }]);
   });

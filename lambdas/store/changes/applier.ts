@@ -80,7 +80,7 @@ export interface ApplierOptions extends SettleOptions {
   token?: () => string;
   /** API Gateway, to delete a deleted user's plan keys (AWS; none exist locally). */
   planKeys?: PlanKeys;
-  /** The audit line of each key a user's deletion revokes (user-keys.ts). */
+    /** The audit line of each key a user's deletion revokes (user-keys.ts). */
   revokeAudit?: RevokeAudit;
   /** The reads by key's attempts and backoff (batch-get.ts): tests inject the sleep. */
   batchGet?: BatchGetOptions;

@@ -59,8 +59,12 @@ import { marksGuest } from './shard-record.js';
 
 export { FanOutIncomplete, type SourceItem } from './fan-out.js';
 export type SettleOptions = FanOutOptions & {
-  /** A deleted user's keys: closed before the cascade (user-keys.ts). */
-  closeUserKeys?: (userId: string, version: number) => Promise<void>;
+  /**
+   * A deleted user's keys, closed before the cascade (user-keys.ts): one
+   * bounded call, true once every key is closed; called again until then,
+   * the time checked between calls.
+   */
+  closeUserKeys?: (userId: string, version: number) => Promise<boolean>;
 };
 
 /** What the applier already did toward this settle: the wave A of the derivation the change's source item owes (derivation.ts). */
@@ -100,7 +104,7 @@ export class Settler {
     switch (stored.type) {
       case 'USER': {
         const userId = String(stored.user_id);
-        if (stored.deleted) await this.opts.closeUserKeys?.(userId, stored.version);
+        if (stored.deleted) await this.closeKeys(userId, stored.version);
         done = stored.deleted
           ? await this.fanOut.links(stored, () => Promise.resolve(), async (part) => (await each(part, (e) => this.cascadeUser(e, userId, r))).every(Boolean))
           : await this.fanOut.links(stored, (part) => this.fanOut.readUserChunk(stored, part), (part, read) => this.fanOut.userChunk(stored, part, read, r));
@@ -138,6 +142,18 @@ export class Settler {
     if (!done) return false;
     await this.clearPending(stored);
     return true;
+  }
+
+  /**
+   * A deleted user's keys, a bounded call at a time: a user with thousands
+   * of revoked keys takes many calls, and an invocation short of time stops
+   * between two (FanOutIncomplete: the continuation goes on where the
+   * erased records say).
+   */
+  private async closeKeys(userId: string, version: number): Promise<void> {
+    const close = this.opts.closeUserKeys;
+    if (!close) return;
+    while (!(await close(userId, version))) this.fanOut.checkTime(`${userId}'s keys`);
   }
 
   async liveUser(userId: string): Promise<UserRecord | undefined> {

@@ -9,7 +9,8 @@
  * - Retiring a key (a revoke, a failed or abandoned create, a deletion)
  *   writes the authorizer's item as revoked first, whether or not it exists
  *   yet, so a create still in flight can never put it active afterwards; then
- *   the record, then the slot, then the plan key. A create's own clean-up
+ *   the record, then what else the key holds (its webhooks: closeHoldings),
+ *   then the slot, then the plan key. A create's own clean-up
  *   writes it only where none exists: if the key did become usable, it stays
  *   (the create succeeded after all), never half-revoked.
  * - The plan key's id is recorded before it is attached, so every retire
@@ -132,10 +133,21 @@ export class KeyRecords extends KeySlots {
     // Before anything else can fail (the slot, the plan key): the revoke took effect, so it is on the record now.
     record = await this.auditRevoke(userId, record);
     // PRODUCT P18: the key's webhooks die with it, before the revoke (or the user's deletion) answers.
-    await closeKeyWebhooks(new WebhookRecords(this.client, this.tableName), userId, keyId, opts.by, this.webhookAudit, this.clock);
+    await this.closeHoldings(userId, keyId, opts.by);
     await this.releaseSlot(userId, keyId);
     record = await this.removePlanKey(userId, record);
     return { outcome: 'retired', flipped, record };
+  }
+
+  /**
+   * What else a key holds, closed once the key is refused: its webhooks
+   * (lambdas/store/webhooks/key-webhooks.ts). Every retire runs it, and so
+   * does a deletion's close for a key it finds revoked already (user-keys.ts,
+   * which then skips the retire): the one per-key step any other clean-up of
+   * a key joins. Safe to repeat (a key whose webhooks are closed: one read).
+   */
+  async closeHoldings(userId: string, keyId: string, by: RetiredBy): Promise<void> {
+    await closeKeyWebhooks(new WebhookRecords(this.client, this.tableName), userId, keyId, by, this.webhookAudit, this.clock);
   }
 
   private async flipRecord(userId: string, keyId: string, at: string, revokeId: string, by: RetiredBy): Promise<{ flipped: boolean; record: KeyRecordItem }> {
@@ -198,9 +210,11 @@ export class KeyRecords extends KeySlots {
    * times (the authorizer's item stays, revoked, so no create can put it
    * back). A record that names a plan key is retired again first.
    */
-  async erase(userId: string, keyId: string, by: RetiredBy): Promise<void> {
+  async erase(userId: string, keyId: string, by: RetiredBy, read?: KeyRecordItem): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const record = await this.record(userId, keyId);
+      // `read`: the record as the caller just read it consistently (a page of the user's records); the writes below are
+      // conditional or idempotent, so a record changed since is met by the next attempt, which reads it again.
+      const record = attempt === 0 && read ? read : await this.record(userId, keyId);
       if (!record || record.erased) return;
       if (record.plan_key_id || !record.revoked) {
         await this.retire(userId, keyId, { unlessUsable: false, by });

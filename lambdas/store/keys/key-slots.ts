@@ -8,7 +8,7 @@
  * is retired.
  */
 import type { Reservation, Slots } from '../../core/key-rules.js';
-import { adopt, close, release, reserve } from '../../core/key-rules.js';
+import { adopt, close, closableHolders, release, reserve } from '../../core/key-rules.js';
 import type { KeyCounterItem } from '../table/items.js';
 import { KeyTable } from './key-table.js';
 import { keys } from '../table/table.js';
@@ -35,7 +35,7 @@ export class KeySlots extends KeyTable {
     // A counter written before slots were named: its holders are the keys whose records are not revoked.
     const holders = item.holders ?? Object.fromEntries((await this.records(userId)).filter((r) => !r.revoked).map((r) => [r.key_id, LEGACY_RESERVED_AT]));
     return {
-      slots: { holders, day: item.day, created: item.created, closedVersion: item.closed_version },
+      slots: { holders, day: item.day, created: item.created, closedVersion: item.closed_version, ...(item.holder_versions ? { versions: item.holder_versions } : {}) },
       rev: item.rev,
       exists: true,
     };
@@ -61,6 +61,7 @@ export class KeySlots extends KeyTable {
         rev,
         ...(next.day !== undefined ? { day: next.day, created: next.created ?? 0 } : {}),
         ...(next.closedVersion !== undefined ? { closed_version: next.closedVersion } : {}),
+        ...(next.versions && Object.keys(next.versions).length ? { holder_versions: next.versions } : {}),
       };
       const revision = !read.exists ? 'attribute_not_exists(#pk)' : read.rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev';
       // The stored day only moves forward, whatever a step decided: the rules say so (key-rules.ts, `reserve`), and the
@@ -83,9 +84,13 @@ export class KeySlots extends KeyTable {
     return this.changeSlots(userId, (s) => ({ next: release(s, keyId), result: undefined }));
   }
 
-  /** Closes the user's slots at a deletion's version; answers the keys holding one. */
+  /**
+   * Closes the user's slots at a deletion's version; answers the keys
+   * holding one that belong to that deletion (made for the user as it was
+   * then or before): a create for the user re-created since keeps its slot.
+   */
   closeSlots(userId: string, version: number): Promise<string[]> {
-    return this.changeSlots(userId, (s) => ({ next: close(s, version), result: Object.keys(s.holders) }));
+    return this.changeSlots(userId, (s) => ({ next: close(s, version), result: closableHolders(s, version) }));
   }
 
   /** Reopens a user a resync brought back (a resync keeps a user's version, so the deletion's version does not tell). */

@@ -26,8 +26,18 @@ export interface PlanKeys {
   attach(planKeyId: string): Promise<void>;
   /** Deletes it, which takes it out of the plan; one already gone is no error. */
   remove(planKeyId: string): Promise<void>;
-  /** Every API key of the usage plan's tag, for the sweep (plan-key-sweep.ts); a port without it cannot sweep. */
-  list?(): Promise<PlanKeyEntry[]>;
+  /**
+   * One page of the account's API keys from `position` (GetApiKeys, 500 a
+   * page), those of the usage plan's tag, for the sweep (plan-key-sweep.ts);
+   * `position` of the next page, absent on the last. A port without it
+   * cannot sweep.
+   */
+  listPage?(position?: string): Promise<PlanKeyPage>;
+}
+
+export interface PlanKeyPage {
+  entries: PlanKeyEntry[];
+  position?: string;
 }
 
 /** An API key of the plan as the sweep sees it. */

@@ -3,7 +3,8 @@
  * Each method is one access pattern from docs/data-model.md; the comments give
  * its round trips. No Scan anywhere.
  */
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { readApiKey, readUserLive } from './api-key-reads.js';
 import type { ApiKeyReader, EventReader, EventSearcher, FeedEntriesRead, FeedMemberState, FeedMembersRead, FeedReader, ListOrder, PlaceSearch, PlaceSearchPage, StartWindow } from '../../core/ports.js';
 import { searchEvents } from './search.js';
 import { FeedReads } from '../feeds/feed-reads.js';
@@ -290,13 +291,13 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
     return (await findUserByName(this.client, this.tableName, username)) !== null;
   }
 
-  /**
-   * Base table GetItem APIKEY#sha256 / APIKEY, strongly consistent so that a
-   * revocation wins on the very next request. 1 round trip (1 RCU).
-   */
-  async getApiKey(keyHash: string): Promise<ApiKeyItem | null> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }));
-    return (out.Item as ApiKeyItem | undefined) ?? null;
+  /** The authorizer's reads (api-key-reads.ts): GetItem APIKEY#sha256, then USER#{id}, each strongly consistent (1 RCU). */
+  getApiKey(keyHash: string): Promise<ApiKeyItem | null> {
+    return readApiKey(this.client, this.tableName, keyHash);
+  }
+
+  isLiveUser(userId: string): Promise<boolean> {
+    return readUserLive(this.client, this.tableName, userId);
   }
 
   /**

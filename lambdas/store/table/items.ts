@@ -172,6 +172,8 @@ export interface KeyRecordItem {
   plan_key_id?: string;
   /** The key became usable (its authorizer item was written): reconcile leaves its slot alone. */
   confirmed?: true;
+  /** The user version its create read (absent: seeded, or made before it was recorded): the deletion it belongs to (key-rules.ts). */
+  user_version?: number;
   /** Its user was deleted: it keeps only its id and that it is revoked. */
   erased?: true;
 }
@@ -215,6 +217,8 @@ export interface KeyCounterItem {
   day?: string;
   created?: number;
   closed_version?: number;
+  /** Key id → the user version its create read (key-rules.ts, Slots.versions); absent when no holder recorded one. */
+  holder_versions?: Record<string, number>;
 }
 
 /** Base keys always; GSI keys only on what the public read paths may reach. */

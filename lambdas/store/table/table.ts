@@ -67,6 +67,8 @@ export const keys = {
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
   /** A user's active-key counter: the 10-key limit is a conditional update of it. */
   keyCounter: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'COUNTER' }),
+  /** How far a user's deletion has closed their keys (lambdas/store/keys/user-keys.ts): there only between two calls of a close. */
+  keyClose: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'CLOSE' }),
   /** A key's management record, listed per user; holds the hash, never shown. */
   keyRecord: (userId: string, keyId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: `KEY#${keyId}` }),
   /** key id → owner, so `revoke KEY_ID` needs no scan. */
@@ -76,6 +78,8 @@ export const keys = {
    * user, so one user's idempotency key never meets (nor reveals) another's; neither part holds a `#`.
    */
   keyRequest: (userId: string, idempotencyKey: string) => ({ [PK]: `KEYREQ#${userId}#${idempotencyKey}`, [SK]: 'REQUEST' }),
+  /** Where the plan-key sweep's pass has got to (lambdas/store/keys/plan-key-sweep.ts): one item. */
+  keySweep: () => ({ [PK]: 'KEYSWEEP#PLAN', [SK]: 'PROGRESS' }),
   /** The local server's daily request count of a key (API Gateway's usage plan in AWS). */
   quota: (keyId: string, utcDay: string) => ({ [PK]: `QUOTA#${keyId}`, [SK]: utcDay }),
 };

@@ -34,9 +34,14 @@ export async function findUserByName(client: DynamoDBDocumentClient, tableName: 
   return (await findUsersByName(client, tableName, username))[0] ?? null;
 }
 
+/** The user item with this id as stored, tombstone or live, read consistently; undefined when the store never had the id. */
+export async function userItemById(client: DynamoDBDocumentClient, tableName: string, userId: string): Promise<UserItem | undefined> {
+  const out = await client.send(new GetCommand({ TableName: tableName, Key: keys.user(userId), ConsistentRead: true }));
+  return out.Item as UserItem | undefined;
+}
+
 /** The live user with this id, read consistently (a key is made only for a user the store has now). */
 export async function findUserById(client: DynamoDBDocumentClient, tableName: string, userId: string): Promise<UserItem | null> {
-  const out = await client.send(new GetCommand({ TableName: tableName, Key: keys.user(userId), ConsistentRead: true }));
-  const user = out.Item as UserItem | undefined;
+  const user = await userItemById(client, tableName, userId);
   return isLive(user) ? user : null;
 }
