@@ -27,22 +27,36 @@ export function pathSegment(name: string, value: string): string {
 
 export { TOOL_NAMES, type ToolName } from './tool-names.js';
 
+/** A call whose arguments are not an object at all. */
+export const ARGUMENTS_OBJECT = 'The arguments must be an object';
+
+/** `limit` as the API bounds it, refused in the API's own words whatever is wrong with it. */
+const LIMIT_REFUSED = 'limit must be an integer between 1 and 100';
+const limitArgument = () =>
+  z
+    .number({ error: LIMIT_REFUSED })
+    .int({ error: LIMIT_REFUSED })
+    .min(1, { error: LIMIT_REFUSED })
+    .max(100, { error: LIMIT_REFUSED })
+    .optional()
+    .describe('How many events to return, 1-100 (the API defaults to 20)');
+
 export const listEventsInput = {
   username: z
-    .string()
+    .string({ error: (issue) => (issue.input === undefined ? 'username is required' : 'username must be a string') })
     .regex(USERNAME_PATTERN, { error: 'username must be 1-64 letters, digits, ".", "_" or "-", without "@"' })
     .refine((v) => !isDotSegment(v), { error: 'username must not be "." or ".." (it would not name a user in the URL)' })
     .describe('The username, without "@" (case-insensitive), e.g. "alice"'),
   type: z
-    .enum(['upcoming', 'past', 'profile'])
+    .enum(['upcoming', 'past', 'profile'], { error: 'type must be upcoming, past or profile (or left out for the hosted events)' })
     .optional()
     .describe('upcoming: starting now or later, earliest first; past: already started, latest first; profile: hosted plus attended (yes/maybe). Omit for the events the user hosts.'),
-  limit: z.number().int().min(1).max(100).optional().describe('How many events to return, 1-100 (the API defaults to 20)'),
+  limit: limitArgument(),
 };
 
 export const getEventInput = {
   eventId: z
-    .string()
+    .string({ error: (issue) => (issue.input === undefined ? 'eventId is required' : 'eventId must be a string') })
     .regex(EVENT_ID_PATTERN, { error: 'eventId must look like evt_ followed by 1-64 letters, digits, "_" or "-"' })
     .describe('The event id, e.g. "evt_jazz01"'),
 };
@@ -71,7 +85,7 @@ function isCalendarDate(value: string): boolean {
 
 const localDate = (name: string, meaning: string) =>
   z
-    .string()
+    .string({ error: `${name} must be a date YYYY-MM-DD` })
     .refine(isCalendarDate, { error: `${name} must be a date YYYY-MM-DD` })
     .optional()
     .describe(meaning);
@@ -84,7 +98,7 @@ export const MCP_CURSOR_MAX_LENGTH = 2048;
 /** A city or a country: 1-300 characters once trimmed (the API's bound on either). */
 const placePart = (name: string, meaning: string) =>
   z
-    .string()
+    .string({ error: `${name} must be a string` })
     .trim()
     .min(1, { error: `${name} must not be empty` })
     .max(MCP_PLACE_MAX_LENGTH, { error: `${name} must be at most ${MCP_PLACE_MAX_LENGTH} characters` })
@@ -102,19 +116,22 @@ export const PLACE_REQUIRED = 'Give a city, a country or both';
  * other argument rule.
  */
 export const searchEventsInput = z
-  .object({
+  .object(
+    {
     city: placePart('city', 'A city in any script, any case, with or without accents, e.g. "Lisbon", "São Paulo" or "Lodz"'),
     country: placePart('country', 'An ISO 3166-1 code (e.g. "PT" or "PRT"), an English country name or alias (e.g. "Portugal", "UK"), or its name in its own language (e.g. "Deutschland")'),
     from: localDate('from', 'First local start date, YYYY-MM-DD, inclusive (default: today, UTC). Dates are local to each event: "Saturday in Lisbon" is Saturday in Lisbon.'),
     to: localDate('to', 'Last local start date, YYYY-MM-DD, inclusive (default: from + 30 days; at most 92 days after from)'),
-    limit: z.number().int().min(1).max(100).optional().describe('How many events to return, 1-100 (the API defaults to 20)'),
+    limit: limitArgument(),
     cursor: z
-      .string()
+      .string({ error: 'cursor must be a string: the next_cursor of the previous answer' })
       .min(1, { error: 'cursor must not be empty' })
       .max(MCP_CURSOR_MAX_LENGTH, { error: `cursor must be at most ${MCP_CURSOR_MAX_LENGTH} characters` })
       .optional()
       .describe('The next_cursor of the previous answer, with the same city and country (from and to may be left out: the cursor keeps its window). Omit for the first page.'),
-  })
+    },
+    { error: ARGUMENTS_OBJECT },
+  )
   .superRefine((args, ctx) => {
     if (args.city === undefined && args.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: PLACE_REQUIRED });
   });

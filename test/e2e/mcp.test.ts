@@ -342,7 +342,7 @@ describe('the built file, copied alone into an empty folder (stdio)', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list-events', 'get-event']);
       const refused = await client.callTool({ name: 'search-events', arguments: { city: 'Amsterdam' } }).catch((e: Error) => ({ isError: true, content: [{ text: e.message }] }));
       expect(refused.isError).toBe(true);
-      expect((refused.content as { text: string }[])[0]!.text).toContain('Tool search-events not found');
+      expect((refused.content as { text: string }[])[0]!.text).toContain('This server has no tool named \\"search-events\\"; it offers list-events, get-event');
     } finally {
       await client.close();
     }
