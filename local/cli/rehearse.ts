@@ -97,7 +97,7 @@ async function check(): Promise<void> {
         lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}`);
         if (!check.ok) failed = true;
       }
-      const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+      const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
       for (const line of readFileSync(`${ROOT}test/fixtures/changes-example.jsonl`, 'utf8').split('\n').filter(Boolean)) rehearsal.send(queueId, line);
       const ingest = await rehearsal.drain();
       lines.push(`${ingest.failures === 0 ? 'ok  ' : 'FAIL'} ingest: ${ingest.batches} batch(es), ${ingest.failures} failed record(s), ${ingest.deadLettered} dead-lettered`);
