@@ -77,7 +77,7 @@ const SPARE_RECEIVES = 100;
 export const WEBHOOKS = {
   fanOutHandler: 'lambdas/delivery/fan-out-handler',
   deliveryHandler: 'lambdas/delivery/delivery-handler',
-  /** A fan-out invocation reads at most 10 pages of 1,000 webhooks (fan-out-handler.ts). */
+  /** A fan-out invocation sends at most 10,000 wake-ups (10 pages of 1,000 webhooks) and reads at most 200 pages (fan-out-handler.ts). */
   fanOutTimeoutSeconds: 60,
   /** A delivery run: up to 20 deliveries, none started with less than its 10 s deadline and 5 s left (delivery-handler.ts). */
   deliveryTimeoutSeconds: 60,

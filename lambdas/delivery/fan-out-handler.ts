@@ -15,10 +15,11 @@
  *   last page stopped (a FanOutTask per message), each reported on its own.
  *
  * Bounded per invocation (ARCHITECTURE rule 14): at most `maxPages` pages of
- * webhooks are read, and none once the time left is under `reserveMs`; the
- * scopes left are queued on the fan-out's queue, round-robin with the
- * continuations of scopes already started, so a scope with 10,000 webhooks
- * does not hold back the next scope's first page.
+ * webhooks are read (enough for the first page of every scope a full stream
+ * batch can name) and `maxWakeUps` wake-ups sent, and no page once the time
+ * left is under `reserveMs`; the scopes left are queued on the fan-out's
+ * queue, round-robin with the continuations of scopes already started, so a
+ * scope with 10,000 webhooks does not hold back the next scope's first page.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -42,11 +43,14 @@ export interface FanOutFunctionDeps {
   metrics: MetricsSink;
   pageSize?: number;
   maxPages?: number;
+  maxWakeUps?: number;
   reserveMs?: number;
 }
 
-/** Pages of webhooks one invocation reads at most (10 × FAN_OUT_PAGE wake-ups). */
-export const FAN_OUT_MAX_PAGES = 10;
+/** Pages of webhooks one invocation reads at most: a stream batch's scopes each once (lib/webhooks.ts, 100 records), with room. */
+export const FAN_OUT_MAX_PAGES = 200;
+/** Wake-ups one invocation sends at most: 10 pages of FAN_OUT_PAGE (1,000 SendMessageBatch calls). */
+export const FAN_OUT_MAX_WAKE_UPS = 10 * FAN_OUT_PAGE;
 /** The time kept back for queueing what is left. */
 export const FAN_OUT_RESERVE_MS = 10_000;
 
@@ -55,16 +59,19 @@ const isSqs = (event: Event): event is SQSEvent => event.Records[0]?.eventSource
 
 export function buildFanOutFunction(deps: FanOutFunctionDeps): (event: Event, context: Context) => Promise<SQSBatchResponse | void> {
   const maxPages = deps.maxPages ?? FAN_OUT_MAX_PAGES;
+  const maxWakeUps = deps.maxWakeUps ?? FAN_OUT_MAX_WAKE_UPS;
   const reserveMs = deps.reserveMs ?? FAN_OUT_RESERVE_MS;
 
   /** Runs tasks within the invocation's pages and time; queues the rest. Answers the webhooks woken. */
-  async function run(tasks: FanOutTask[], budget: { pages: number }, remainingMs: () => number): Promise<number> {
+  async function run(tasks: FanOutTask[], budget: { pages: number; woken: number }, remainingMs: () => number): Promise<number> {
     const queue = [...tasks];
     let woken = 0;
-    while (queue.length && budget.pages < maxPages && remainingMs() > reserveMs) {
+    while (queue.length && budget.pages < maxPages && budget.woken < maxWakeUps && remainingMs() > reserveMs) {
       const task = queue.shift()!;
       budget.pages += 1;
-      woken += await fanOut({ state: deps.state, nudge: deps.wakeUps, continueLater: async (rest) => void queue.push(rest), pageSize: deps.pageSize ?? FAN_OUT_PAGE }, task);
+      const n = await fanOut({ state: deps.state, nudge: deps.wakeUps, continueLater: async (rest) => void queue.push(rest), pageSize: deps.pageSize ?? FAN_OUT_PAGE }, task);
+      budget.woken += n;
+      woken += n;
     }
     if (queue.length) await deps.continueLater(queue);
     return woken;
@@ -76,7 +83,7 @@ export function buildFanOutFunction(deps: FanOutFunctionDeps): (event: Event, co
 
   return async (event, context) => {
     const remainingMs = () => context.getRemainingTimeInMillis();
-    const budget = { pages: 0 };
+    const budget = { pages: 0, woken: 0 };
     if (!isSqs(event)) {
       const tasks = scopesMoved(event.Records.map((r) => ({ keys: r.dynamodb?.Keys, sequence: r.dynamodb?.SequenceNumber ?? '' })));
       const woken = await run(tasks, budget, remainingMs);

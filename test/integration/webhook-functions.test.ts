@@ -64,7 +64,7 @@ describe('the fan-out function', () => {
   let queued: FanOutTask[];
   let nudgeCounts: number[];
   const metrics: MetricsSink = { publish: (_d, values) => values.forEach((v) => v.name === METRICS.webhookNudges && nudgeCounts.push(v.value)) };
-  const build = (opts: { pageSize?: number; maxPages?: number; failWakeUps?: boolean } = {}) =>
+  const build = (opts: { pageSize?: number; maxPages?: number; maxWakeUps?: number; failWakeUps?: boolean } = {}) =>
     buildFanOutFunction({
       state: new DeliveryState(store.client, store.tableName),
       wakeUps: async (n) => {
@@ -76,6 +76,7 @@ describe('the fan-out function', () => {
       metrics,
       pageSize: opts.pageSize,
       maxPages: opts.maxPages,
+      maxWakeUps: opts.maxWakeUps,
     });
   beforeEach(() => {
     woken = [];
@@ -108,12 +109,12 @@ describe('the fan-out function', () => {
     expect(nudgeCounts).toEqual([3]);
   });
 
-  it('reads at most maxPages pages an invocation and queues the rest of the scope, which its queue then finishes', async () => {
+  it('sends at most maxWakeUps wake-ups an invocation and queues the rest of the scope, which its queue then finishes', async () => {
     const place = { type: 'place', city: 'Lisbon' } as const;
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push(await hook(place));
     const feed = resolveScope(place).feed;
-    const fn = build({ pageSize: 2, maxPages: 2 });
+    const fn = build({ pageSize: 2, maxWakeUps: 4 });
     await fn({ Records: [streamRecord(`FEED#${feed}`, 'H#1', '7')] } as unknown as DynamoDBStreamEvent, context());
     expect(woken.map((n) => n.webhookId)).toEqual(ids.slice(0, 4));
     expect(queued).toEqual([{ feed, token: '7', after: ids[3] }]);
@@ -125,7 +126,10 @@ describe('the fan-out function', () => {
     expect(queued).toEqual([]);
   });
 
-  it('with too little time left reads nothing and queues every scope', async () => {
+  it('reads at most maxPages pages an invocation (a scope with no webhook costs one), and with too little time left none: the rest is queued', async () => {
+    await build({ maxPages: 1 })({ Records: [streamRecord('FEED#HOST#usr_carol', 'H#0', '5'), streamRecord('FEED#HOST#usr_dave', 'H#0', '6')] } as unknown as DynamoDBStreamEvent, context());
+    expect(queued).toEqual([{ feed: 'HOST#usr_dave', token: '6' }]);
+    queued = [];
     await build()({ Records: [streamRecord('FEED#EVENTS', 'H#0', '9'), streamRecord('FEED#HOST#usr_bob', 'H#0', '8')] } as unknown as DynamoDBStreamEvent, context(() => 1_000));
     expect(woken).toEqual([]);
     expect(queued).toEqual([
