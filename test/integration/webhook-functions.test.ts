@@ -36,6 +36,11 @@ const keyring = staticKeyring(randomBytes(32));
 const secrets = localSecretBox();
 const clock = fixedClock(NOW);
 let seq = 0;
+/** Each webhook's secret in clear, to look for in what the functions log. */
+const opened = new Map<string, string>();
+/** Every line the delivery function logged, with its fields. */
+const lines: string[] = [];
+const recordingLogger = Object.fromEntries(['debug', 'info', 'warn', 'error'].map((level) => [level, (message: string, ...fields: unknown[]) => void lines.push(JSON.stringify([level, message, ...fields]))])) as unknown as typeof silentLogger;
 
 beforeAll(async () => {
   store = await startTestStore(demoDataset());
@@ -51,7 +56,9 @@ async function hook(scope: WebhookScope, state: ScopeEntryState = 'active', url 
   const webhookId = `wh_${String(++seq).padStart(20, '0')}`;
   const cursor = await sealCursor({ scope: feed, mode: 'entries', position: await store.repository.feedHead(feed), after: '', asOf: Math.floor(clock().getTime() / 1000) }, keyring);
   await records.putScopeEntry(feed, webhookId, state);
-  await records.putWebhook({ type: 'WEBHOOK', webhook_id: webhookId, user_id: 'usr_alice', key_id: 'key_0000000001', scope, feed, url, secret: await secrets.seal(newWebhookSecret(), webhookId), state: 'active', cursor, created_at: clock().toISOString() });
+  const secret = newWebhookSecret();
+  opened.set(webhookId, secret);
+  await records.putWebhook({ type: 'WEBHOOK', webhook_id: webhookId, user_id: 'usr_alice', key_id: 'key_0000000001', scope, feed, url, secret: await secrets.seal(secret, webhookId), state: 'active', cursor, created_at: clock().toISOString() });
   return webhookId;
 }
 
@@ -168,7 +175,7 @@ describe('the delivery function', () => {
         siteUrl: 'https://events.example.com',
         clock: opts.now ?? clock,
         random: () => 0.5,
-        logger: silentLogger,
+        logger: recordingLogger,
         metrics,
       },
       wakeUps: async (n) => {
@@ -176,7 +183,7 @@ describe('the delivery function', () => {
         wakeUps.push(...n);
       },
       retryIn: async (handle, seconds) => void visibility.push([handle, seconds]),
-      logger: silentLogger,
+      logger: recordingLogger,
       metrics,
       clock: () => new Date(Date.parse(NOW) + 2_500),
       maxDeliveries: opts.maxDeliveries,
@@ -227,6 +234,9 @@ describe('the delivery function', () => {
     answer = { kind: 'answered', status: 200 };
     expect(await build({ now: () => new Date(Date.parse(NOW) + 5_000) })({ Records: [wakeUp(id, { ApproximateReceiveCount: '3' })] } as SQSEvent, context())).toEqual({ batchItemFailures: [] });
     expect(posts.map((p) => p.headers['webhook-id'])).toEqual([posts[0]!.headers['webhook-id'], posts[0]!.headers['webhook-id']]);
+    // What it logged of the failure names ids and the status, never the secret or the body sent.
+    expect(lines.some((l) => l.includes('Webhook delivery failed') && l.includes(id) && l.includes('503'))).toBe(true);
+    expect(lines.filter((l) => l.includes(opened.get(id)!) || l.includes('Jazz, second'))).toEqual([]);
   });
 
   it("its bound reached with more to send: a new wake-up in the group, its deduplication id the message's it follows, and every message deleted", async () => {
