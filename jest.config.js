@@ -81,6 +81,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
   '<rootDir>/test/integration/keys-audit-revokes.test.ts',
   '<rootDir>/test/integration/keys-addressed-by-user-id.test.ts',
+  // Webhooks (PRODUCT P18): the Lambda entries over the engine, changes applied between deliveries.
+  '<rootDir>/test/integration/webhook-functions.test.ts',
 ];
 
 /**
