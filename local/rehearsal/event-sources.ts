@@ -22,7 +22,9 @@
  * function, or a failure's default, the queue's VisibilityTimeout) comes
  * back once the rehearsal's clock reaches it, and a drain ends when nothing
  * is due; without, the queue has no clock and a failed message is given
- * out again at the next round, as if its time had passed.
+ * out again at the next round, as if its time had passed, but for a FIFO
+ * message the function made invisible (a webhook's retry): that one waits
+ * for the next drain, so that a retry is one attempt a drain, not a spin.
  */
 import { randomUUID } from 'node:crypto';
 import type { AwsEndpoint, SentMessage } from './aws-endpoint.js';
@@ -45,6 +47,8 @@ export interface SqsMessage {
   inFlight?: boolean;
   /** When it was sent (ms of the rehearsal's clock): its SentTimestamp. */
   sentAt?: number;
+  /** Without a clock: made invisible by the function, it waits for the next drain. */
+  heldForNextDrain?: boolean;
 }
 
 /** SQS FIFO's deduplication interval: a message whose id was sent within it is accepted and dropped. */
@@ -169,7 +173,7 @@ export class EventSources {
   }
 
   private visible(m: SqsMessage): boolean {
-    return !this.c.clock || (m.visibleAt ?? 0) <= this.c.now().getTime();
+    return this.c.clock ? (m.visibleAt ?? 0) <= this.c.now().getTime() : !m.heldForNextDrain;
   }
 
   /** The next batch a queue mapping would get, or none (nothing visible; every FIFO group with messages blocked). */
@@ -223,6 +227,7 @@ export class EventSources {
 
   async drain(): Promise<DrainResult> {
     const result: DrainResult = { batches: 0, failures: 0, deadLettered: 0 };
+    for (const queue of this.c.queues.values()) for (const m of queue) m.heldForNextDrain = false;
     for (let round = 0; round < 10_000; round++) {
       let ran = false;
       for (const mapping of this.mappings) {
@@ -297,6 +302,7 @@ export class EventSources {
         continue;
       }
       m.visibleAt = after + (m.visibilityTimeout ?? mapping.visibilitySeconds) * 1000;
+      m.heldForNextDrain = mapping.kind === 'fifo' && (m.visibilityTimeout ?? 0) > 0;
       if (m.receiveCount >= mapping.maxReceiveCount && mapping.deadLetterId) {
         if (mapping.kind === 'fifo') queue.splice(queue.indexOf(m), 1);
         this.c.queues.get(mapping.deadLetterId)!.push(m);
