@@ -112,7 +112,7 @@ describe('a change applied by the ingest bundle reaches the receiver', () => {
     expect(delivery.filter((c) => c.action === 'kms:Decrypt').map((c) => c.allowed)).toEqual([true]);
     expect(delivery.filter((c) => /^dynamodb:(Put|Delete|BatchWrite)/.test(c.action))).toEqual([]);
     expect(new Set(delivery.map((c) => c.action))).toEqual(
-      new Set(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'secretsmanager:GetSecretValue', 'kms:Decrypt']),
+      new Set(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'kms:Decrypt']),
     );
     expect([...fanOut, ...delivery].every((c) => c.allowed)).toBe(true);
   });
