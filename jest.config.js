@@ -105,6 +105,8 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-deletion-first-attempt.test.ts',
   '<rootDir>/test/integration/ingest-throttle-resend.test.ts',
   '<rootDir>/test/integration/keys-cleanups.test.ts',
+  // Webhooks (PRODUCT P18): the Lambda entries over the engine, changes applied between deliveries.
+  '<rootDir>/test/integration/webhook-functions.test.ts',
 ];
 
 /**

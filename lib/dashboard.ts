@@ -22,8 +22,8 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, DIMENSIONS, KEY_OPERATIONS, METRICS } from '../lambdas/http/metrics.js';
-import { tableThrottles } from './monitoring.js';
+import { AUTHORIZER_OUTCOMES, CHANGE_RESULTS, DELIVERY_RESULTS, DIMENSIONS, KEY_OPERATIONS, METRICS } from '../lambdas/http/metrics.js';
+import { tableThrottles, webhookFailureShare, webhookWakeLagMetric, type WebhookAlarmSources } from './monitoring.js';
 
 export interface OperationsDashboardProps {
   readonly dashboardName: string;
@@ -33,6 +33,7 @@ export interface OperationsDashboardProps {
   readonly functions: Record<string, IFunction>;
   readonly table: ITableV2;
   readonly ingest: { queue: IQueue; deadLetters: IQueue };
+  readonly webhooks: WebhookAlarmSources;
   readonly alarms: Alarm[];
 }
 
@@ -125,6 +126,27 @@ export class OperationsDashboard extends Construct {
           props.ingest.queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'queued' }),
           props.ingest.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'dead letters' }),
         ], 6, [props.ingest.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum', label: 'oldest (s)' })]),
+      ],
+      // Webhooks (PRODUCT P18): what was sent and how it was answered, how late, what waits (their alarms: Webhook*).
+      [
+        graph('Webhook attempts by result', DELIVERY_RESULTS.map((result) => own(METRICS.webhookDeliveries, { [DIMENSIONS.result]: result }, 'Sum', result)), 6, [webhookFailureShare(namespace, PERIOD)]),
+        graph('Webhook lag (s)', [
+          webhookWakeLagMetric(namespace, PERIOD, 'p50'),
+          webhookWakeLagMetric(namespace, PERIOD),
+          own(METRICS.webhookDeliveryLag, {}, 'p99', 'first attempt → 2xx (p99)'),
+        ], 6, [props.webhooks.fanOut.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum', label: 'fan-out behind the stream (ms)' })]),
+        graph('Webhook queues', [
+          props.webhooks.wakeUps.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'wake-ups waiting' }),
+          props.webhooks.wakeUps.metricApproximateNumberOfMessagesNotVisible({ period: PERIOD, statistic: 'Maximum', label: 'in flight (retries waiting included)' }),
+        ], 6, [
+          props.webhooks.wakeUpDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'wake-up dead letters' }),
+          props.webhooks.fanOutDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'fan-out dead letters' }),
+          props.webhooks.streamFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: 'stream batches given up' }),
+        ]),
+        graph('Webhooks woken and disabled', [own(METRICS.webhookNudges, {}, 'Sum', 'woken')], 6, [
+          own(METRICS.webhooksDisabled, { [DIMENSIONS.result]: 'gone' }, 'Sum', 'disabled: 410'),
+          own(METRICS.webhooksDisabled, { [DIMENSIONS.result]: 'failing' }, 'Sum', 'disabled: 3 days failing'),
+        ]),
       ],
       // The web product's key management (its alarm: KeyCreatesBurst).
       [graph('Key management by operation', KEY_OPERATIONS.map((operation) => own(METRICS.keyOperations, { [DIMENSIONS.operation]: operation }, 'Sum', operation)), 12)],

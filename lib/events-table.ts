@@ -3,7 +3,7 @@
  * (no second list of keys or indexes here).
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, StreamViewType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { INDEXES, PK, SK, TTL_ATTRIBUTE, type IndexDefinition } from '../lambdas/store/table/table.js';
 
@@ -28,6 +28,8 @@ export class EventsTable extends Construct {
       deletionProtection: props.retain,
       // Derived tombstones and the local quota's day counters expire on their own.
       timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The webhooks' fan-out reads which feeds moved from here (lib/webhooks.ts): the keys are all it needs.
+      dynamoStream: StreamViewType.KEYS_ONLY,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((index) => ({
         indexName: index.name,

@@ -109,6 +109,8 @@ export class KeyAdmin extends Construct {
   readonly api: RestApi;
   readonly fn: RouteFunction['fn'];
   readonly role: RouteFunction['role'];
+  /** The function with its binds (lib/webhooks.ts gives it the webhooks' grants). */
+  readonly routeFunction: RouteFunction;
   /** What the web product's IAM statement allows it to invoke: every key-management method of this stage. */
   readonly invokeArn: string;
 
@@ -117,7 +119,7 @@ export class KeyAdmin extends Construct {
     const stack = Stack.of(this);
     const fn = new RouteFunction(this, 'Function', {
       handlerFile: KEY_ADMIN.handlerFile,
-      description: 'Key management for the web product (IAM-only API): create, list, revoke',
+      description: "Key management for the web product (IAM-only API): keys and their webhooks",
       environment: props.environment,
       logRetention: props.logRetention,
       retainLogs: props.retainLogs,
@@ -126,6 +128,7 @@ export class KeyAdmin extends Construct {
     fn.fn.addEnvironment('USAGE_PLAN_ID', props.usagePlan.usagePlanId);
     this.fn = fn.fn;
     this.role = fn.role;
+    this.routeFunction = fn;
     for (const statement of keyAdminStatements(stack, props.table, props.usagePlan.usagePlanId)) fn.role.addToPolicy(statement);
     new Rule(this, 'Sweep', {
       description: 'Deletes the API Gateway keys no key record holds (lambdas/store/keys/plan-key-sweep.ts)',

@@ -17,7 +17,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DIMENSIONS, METRICS } from '../lambdas/http/metrics.js';
+import { DIMENSIONS, METRICS, type DeliveryResult } from '../lambdas/http/metrics.js';
 
 export interface MonitoringProps {
   readonly apis: Record<string, RestApi>;
@@ -30,6 +30,16 @@ export interface MonitoringProps {
   readonly ingest?: { queue: IQueue; deadLetters: IQueue };
   /** The stage's custom-metrics namespace (lib/observability.ts): where the key-management API counts its operations. */
   readonly metricsNamespace?: string;
+  /** Webhooks' queues and fan-out (lib/webhooks.ts): dead letters, lag, delivery failures. */
+  readonly webhooks?: WebhookAlarmSources;
+}
+
+export interface WebhookAlarmSources {
+  readonly wakeUps: IQueue;
+  readonly wakeUpDeadLetters: IQueue;
+  readonly fanOutDeadLetters: IQueue;
+  readonly streamFailures: IQueue;
+  readonly fanOut: IFunction;
 }
 
 export const ALARM_THRESHOLDS = {
@@ -51,6 +61,26 @@ export const ALARM_THRESHOLDS = {
    * a script creating keys (a bug, or stolen web-product credentials).
    */
   keyCreatesPer5Minutes: 50,
+  /**
+   * Age of the newest stream record the fan-out has read, ms (Lambda's
+   * IteratorAge): how late webhooks hear of a change. Seconds in normal
+   * running; a minute means the fan-out is failing or throttled.
+   */
+  webhookFanOutIteratorAgeMs: 60_000,
+  /**
+   * p99 of the seconds a wake-up waited for a delivery function (retries
+   * excluded): P18's burst is to be caught up within a minute, so waits
+   * past that say the delivery concurrency is too low or being throttled.
+   */
+  webhookWakeLagP99Seconds: 60,
+  /**
+   * Share of all webhooks' attempts that failed, over 5 minutes with at
+   * least webhookFailureMinimumAttempts of them: one endpoint down is its
+   * owner's (retried, then disabled); most of them failing at once is ours
+   * (the outbound path, DNS, a bad deploy).
+   */
+  webhookFailureShare: 0.5,
+  webhookFailureMinimumAttempts: 20,
 };
 
 /** The metric the key-creates alarm watches: KeyOperations with operation=created. */
@@ -76,6 +106,26 @@ export function freshnessLag(namespace: string, period: Duration): MathExpressio
 
 export function keyCreatesMetric(namespace: string, period: Duration): Metric {
   return new Metric({ namespace, metricName: METRICS.keyOperations, dimensionsMap: { [DIMENSIONS.operation]: 'created' }, statistic: 'Sum', period });
+}
+
+/** WebhookDeliveries of one result, summed. */
+export function webhookDeliveriesMetric(namespace: string, result: DeliveryResult, period: Duration): Metric {
+  return new Metric({ namespace, metricName: METRICS.webhookDeliveries, dimensionsMap: { [DIMENSIONS.result]: result }, statistic: 'Sum', period });
+}
+
+/** The share of webhook attempts that failed (0 below the minimum count of attempts, so a quiet stage never alarms on one failure). */
+export function webhookFailureShare(namespace: string, period: Duration): MathExpression {
+  const m = (r: DeliveryResult) => webhookDeliveriesMetric(namespace, r, period);
+  return new MathExpression({
+    expression: `IF(delivered + rejected + unanswered + refused >= ${ALARM_THRESHOLDS.webhookFailureMinimumAttempts}, (rejected + unanswered + refused) / (delivered + rejected + unanswered + refused), 0)`,
+    usingMetrics: { delivered: m('delivered'), rejected: m('rejected'), unanswered: m('unanswered'), refused: m('refused') },
+    label: 'Share of webhook attempts failed',
+    period,
+  });
+}
+
+export function webhookWakeLagMetric(namespace: string, period: Duration, statistic = 'p99'): Metric {
+  return new Metric({ namespace, metricName: METRICS.webhookWakeLag, statistic, period });
 }
 
 export class Monitoring extends Construct {
@@ -173,6 +223,7 @@ export class Monitoring extends Construct {
         }),
       );
     }
+    if (props.webhooks) this.alarms.push(...webhookAlarms(this, props.webhooks, props.metricsNamespace));
     this.alarms.push(
       new Alarm(this, 'TableThrottles', {
         alarmDescription: 'DynamoDB throttled requests on the table or an index: reads or writes are being refused (hot partition, or traffic past on-demand\'s instant capacity). See the runbook in docs/operations.md.',
@@ -204,4 +255,66 @@ export const TABLE_OPERATIONS = [Operation.GET_ITEM, Operation.QUERY, Operation.
 
 export function tableThrottles(table: ITableV2, period: Duration) {
   return table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period, statistic: 'Sum', label: 'Throttled requests' });
+}
+
+/** Webhooks' alarms (lib/webhooks.ts; runbook: docs/operations.md, "Webhooks"). */
+function webhookAlarms(scope: Construct, w: WebhookAlarmSources, namespace: string | undefined): Alarm[] {
+  const minute = Duration.minutes(1);
+  const alarms = [
+    new Alarm(scope, 'WebhookDeadLetters', {
+      alarmDescription: 'Webhook wake-ups in their dead-letter queue: a webhook whose every receive failed (the delivery function erring, a dependency down for hours). Its state is in its item; redrive after fixing the cause (runbook: docs/operations.md).',
+      metric: w.wakeUpDeadLetters.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+    new Alarm(scope, 'WebhookFanOutFailures', {
+      alarmDescription: "Fan-outs given up on: stream batches after their retries, or continuations after their receives. Their webhooks were not woken by those changes (they are by the scope's next one, or a resume); see docs/operations.md.",
+      metric: new MathExpression({
+        expression: 'MAX([stream, continuations])',
+        usingMetrics: {
+          stream: w.streamFailures.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+          continuations: w.fanOutDeadLetters.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        },
+        label: 'Fan-outs given up on',
+        period: minute,
+      }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+    new Alarm(scope, 'WebhookFanOutLag', {
+      alarmDescription: `The fan-out is more than ${ALARM_THRESHOLDS.webhookFanOutIteratorAgeMs / 1000} s behind the table's stream: webhooks hear of changes late (runbook: docs/operations.md).`,
+      metric: w.fanOut.metric('IteratorAge', { period: minute, statistic: 'Maximum' }),
+      threshold: ALARM_THRESHOLDS.webhookFanOutIteratorAgeMs,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+  ];
+  if (namespace) {
+    alarms.push(
+      new Alarm(scope, 'WebhookWakeLag', {
+        alarmDescription: `Webhook wake-ups waited more than ${ALARM_THRESHOLDS.webhookWakeLagP99Seconds} s (p99) for a delivery function: the delivery concurrency is too low for the load, or the function is throttled (runbook: docs/operations.md).`,
+        metric: webhookWakeLagMetric(namespace, minute),
+        threshold: ALARM_THRESHOLDS.webhookWakeLagP99Seconds,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(scope, 'WebhookDeliveryFailures', {
+        alarmDescription: `More than ${ALARM_THRESHOLDS.webhookFailureShare * 100}% of all webhook attempts failed for 15 minutes: not one consumer's endpoint but the way out (DNS, the network, a bad deploy); see docs/operations.md.`,
+        metric: webhookFailureShare(namespace, Duration.minutes(5)),
+        threshold: ALARM_THRESHOLDS.webhookFailureShare,
+        evaluationPeriods: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  return alarms;
 }

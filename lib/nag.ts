@@ -65,6 +65,10 @@ export const NAG_REASONS = {
     'SMG4',
     "The cursor key is an HMAC key, not a credential of another service: rotating it is putting a new random value (docs/deploy.md), after which the feed functions keep accepting the previous one for a cursor's 30-day lifetime; an automatic schedule would need a rotation function for no gain in what the key protects (cursors that reveal only public positions).",
   ),
+  webhookStreamFailures: ack(
+    'SQS3',
+    "This queue is a dead-letter queue: the on-failure destination of the webhooks' stream event source (lib/webhooks.ts), where Lambda puts the description of a stream batch it gave up on. cdk-nag recognizes a DLQ only by another queue's redrive policy; this one has its own alarm (WebhookFanOutFailures).",
+  ),
 };
 
 export function acknowledgeNagFindings(stack: PublicEventsStack): void {
@@ -80,6 +84,7 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(keyAdminApi.deploymentStage).acknowledge(NAG_REASONS.keyAdminWaf);
   Validations.of(keyAdminRole).acknowledge(NAG_REASONS.keyAdminApiKeyDeletion, NAG_REASONS.keyAdminTagOnCreate);
   Validations.of(stack.cursorKey).acknowledge(NAG_REASONS.cursorKeyRotation);
+  Validations.of(stack.webhooks.streamFailures).acknowledge(NAG_REASONS.webhookStreamFailures);
   const cdn = stack.embedCdn;
   if (cdn) {
     Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);

@@ -22,6 +22,7 @@ import { PublicWaf } from './public-waf.js';
 import { metricsNamespace, powertoolsEnvironment } from './observability.js';
 import { RestApis } from './rest-apis.js';
 import { RouteFunction } from './route-function.js';
+import { Webhooks } from './webhooks.js';
 import { EMBED_WEB_ACL_ARN_PATTERN, type StackConfig, type Stage } from './stack-config.js';
 
 /** The service stack's parameter holding the Embed web ACL's ARN when context does not give it. */
@@ -40,6 +41,8 @@ export class PublicEventsStack extends Stack {
   readonly publicWaf?: PublicWaf;
   readonly keyAdmin: KeyAdmin;
   readonly ingest: Ingest;
+  /** Webhooks (PRODUCT P18): the stream's fan-out, the wake-up queue, the delivery function, the secrets' key. */
+  readonly webhooks: Webhooks;
   /** The changes feeds' cursor key (lib/cursor-key.ts). */
   readonly cursorKey: ISecret;
 
@@ -130,9 +133,29 @@ export class PublicEventsStack extends Stack {
       keyAdmin: this.keyAdmin.fn,
     }));
 
+    const webhooks = (this.webhooks = new Webhooks(this, 'Webhooks', {
+      table,
+      cursorKey: cursorKey.secret,
+      keyAdmin: this.keyAdmin.routeFunction,
+      environment: powertools,
+      siteUrl: config.siteUrl,
+      deliveryConcurrency: config.webhookDeliveryConcurrency,
+      logRetention,
+      retain: production,
+    }));
+
     const apis = { Public: publicApi, Embed: embedApi };
-    const allFunctions = { ...Object.fromEntries(functions), Authorizer: authorizer.fn, LegacyRedirect: legacyRedirect.fn, Ingest: ingest.fn, KeyAdmin: this.keyAdmin.fn };
+    const allFunctions = {
+      ...Object.fromEntries(functions),
+      Authorizer: authorizer.fn,
+      LegacyRedirect: legacyRedirect.fn,
+      Ingest: ingest.fn,
+      KeyAdmin: this.keyAdmin.fn,
+      WebhookFanOut: webhooks.fanOut.fn,
+      WebhookDelivery: webhooks.delivery.fn,
+    };
     const ingestQueues = { queue: ingest.queue, deadLetters: ingest.deadLetters };
+    const webhookSources = { wakeUps: webhooks.wakeUps, wakeUpDeadLetters: webhooks.wakeUpDeadLetters, fanOutDeadLetters: webhooks.fanOutDeadLetters, streamFailures: webhooks.streamFailures, fanOut: webhooks.fanOut.fn };
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: { ...apis, KeyAdmin: this.keyAdmin.api },
       functions: allFunctions,
@@ -141,6 +164,7 @@ export class PublicEventsStack extends Stack {
       metricsNamespace: metricsNamespace(config.stage),
       alarmTopicArn: config.alarmTopicArn,
       alarmEmail: config.alarmEmail,
+      webhooks: webhookSources,
     });
     new OperationsDashboard(this, 'Dashboard', {
       dashboardName: `PublicEvents-${config.stage}`,
@@ -149,6 +173,7 @@ export class PublicEventsStack extends Stack {
       functions: allFunctions,
       table,
       ingest: ingestQueues,
+      webhooks: webhookSources,
       alarms: monitoring.alarms,
     });
     if (config.domainName && config.certificateArn) {

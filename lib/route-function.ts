@@ -22,7 +22,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -70,6 +70,12 @@ export interface RouteFunctionProps {
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
   readonly retainLogs: boolean;
+  /**
+   * A function that sends its own continuation to the queue it is invoked
+   * from (the webhooks' functions, lib/webhooks.ts) lets Lambda's recursive
+   * loop detection pass it; default: stopped after about 16 rounds.
+   */
+  readonly recursiveLoop?: RecursiveLoop;
 }
 
 export class RouteFunction extends Construct {
@@ -107,6 +113,7 @@ export class RouteFunction extends Construct {
       // over its own setting: per-stage levels and sampled DEBUG lines would be lost.
       loggingFormat: LoggingFormat.TEXT,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',

@@ -15,6 +15,9 @@ export const EMBED_WEB_ACL_ARN_PATTERN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}
 export const PUBLIC_LIMIT_DEFAULTS = { throttleRate: 100, throttleBurst: 200, wafRateLimit: 1_000 } as const;
 export type Stage = (typeof STAGES)[number];
 
+/** Webhook deliveries at once unless context says otherwise: well under a new account's 1,000 concurrent executions, which the API shares. */
+export const WEBHOOK_DELIVERY_CONCURRENCY = 50;
+
 export const stackConfigSchema = z
   .object({
     stage: z.enum(STAGES),
@@ -62,6 +65,13 @@ export const stackConfigSchema = z
     publicWafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(PUBLIC_LIMIT_DEFAULTS.wafRateLimit),
     /** How many ingest Lambdas the queue may run at once (AWS: 2 to 1000), so a burst of changes leaves concurrency to the API. */
     ingestMaxConcurrency: z.coerce.number().int().min(2).max(1_000).default(2),
+    /**
+     * Webhook delivery functions at once at most (the FIFO event source's
+     * maximum concurrency, AWS: 2 to 1000): each delivers one webhook's
+     * deliveries, so this many endpoints are being sent to at a time
+     * (docs/deploy.md, docs/performance.md).
+     */
+    webhookDeliveryConcurrency: z.coerce.number().int().min(2).max(1_000).default(WEBHOOK_DELIVERY_CONCURRENCY),
     /**
      * Where the quota 429's X-RateLimit-Reset and Retry-After come from.
      * `static` (default): only literal header values, the sources AWS documents
@@ -122,6 +132,7 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'publicWaf',
     'publicWafRateLimit',
     'ingestMaxConcurrency',
+    'webhookDeliveryConcurrency',
     'keyAdminCallers',
     'quotaHeaders',
     'logLevel',

@@ -18,10 +18,11 @@ export interface EmbeddedStore {
   close(): Promise<void>;
 }
 
-/** An item key a write touched: what DynamoDB Streams would carry with KEYS_ONLY. */
+/** An item key a write touched: what DynamoDB Streams would carry with KEYS_ONLY (`removed`: by a delete). */
 export interface WrittenKey {
   pk: string;
   sk: string;
+  removed?: true;
 }
 
 /**
@@ -54,8 +55,9 @@ const keyOf = (k: AttributeKey | undefined): WrittenKey | undefined => (k?.pk?.S
 /** The written keys of a write call's body (its Key, its Item, a batch's requests). */
 export function writtenKeys(operation: string, body: unknown): WrittenKey[] {
   const b = body as { Key?: AttributeKey; Item?: AttributeKey; RequestItems?: Record<string, { PutRequest?: { Item?: AttributeKey }; DeleteRequest?: { Key?: AttributeKey } }[]> };
-  if (operation === 'BatchWriteItem') return Object.values(b.RequestItems ?? {}).flatMap((reqs) => reqs.map((r) => keyOf(r.PutRequest?.Item ?? r.DeleteRequest?.Key)).filter((k): k is WrittenKey => !!k));
-  const one = keyOf(b.Key ?? b.Item);
+  const removed = (k: WrittenKey | undefined, gone: boolean) => (k && gone ? { ...k, removed: true as const } : k);
+  if (operation === 'BatchWriteItem') return Object.values(b.RequestItems ?? {}).flatMap((reqs) => reqs.map((r) => removed(keyOf(r.PutRequest?.Item ?? r.DeleteRequest?.Key), !r.PutRequest)).filter((k): k is WrittenKey => !!k));
+  const one = removed(keyOf(b.Key ?? b.Item), operation === 'DeleteItem');
   return one ? [one] : [];
 }
 

@@ -21,6 +21,8 @@ export function bundledFunctions(): Array<{ name: string; entry: string }> {
     ...[...new Set<string>(routes.map((r) => r.handler)), AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER].map((name) => ({ name, entry: join(ROOT, 'lambdas/handlers', `${name}.ts`) })),
     { name: 'ingest', entry: join(ROOT, 'lambdas/ingest/handler.ts') },
     { name: 'key-admin', entry: join(ROOT, 'lambdas/key-admin/handler.ts') },
+    { name: 'webhook-fan-out', entry: join(ROOT, 'lambdas/delivery/fan-out-handler.ts') },
+    { name: 'webhook-delivery', entry: join(ROOT, 'lambdas/delivery/delivery-handler.ts') },
   ];
 }
 

@@ -52,8 +52,15 @@ export const IDLE_PRICES = {
   webAclRule: { usd: 1, unit: 'rule of a web ACL', source: 'AWS WAF pricing', seenIn: 'as for the web ACL' },
   secret: { usd: 0.4, unit: 'secret', source: 'AWS Secrets Manager pricing', seenIn: 'summaries quoting it' },
   advancedParameter: { usd: 0.05, unit: 'advanced parameter', source: 'AWS Systems Manager pricing (Parameter Store)', seenIn: 'summaries quoting it (standard parameters are free: AWS documentation, "Specifying a default parameter tier")' },
-  kmsKey: { usd: 1, unit: 'KMS key (customer managed)', source: 'AWS Key Management Service pricing', seenIn: 'not read here: the long-standing list price, to check on the AWS page' },
+  kmsKey: { usd: 1, unit: 'KMS key (customer managed)', source: 'AWS Key Management Service pricing', seenIn: 'the AWS page ("Each AWS KMS key that you create in KMS costs $1/month")' },
+  kmsRotation: {
+    usd: 1,
+    unit: 'rotation of a KMS key, for its first two (later ones add nothing)',
+    source: 'AWS Key Management Service pricing',
+    seenIn: 'the AWS page ("each newly generated backing key costs an additional $1/month") and the AWS Security Blog, "The curious case of faster AWS KMS symmetric key rotation" (April 2024: the price of a key stops rising after its second rotation)',
+  },
   sqsRequest: { usd: 0.4 / 1e6, unit: 'SQS request (standard queue)', source: 'Amazon SQS pricing', seenIn: 'summaries quoting it (first 100 billion a month; empty receives count)' },
+  sqsFifoRequest: { usd: 0.5 / 1e6, unit: 'SQS request (FIFO queue)', source: 'Amazon SQS pricing', seenIn: "AWS's FIFO launch announcement (November 2016: $0.50 per million) and summaries quoting the current page" },
 } as const satisfies Record<string, IdlePrice>;
 
 /** Storage: what a GB kept costs a month, whatever the traffic. */
@@ -149,6 +156,14 @@ const FREE: Record<string, string> = {
   'AWS::WAFv2::WebACLAssociation': 'no charge (the web ACL is priced)',
 };
 
+/**
+ * Lambda reads a DynamoDB stream for its event source at no charge: "Read
+ * requests made by AWS Lambda-based consumers of DynamoDB Streams are free"
+ * (Amazon DynamoDB developer guide, "Evaluate your DynamoDB streams usage"),
+ * and a stream costs nothing idle.
+ */
+const FREE_STREAM_POLLING = "no charge: Lambda's reads of a DynamoDB stream are free, and a stream has no fee while idle";
+
 /** Paid WAF rule groups (a subscription on top of the rule): not priced here. */
 const PAID_RULE_GROUPS = /BotControl|ATP|ACFP|AntiDDoS/;
 
@@ -184,11 +199,14 @@ export function priceResource(id: string, resource: CfnResource, template: Templ
     }
     case 'AWS::Lambda::EventSourceMapping': {
       const source = JSON.stringify(p.EventSourceArn ?? '');
-      const queue = Object.entries(template.Resources).find(([other, r]) => r.Type === 'AWS::SQS::Queue' && source.includes(`"${other}"`));
-      if (!queue) throw unpriced(id, type, 'only an SQS queue in the same template is priced as a source');
       if (p.ProvisionedPollerConfig) throw unpriced(id, type, 'provisioned pollers bill by the hour');
+      const [streamTable, attribute] = (p.EventSourceArn?.['Fn::GetAtt'] ?? []) as [string?, string?];
+      if (attribute === 'StreamArn' && /^AWS::DynamoDB::(Global)?Table$/.test(template.Resources[streamTable ?? '']?.Type ?? '')) return free(FREE_STREAM_POLLING);
+      const queue = Object.entries(template.Resources).find(([other, r]) => r.Type === 'AWS::SQS::Queue' && source.includes(`"${other}"`));
+      if (!queue) throw unpriced(id, type, 'only an SQS queue or a DynamoDB stream in the same template is priced as a source');
       const requests = IDLE_POLL_REQUESTS_PER_MONTH;
-      return { kind: 'monthly', item: 'pollers', usd: requests * IDLE_PRICES.sqsRequest.usd, units: { pollers: IDLE_POLLERS, requests } };
+      const fifo = queue[1].Properties?.FifoQueue === true;
+      return { kind: 'monthly', item: 'pollers', usd: requests * (fifo ? IDLE_PRICES.sqsFifoRequest : IDLE_PRICES.sqsRequest).usd, units: { pollers: IDLE_POLLERS, requests, ...(fifo ? { 'FIFO pollers': IDLE_POLLERS } : {}) } };
     }
     case 'AWS::SecretsManager::Secret':
       return { kind: 'monthly', item: 'secrets', usd: IDLE_PRICES.secret.usd, units: { secrets: 1 } };
@@ -199,7 +217,8 @@ export function priceResource(id: string, resource: CfnResource, template: Templ
       throw unpriced(id, type, `tier ${tier} may be advanced`);
     }
     case 'AWS::KMS::Key':
-      if (p.EnableKeyRotation) throw unpriced(id, type, 'each rotation of a key adds to its monthly fee');
+      // A rotated key is priced at what it comes to after its second rotation, and stays at (two years on, with yearly rotations).
+      if (p.EnableKeyRotation) return { kind: 'monthly', item: 'kmsKeys', usd: IDLE_PRICES.kmsKey.usd + 2 * IDLE_PRICES.kmsRotation.usd, units: { keys: 1, 'rotated keys': 1 } };
       return { kind: 'monthly', item: 'kmsKeys', usd: IDLE_PRICES.kmsKey.usd, units: { keys: 1 } };
     case 'AWS::DynamoDB::GlobalTable':
     case 'AWS::DynamoDB::Table': {
@@ -304,13 +323,13 @@ function priceOf(item: Item): string {
     case 'webAcls':
       return `${dollars(IDLE_PRICES.webAcl.usd)} per web ACL, ${dollars(IDLE_PRICES.webAclRule.usd)} per rule`;
     case 'pollers':
-      return `${dollars(IDLE_PRICES.sqsRequest.usd * 1e6)} per million requests; ${IDLE_POLLERS} long polls of at most 20 s at once`;
+      return `${dollars(IDLE_PRICES.sqsRequest.usd * 1e6)} per million requests (FIFO ${dollars(IDLE_PRICES.sqsFifoRequest.usd * 1e6)}); ${IDLE_POLLERS} long polls of at most 20 s at once per queue`;
     case 'secrets':
       return `${dollars(IDLE_PRICES.secret.usd)} per secret`;
     case 'parameters':
       return `${dollars(IDLE_PRICES.advancedParameter.usd)} per advanced parameter`;
     case 'kmsKeys':
-      return `${dollars(IDLE_PRICES.kmsKey.usd)} per key`;
+      return `${dollars(IDLE_PRICES.kmsKey.usd)} per key, ${dollars(IDLE_PRICES.kmsRotation.usd)} more for each of its first two rotations`;
   }
 }
 

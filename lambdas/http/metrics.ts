@@ -33,6 +33,8 @@ export const METRICS = {
   webhooksDisabled: 'WebhooksDisabled',
   /** Webhooks woken by the fan-out for a change of their scope. */
   webhookNudges: 'WebhookNudges',
+  /** Seconds a webhook's wake-up waited in the queue for a delivery function, counted at its first receive (retries excluded). */
+  webhookWakeLag: 'WebhookWakeLag',
 } as const;
 
 export type MetricName = (typeof METRICS)[keyof typeof METRICS];

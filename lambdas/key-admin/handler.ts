@@ -43,6 +43,7 @@ import { revokeAudit } from './revoke-audit.js';
 import { buildKeyTasks, isKeyTask, type KeyTask, type KeyTaskResult } from './tasks.js';
 import { WebhookError, type WebhookManager } from './webhook-manager.js';
 import { handleWebhookRequest, isWebhookOperation } from './webhook-handler.js';
+import { lambdaWebhookManager } from './webhook-lambda.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
@@ -230,10 +231,13 @@ function lambdaHandler(): Entry {
   const parsed = envSchema.safeParse(process.env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
   const logger = lambdaLogger();
-  const manager = new KeyManager(createDocumentClient(), parsed.data.TABLE_NAME, {
+  const metrics = lambdaMetrics();
+  const client = createDocumentClient();
+  const manager = new KeyManager(client, parsed.data.TABLE_NAME, {
     planKeys: new ApiGatewayPlanKeys(new APIGatewayClient({}), parsed.data.USAGE_PLAN_ID),
   });
-  const handler = buildKeyAdminFunction({ manager, logger, metrics: lambdaMetrics() });
+  const webhooks = lambdaWebhookManager(client, parsed.data.TABLE_NAME, manager, logger, metrics, () => ({ caller: current.getStore()?.caller ?? 'unknown' }));
+  const handler = buildKeyAdminFunction({ manager, webhooks, logger, metrics });
   // Request id, cold start and function name on every line; never the event (a create's answer carries the key, its body the name).
   return middy(handler).use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) as unknown as Entry;
 }

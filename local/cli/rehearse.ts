@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { REHEARSAL_STAGES, rehearsalRequests } from '../rehearsal/checks.js';
 import { foreignKeysRefused, keyAdminRoundTrip } from '../rehearsal/key-admin-check.js';
+import { webhookRoundTrip } from '../rehearsal/webhook-check.js';
 import { startRehearsal } from '../rehearsal/rehearsal.js';
 import { serveBanner } from '../rehearsal/serve.js';
 import { fail } from './fail.js';
@@ -79,7 +80,8 @@ async function check(): Promise<void> {
   let failed = false;
   for (const [name, context] of Object.entries(REHEARSAL_STAGES)) {
     const started = performance.now();
-    const rehearsal = await startRehearsal({ context, dataFile: `${ROOT}data/demo.json` });
+    // Webhooks' receivers are on this machine: the local setting that allows them, on the functions it runs (never in the template).
+    const rehearsal = await startRehearsal({ context, dataFile: `${ROOT}data/demo.json`, allowLoopbackWebhooks: true });
     try {
       const lines: string[] = [];
       // Each API at its own (execute-api) URL, then through each custom domain of the template.
@@ -97,11 +99,15 @@ async function check(): Promise<void> {
         lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}`);
         if (!check.ok) failed = true;
       }
-      const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+      const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
       for (const line of readFileSync(`${ROOT}test/fixtures/changes-example.jsonl`, 'utf8').split('\n').filter(Boolean)) rehearsal.send(queueId, line);
       const ingest = await rehearsal.drain();
       lines.push(`${ingest.failures === 0 ? 'ok  ' : 'FAIL'} ingest: ${ingest.batches} batch(es), ${ingest.failures} failed record(s), ${ingest.deadLettered} dead-lettered`);
       if (ingest.failures) failed = true;
+      for (const check of await webhookRoundTrip(rehearsal, `${ROOT}data/demo.json`)) {
+        lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}`);
+        if (!check.ok) failed = true;
+      }
       const problems = rehearsal.problems();
       if (problems.length) failed = true;
       const allowed = rehearsal.endpoint.calls.filter((c) => c.allowed).length;

@@ -11,7 +11,8 @@
  * (api-keys.ts), evaluated with its ARNs and tag condition keys; Secrets Manager's GetSecretValue
  * (AWS_ENDPOINT_URL_SECRETS_MANAGER) to the template's secrets, with values made for the rehearsal; Lambda's
  * Invoke (AWS_ENDPOINT_URL_LAMBDA: a function invoking another, the ingest the key-management function) to the
- * invoked function's host, evaluated as lambda:InvokeFunction on its ARN. A denied
+ * invoked function's host, evaluated as lambda:InvokeFunction on its ARN; KMS's Encrypt and Decrypt
+ * (AWS_ENDPOINT_URL_KMS) to the template's keys (kms.ts), evaluated with the key's own policy. A denied
  * call is answered AccessDeniedException, as AWS does, and recorded.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -19,7 +20,8 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import type { ApiKeyStore } from './api-keys.js';
 import type { Invocation } from './lambda-host.js';
-import { ACCOUNT, REGION, describeDenial, evaluate, type AwsCall, type Denial, type PolicyDocument } from './iam.js';
+import { ACCOUNT, REGION, describeDenial, evaluate, evaluateAs, type AwsCall, type Denial, type PolicyDocument } from './iam.js';
+import type { KmsStandIn } from './kms.js';
 
 export interface KeySchema {
   /** Partition key attribute of the table, and of each index by name. */
@@ -35,8 +37,8 @@ export interface EndpointOptions {
   readonly roles: ReadonlyMap<string, { roleName: string; policies: PolicyDocument[] }>;
   /** Queue ARN for a queue URL the function sends to; undefined: not a queue of the template. */
   readonly queueArn: (queueUrl: string) => string | undefined;
-  /** A message a function sent: its body, its DelaySeconds (0 to 900, as SQS allows) and its message attributes as sent. */
-  readonly onSend: (queueUrl: string, body: string, sent: SentExtras) => void;
+  /** A message sent (its FIFO group and deduplication id when given); an answer is SQS's refusal of it. */
+  readonly onSend: (queueUrl: string, message: SentMessage) => { type: string; message: string } | void;
   /** Whether the next Invoke is refused as Lambda refuses one past the account's concurrency (429 TooManyRequestsException). */
   readonly invokeThrottled?: () => boolean;
   /** A received message's visibility set by the function (ChangeMessageVisibility); false: no such message in flight. */
@@ -47,12 +49,17 @@ export interface EndpointOptions {
   readonly secrets: ReadonlyMap<string, { current: string; previous?: string }>;
   /** Runs a function of the template (by logical id) for Lambda's Invoke; undefined: no such function. */
   readonly invoke?: (functionId: string) => ((event: unknown) => Promise<Invocation>) | undefined;
+  /** The template's KMS keys. */
+  readonly kms?: KmsStandIn;
 }
 
-/** What SendMessage carries besides the body. */
-export interface SentExtras {
-  delaySeconds: number;
-  attributes: Record<string, { DataType: string; StringValue?: string }>;
+export interface SentMessage {
+  readonly body: string;
+  readonly groupId?: string;
+  readonly dedupId?: string;
+  readonly delaySeconds?: number;
+  /** As sent (MessageAttributes), delivered in the event's records as Lambda delivers them. */
+  readonly attributes?: Record<string, { DataType: string; StringValue?: string }>;
 }
 
 export interface AwsEndpoint {
@@ -62,6 +69,12 @@ export interface AwsEndpoint {
   readonly denials: Denial[];
   /** Calls this endpoint cannot interpret (an unknown service or operation): a failure like a denial. */
   readonly unsupported: string[];
+  /**
+   * Evaluates calls made with a function's role by a service on its behalf
+   * (an event source mapping's poller reading a stream or a queue), recorded
+   * as its calls are; the first denial, or undefined.
+   */
+  check(fn: string, evaluations: AwsCall[], operation: string): Promise<Denial | undefined>;
   close(): Promise<void>;
 }
 
@@ -159,11 +172,17 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
 
   // The same call of the same function always gets the same decision: evaluated once.
   const decisions = new Map<string, Promise<{ allowed: boolean; decision: string }>>();
-  async function authorize(fn: string, evaluations: AwsCall[], operation: string): Promise<Denial | undefined> {
+  async function authorize(fn: string, evaluations: AwsCall[], operation: string, resourcePolicy?: PolicyDocument): Promise<Denial | undefined> {
     const role = opts.roles.get(fn);
     for (const call of evaluations) {
-      const key = JSON.stringify([fn, call.action, call.resource, call.context]);
-      if (!decisions.has(key)) decisions.set(key, role ? evaluate(call, role.roleName, role.policies) : Promise.resolve({ allowed: false, decision: 'no role in the template' }));
+      const key = JSON.stringify([fn, call.action, call.resource, call.context, resourcePolicy ?? null]);
+      const decide = () =>
+        !role
+          ? Promise.resolve({ allowed: false, decision: 'no role in the template' })
+          : resourcePolicy
+            ? evaluateAs(`arn:aws:sts::${ACCOUNT}:assumed-role/${role.roleName}/${call.fn}`, call, role.policies, role.roleName, resourcePolicy)
+            : evaluate(call, role.roleName, role.policies);
+      if (!decisions.has(key)) decisions.set(key, decide());
       const decision = await decisions.get(key)!;
       calls.push({ fn, operation, action: call.action, resource: call.resource, allowed: decision.allowed });
       if (!decision.allowed) {
@@ -264,18 +283,35 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         const denial = await authorize(fn, [{ fn, action: 'sqs:SendMessage', resource: arn, context: {} }], operation);
         if (denial) return awsError(res, 400, 'com.amazon.coral.service#AccessDeniedException', `not authorized to perform: sqs:SendMessage on resource: ${arn}`);
         const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-        const entries = operation === 'SendMessage' ? [parsed] : ((parsed.Entries ?? []) as Body[]);
         // SQS's bounds for a message's delay: 0 to 900 seconds.
-        const badDelay = entries.find((e) => e.DelaySeconds !== undefined && !(Number.isInteger(e.DelaySeconds) && e.DelaySeconds >= 0 && e.DelaySeconds <= 900));
+        const badDelay = (operation === 'SendMessage' ? [parsed] : ((parsed.Entries ?? []) as Body[])).find(
+          (e) => e.DelaySeconds !== undefined && !(Number.isInteger(e.DelaySeconds) && Number(e.DelaySeconds) >= 0 && Number(e.DelaySeconds) <= 900),
+        );
         if (badDelay) return awsError(res, 400, 'com.amazonaws.sqs#InvalidParameterValue', `DelaySeconds ${String(badDelay.DelaySeconds)} is out of range (0 to 900)`);
-        const extras = (e: Body): SentExtras => ({ delaySeconds: Number(e.DelaySeconds ?? 0), attributes: (e.MessageAttributes ?? {}) as SentExtras['attributes'] });
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        const sent = (e: Body) =>
+          opts.onSend(queueUrl, {
+            body: String(e.MessageBody),
+            groupId: e.MessageGroupId,
+            dedupId: e.MessageDeduplicationId,
+            delaySeconds: e.DelaySeconds,
+            attributes: e.MessageAttributes as SentMessage['attributes'],
+          });
         if (operation === 'SendMessage') {
-          opts.onSend(queueUrl, String(parsed.MessageBody), extras(parsed));
+          const refused = sent(parsed);
+          if (refused) return awsError(res, 400, `com.amazonaws.sqs#${refused.type}`, refused.message);
+          res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
           return res.end(JSON.stringify({ MessageId: randomUUID(), MD5OfMessageBody: md5(String(parsed.MessageBody)) }));
         }
-        for (const e of entries) opts.onSend(queueUrl, String(e.MessageBody), extras(e));
-        return res.end(JSON.stringify({ Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(String(e.MessageBody)) })), Failed: [] }));
+        const entries = (parsed.Entries ?? []) as Body[];
+        // SQS answers each entry: a refused one is in Failed (a sender's fault), the rest are sent.
+        const outcomes = entries.map((e) => ({ e, refused: sent(e) }));
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        return res.end(
+          JSON.stringify({
+            Successful: outcomes.filter((o) => !o.refused).map(({ e }) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(String(e.MessageBody)) })),
+            Failed: outcomes.filter((o) => o.refused).map(({ e, refused }) => ({ Id: e.Id, SenderFault: true, Code: refused!.type, Message: refused!.message })),
+          }),
+        );
       }
       if (service === 'AmazonSQS' && operation === 'ChangeMessageVisibility') {
         const queueUrl = String(parsed.QueueUrl);
@@ -290,6 +326,17 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
         return res.end('{}');
       }
+      if (service === 'TrentService' && operation && opts.kms) {
+        const call = opts.kms.interpret(fn, operation, parsed);
+        if (call) {
+          const denial = await authorize(fn, [call.evaluation], operation, call.keyPolicy);
+          if (denial) return awsError(res, 400, 'AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: ${denial.action} on resource: ${denial.resource}`, false);
+          const out = call.run();
+          if (out.type) return awsError(res, out.status, out.type, String(out.body.message), false);
+          res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID() });
+          return res.end(JSON.stringify(out.body));
+        }
+      }
       unsupported.push(`${fn}: ${service}.${operation} is not interpreted by the rehearsal`);
       awsError(res, 400, 'UnknownOperationException', `rehearsal: ${service}.${operation} not interpreted`);
     })().catch((error: unknown) => awsError(res, 500, 'InternalServerError', String(error)));
@@ -301,6 +348,7 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
     calls,
     denials,
     unsupported,
+    check: (fn, evaluations, operation) => authorize(fn, evaluations, operation),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

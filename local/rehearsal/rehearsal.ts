@@ -3,16 +3,18 @@
  * served offline. Every API of the template on its own loopback port
  * (rest-api.ts), every function run from its bundled asset (lambda-host.ts)
  * with its template environment, every AWS call checked against its role
- * (aws-endpoint.ts), the table in dynalite and the queues in memory
- * (queues below), each SQS event source mapping delivering batches as Lambda
- * does. Generic over the template: a new function, API or queue is served
- * without a change here, and what cannot be served fails at start.
+ * (aws-endpoint.ts), the table in dynalite with its stream (streams.ts), the
+ * queues in memory and the KMS keys (kms.ts), each event source mapping
+ * (SQS standard and FIFO, the table's stream) delivering batches as Lambda
+ * does (event-sources.ts). Generic over the template: a new function, API or
+ * queue is served without a change here, and what cannot be served fails at
+ * start.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/table/client.js';
@@ -26,6 +28,10 @@ import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../sigv4-check.js';
 import { synthesizeAssembly, withCdkJsonContext, type Assembly } from './assembly.js';
 import { ApiKeyStore } from './api-keys.js';
 import { startAwsEndpoint, type AwsEndpoint, type KeySchema } from './aws-endpoint.js';
+import { EventSources, type DrainResult, type SqsMessage } from './event-sources.js';
+import { KmsStandIn } from './kms.js';
+import { TableStream } from './streams.js';
+import { ALLOW_LOOPBACK_SETTING } from '../../lambdas/delivery/settings.js';
 import { ACCOUNT, REGION, describeDenial, type PolicyDocument } from './iam.js';
 import { LambdaHost, type FunctionSpec } from './lambda-host.js';
 import { RestApiRehearsal } from './rest-api.js';
@@ -50,23 +56,22 @@ export interface RehearsalOptions {
   readonly throttleClockMs?: () => number;
   /** Edits a copy of the synthesized template before it is served: tests show what a missing statement or a narrower grant does. */
   readonly amendTemplate?: (template: Json) => void;
+  /**
+   * Gives the queues a clock (`now`): a message made invisible comes back
+   * once `now` reaches it, and drain() ends when nothing is due. Without it a
+   * failed message is given out again at the next round (event-sources.ts).
+   */
+  readonly queueClock?: boolean;
+  /**
+   * Sets the local setting that lets the webhooks' outbound guard deliver to
+   * loopback receivers (lambdas/delivery/settings.ts) on every function it
+   * runs, as `npm start -- --allow-loopback-webhooks` does for the local
+   * server: the template never sets it (test/infra/webhooks.test.ts).
+   */
+  readonly allowLoopbackWebhooks?: boolean;
 }
 
-export interface SqsMessage {
-  readonly messageId: string;
-  readonly body: string;
-  receiveCount: number;
-  /** As a function sent it (SendMessage's DelaySeconds; the rehearsal's queue has no clock, so it is recorded, not waited). */
-  readonly delaySeconds?: number;
-  /** As sent (SendMessage's MessageAttributes), delivered in the event's records as Lambda delivers them. */
-  readonly messageAttributes?: Record<string, { DataType: string; StringValue?: string }>;
-  /**
-   * The visibility the function last set for it (ChangeMessageVisibility), in
-   * seconds. The rehearsal has no clock for the queue: a failed message is
-   * delivered again at the next drain round, as if that time had passed.
-   */
-  visibilityTimeout?: number;
-}
+export type { SqsMessage, DrainResult };
 
 export interface Rehearsal {
   readonly assembly: Assembly;
@@ -110,10 +115,16 @@ export interface Rehearsal {
   readonly queues: Map<string, SqsMessage[]>;
   /** Sends a message as a producer would (outside any role: the web product's own). */
   send(queueId: string, body: string): void;
+  /**
+   * Delivers every event source's batches to its mapped function (queues and
+   * the table's stream) until nothing is left that is due (with queueClock)
+   * or at all: applied, dead-lettered, or (streams) given up. Counts the
+   * queues' batches; a stream's are in `invocations`. `maxBatches` stops
+   * after that many queue batches.
+   */
+  drain(opts?: { maxBatches?: number }): Promise<DrainResult>;
   /** The next `count` Invokes of one function by another are refused as Lambda refuses one past the account's concurrency (429). */
   throttleInvokes(count: number): void;
-  /** Delivers every queue's messages to its mapped function until all are applied or dead-lettered (or `maxBatches` were delivered). */
-  drain(opts?: { maxBatches?: number }): Promise<{ batches: number; failures: number; deadLettered: number }>;
   /** Everything that would fail in AWS so far: denials, calls not interpreted, function errors. */
   problems(): string[];
   close(): Promise<void>;
@@ -146,7 +157,13 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
   const assembly = synthesizeAssembly(withCdkJsonContext(opts.context));
   const loaded = await readDataset(opts.dataFile);
   const { dataset, demoKey } = withDemoKey(loaded.dataset);
-  const store = await startDynalite();
+  // The table's stream: every write the store answers, once the rehearsal's own load is done (streams.ts).
+  let stream: TableStream | undefined;
+  const store = await startDynalite(0, (keys) => {
+    if (!stream) return;
+    stream.append(keys.filter((k) => !k.removed), false);
+    stream.append(keys.filter((k) => k.removed), true);
+  });
   const client = createDocumentClient({ endpoint: store.endpoint });
   const closers: (() => Promise<unknown>)[] = [async () => client.destroy(), () => store.close()];
   const close = async () => {
@@ -175,6 +192,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       template.ofType('AWS::ApiGateway::UsagePlan').map(([pid]) => template.ref(pid, pid)),
       () => (opts.now === undefined ? new Date() : typeof opts.now === 'function' ? opts.now() : opts.now),
     );
+    let invokeThrottles = 0;
     const planKeys = await registerPlanKeys(client, tableName, apiKeys.planKeys);
     const invokeArn = templateJson.Outputs?.KeyAdminInvokeArn?.Value as Json;
     const webProduct: WebProduct = {
@@ -187,6 +205,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     const queues = new Map<string, SqsMessage[]>(template.ofType('AWS::SQS::Queue').map(([qid]) => [qid, []]));
     /** Messages of a batch being processed, by receipt handle: the ones ChangeMessageVisibility may name. */
     const inFlight = new Map<string, SqsMessage>();
+    const kms = new KmsStandIn(template.ofType('AWS::KMS::Key').map(([kid]) => ({ arn: template.getAtt(kid, 'Arn', kid), policy: template.prop(kid, 'KeyPolicy') as PolicyDocument })));
     const queueOfUrl = (url: string) => [...queues.keys()].find((qid) => url.endsWith(`/${qid}`));
     const roles = new Map<string, { roleName: string; policies: PolicyDocument[] }>();
     const specs: FunctionSpec[] = [];
@@ -223,7 +242,6 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     // The function hosts, made once the endpoint's URL is known; a function invoking another reaches them through it.
     const hosts = new Map<string, LambdaHost>();
     const invocations: string[] = [];
-    let invokeThrottles = 0;
     if (secrets.size !== 1) throw new TemplateError('SecretsManager', `expected one secret (the cursor key), found ${secrets.size}`);
     const endpoint = await startAwsEndpoint({
       secrets,
@@ -234,7 +252,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         const qid = queueOfUrl(url);
         return qid ? template.getAtt(qid, 'Arn', 'queue') : undefined;
       },
-      onSend: (url, body, sent) => queues.get(queueOfUrl(url)!)!.push({ messageId: randomUUID(), body, receiveCount: 0, delaySeconds: sent.delaySeconds, messageAttributes: sent.attributes }),
+      onSend: (url, message) => sources.send(queueOfUrl(url)!, message),
       invokeThrottled: () => invokeThrottles > 0 && invokeThrottles-- > 0,
       // The receipt handle is the message id (drain); a message is in flight while its batch runs.
       onVisibility: (url, handle, seconds) => {
@@ -244,6 +262,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         return true;
       },
       apiKeys,
+      kms,
       invoke: (id) => {
         const host = hosts.get(id);
         if (!host) return undefined;
@@ -265,6 +284,8 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       AWS_ENDPOINT_URL_API_GATEWAY: endpoint.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint.url,
       AWS_ENDPOINT_URL_LAMBDA: endpoint.url,
+      AWS_ENDPOINT_URL_KMS: endpoint.url,
+      ...(opts.allowLoopbackWebhooks ? { [ALLOW_LOOPBACK_SETTING]: 'true' } : {}),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(opts.now ? { REHEARSAL_NOW: now().toISOString() } : {}),
     };
@@ -276,6 +297,11 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       hosts.set(spec.logicalId, new LambdaHost({ ...spec, environment }, { ...awsEnv, REHEARSAL_FUNCTION_ARN: template.getAtt(spec.logicalId, 'Arn', spec.logicalId) }, { clock: opts.now ? now : undefined, onLog: opts.onLog }));
     }
     closers.push(async () => Promise.all([...hosts.values()].map((h) => h.close())));
+
+    // The stream starts now, after the rehearsal's own load (a stack is deployed, then loaded: its load would be on it too).
+    const streamView = template.prop(tableName, 'StreamSpecification.StreamViewType') as string | undefined;
+    if (streamView) stream = new TableStream(streamView, now);
+    const sources = new EventSources({ template, queues, hosts, endpoint: () => endpoint, stream, now, clock: opts.queueClock === true, invocations, inFlight });
 
     const apis: Rehearsal['apis'] = [];
     for (const [apiId] of template.ofType('AWS::ApiGateway::RestApi')) {
@@ -324,71 +350,6 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       domains.push({ id: did, name: domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     }
 
-    // SQS event source mappings: batches of BatchSize, partial batch responses when the mapping reports them.
-    const mappings = template.ofType('AWS::Lambda::EventSourceMapping').map(([mid, m]) => {
-      const queueId = Template.targetOf(m.Properties?.EventSourceArn);
-      const fn = Template.targetOf(m.Properties?.FunctionName);
-      if (!queueId || !queues.has(queueId) || !fn) throw new TemplateError(mid, 'only SQS event sources of this template are rehearsed');
-      const redrive = template.prop(queueId, 'RedrivePolicy') as Json;
-      return {
-        queueId,
-        fn,
-        batchSize: Number(template.prop(mid, 'BatchSize') ?? 10),
-        partial: ((template.prop(mid, 'FunctionResponseTypes') ?? []) as string[]).includes('ReportBatchItemFailures'),
-        maxReceiveCount: Number(redrive?.maxReceiveCount ?? Infinity),
-        deadLetterId: redrive ? [...queues.keys()].find((q) => template.getAtt(q, 'Arn', mid) === redrive.deadLetterTargetArn) : undefined,
-      };
-    });
-    const functionErrors: string[] = [];
-
-    async function drain(drainOpts: { maxBatches?: number } = {}) {
-      let batches = 0;
-      let failures = 0;
-      let deadLettered = 0;
-      for (let round = 0; round < Math.min(10_000, drainOpts.maxBatches ?? Infinity); round++) {
-        const mapping = mappings.find((m) => queues.get(m.queueId)!.length > 0);
-        if (!mapping) break;
-        const queue = queues.get(mapping.queueId)!;
-        const batch = queue.splice(0, mapping.batchSize);
-        for (const m of batch) inFlight.set(m.messageId, m);
-        batches++;
-        const queueArn = template.getAtt(mapping.queueId, 'Arn', mapping.queueId);
-        const event = {
-          Records: batch.map((m) => ({
-            messageId: m.messageId,
-            receiptHandle: m.messageId,
-            body: m.body,
-            attributes: { ApproximateReceiveCount: String(++m.receiveCount), SentTimestamp: String(now().getTime()), SenderId: 'rehearsal', ApproximateFirstReceiveTimestamp: String(now().getTime()) },
-            messageAttributes: Object.fromEntries(Object.entries(m.messageAttributes ?? {}).map(([k, a]) => [k, { stringValue: a.StringValue, dataType: a.DataType, stringListValues: [], binaryListValues: [] }])),
-            md5OfBody: '',
-            eventSource: 'aws:sqs',
-            eventSourceARN: queueArn,
-            awsRegion: REGION,
-          })),
-        };
-        invocations.push(mapping.fn);
-        const out = await hosts.get(mapping.fn)!.invoke(event);
-        let failed: SqsMessage[];
-        if (!out.ok) {
-          functionErrors.push(`${mapping.fn}: ${out.errorType}: ${out.errorMessage}`);
-          failed = batch;
-        } else if (mapping.partial) {
-          const ids = new Set((((JSON.parse(out.payload) as Json)?.batchItemFailures ?? []) as Json[]).map((f) => String(f.itemIdentifier)));
-          failed = batch.filter((m) => ids.has(m.messageId));
-        } else failed = [];
-        for (const m of batch) inFlight.delete(m.messageId);
-        failures += failed.length;
-        for (const m of failed) {
-          if (m.receiveCount >= mapping.maxReceiveCount && mapping.deadLetterId) {
-            queues.get(mapping.deadLetterId)!.push(m);
-            deadLettered++;
-          } else queue.push(m);
-        }
-        // A dead-letter queue has no mapping: stop once only it holds messages.
-      }
-      return { batches, failures, deadLettered };
-    }
-
     const urlFor = (path: string, method = 'GET') => {
       const api = apis.find((a) => a.rest.serves(method, path.split('?')[0]!));
       if (!api) throw new Error(`no API of the template serves ${path}`);
@@ -415,14 +376,14 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       registerPlanKeys: async () => {
         await registerPlanKeys(client, tableName, planKeys);
       },
-      send: (queueId, body) => queues.get(queueId)!.push({ messageId: randomUUID(), body, receiveCount: 0 }),
+      send: (queueId, body) => void sources.send(queueId, { body }),
+      drain: (drainOpts) => sources.drain(drainOpts),
       throttleInvokes: (count) => void (invokeThrottles = count),
-      drain,
       problems: () => [
         ...endpoint.denials.map((d) => `denied: ${describeDenial(d)}`),
         ...endpoint.unsupported,
         ...apis.flatMap((a) => a.rest.functionErrors),
-        ...functionErrors,
+        ...sources.functionErrors,
       ],
       close,
     };

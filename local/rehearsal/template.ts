@@ -76,6 +76,11 @@ export class Template {
       case 'AWS::DynamoDB::GlobalTable.Arn':
       case 'AWS::DynamoDB::Table.Arn':
         return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${id}`;
+      case 'AWS::DynamoDB::GlobalTable.StreamArn':
+      case 'AWS::DynamoDB::Table.StreamArn':
+        return Template.streamArn(id);
+      case 'AWS::KMS::Key.Arn':
+        return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${id}`;
       case 'AWS::SQS::Queue.Arn':
         return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
       case 'AWS::SQS::Queue.QueueName':
@@ -95,6 +100,11 @@ export class Template {
       default:
         throw new TemplateError(where, `cannot resolve Fn::GetAtt ${id}.${attribute} (${r.Type})`);
     }
+  }
+
+  /** A table's stream ARN as DynamoDB gives it: the table's, then the stream's label (its creation time; here fixed). */
+  static streamArn(tableId: string): string {
+    return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${tableId}/stream/2026-01-01T00:00:00.000`;
   }
 
   /** A secret's ARN as Secrets Manager gives it: its name, then a dash and six random characters (here fixed). */

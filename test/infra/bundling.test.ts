@@ -49,7 +49,7 @@ describe('Lambda bundling', () => {
   it('bundles Powertools into every handler: the metafile has Powertools inputs, and no import but the AWS SDK and Node', async () => {
     // One bundle per function's handler file (both OpenAPI routes share one).
     const handlers = [...new Set<string>(routes.map((r) => r.handler)), AUTHORIZER_HANDLER, LEGACY_REDIRECT_HANDLER];
-    const entries = [...handlers.map((h) => `lambdas/handlers/${h}.ts`), 'lambdas/ingest/handler.ts', 'lambdas/key-admin/handler.ts'];
+    const entries = [...handlers.map((h) => `lambdas/handlers/${h}.ts`), 'lambdas/ingest/handler.ts', 'lambdas/key-admin/handler.ts', 'lambdas/delivery/fan-out-handler.ts', 'lambdas/delivery/delivery-handler.ts'];
     const { metafile } = await build({
       entryPoints: entries.map((e) => join(ROOT, e)),
       outdir: mkdtempSync(join(tmpdir(), 'pe-meta-')),

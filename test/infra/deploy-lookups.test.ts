@@ -23,7 +23,7 @@ describe.each([
 
   it('gives no function a layer', () => {
     const functions = resources(template, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(routes.length + 4); // the routes, the authorizer, the redirect, the ingest, key management
+    expect(functions).toHaveLength(routes.length + 6); // the routes, the authorizer, the redirect, the ingest, key management, the webhooks fan-out and delivery
     for (const [, f] of functions) expect(f.Properties.Layers).toBeUndefined();
     expect(resources(template, 'AWS::Lambda::LayerVersion')).toEqual([]);
   });

@@ -48,8 +48,13 @@ describe('docs/performance.md: what a stage costs a month with no traffic', () =
     }
   });
 
-  it('prices the ingest pollers from the event source mapping, and production alone pays its two web ACLs (Public, Embed)', () => {
-    expect(idleCost(templates.staging).monthly.pollers?.units).toEqual({ pollers: 5, requests: IDLE_POLL_REQUESTS_PER_MONTH });
+  it("prices the pollers of each SQS event source (the ingest's, the webhooks' fan-out and FIFO wake-ups at FIFO's rate), the stream's as free, and production alone pays its two web ACLs (Public, Embed)", () => {
+    expect(idleCost(templates.staging).monthly.pollers).toEqual({ usd: expect.closeTo(IDLE_POLL_REQUESTS_PER_MONTH * (2 * 0.4 + 0.5) / 1e6, 9), units: { pollers: 15, requests: 3 * IDLE_POLL_REQUESTS_PER_MONTH, 'FIFO pollers': 5 } });
+    const mappings = ofType(templates.staging, 'AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(4);
+    expect(idleCost(templates.staging).free['AWS::Lambda::EventSourceMapping']).toEqual({ count: 1, why: expect.stringMatching(/stream/) });
+    // The webhooks' secrets key, rotated yearly: priced at its cap, reached at its second rotation.
+    expect(idleCost(templates.staging).monthly.kmsKeys).toEqual({ usd: 3, units: { keys: 1, 'rotated keys': 1 } });
     expect(idleCost(templates.staging).monthly.webAcls).toBeUndefined();
     expect(idleCost(templates.production).monthly.webAcls).toEqual({ usd: 12, units: { 'web ACLs': 2, rules: 2 } });
     // The Embed web ACL stack (us-east-1) holds that web ACL and nothing else.
@@ -91,7 +96,7 @@ describe("docs/deploy.md's count of Lambda functions", () => {
 
   it('is the templates\' count, and its parts are the route table\'s', () => {
     const text = page('deploy.md').replace(/\s+/g, ' ');
-    const m = /([\w-]+) Lambda functions \((\w+) Public data routes: (\w+) reads and (\w+) changes feeds; (\w+) Embed routes, (\w+) JSON and (\w+) iCalendar; the two OpenAPI documents, the authorizer, the old-prefix redirect, the ingest function, key management;/.exec(text);
+    const m = /([\w-]+) Lambda functions \((\w+) Public data routes: (\w+) reads and (\w+) changes feeds; (\w+) Embed routes, (\w+) JSON and (\w+) iCalendar; the two OpenAPI documents, the authorizer, the old-prefix redirect, the ingest function, key management, the webhooks' fan-out and delivery;/.exec(text);
     expect(m).not.toBeNull();
     const [functions, publicData, reads, feeds, embed, json, ical] = m!.slice(1).map(number);
     for (const stage of [templates.staging, templates.production]) expect(ofType(stage, 'AWS::Lambda::Function')).toHaveLength(functions!);
@@ -105,7 +110,7 @@ describe("docs/deploy.md's count of Lambda functions", () => {
       json: embedData.filter((r) => !r.path.endsWith('.ics')).length,
       ical: embedData.filter((r) => r.path.endsWith('.ics')).length,
     });
-    // The rest: two documents, the authorizer, the redirect, the ingest and the key-management functions.
-    expect(functions).toBe(publicData! + embed! + 2 + 4);
+    // The rest: two documents, the authorizer, the redirect, the ingest, the key-management and the webhooks' two functions.
+    expect(functions).toBe(publicData! + embed! + 2 + 6);
   });
 });

@@ -8,7 +8,12 @@
  * Gateway, each call is evaluated against the role's statements by
  * iam-simulate (local/rehearsal/iam.ts, the rehearsal's evaluator: actions,
  * resources, dynamodb:LeadingKeys and tag conditions, as IAM evaluates them),
- * and every statement must allow some call on its own.
+ * and every statement must allow some call on its own. Its webhooks (PRODUCT
+ * P18) are run the same way: a create at the scope's next change, one with a
+ * backfill (its first page read as a pull reads it), one from a start
+ * cursor, list, get, a rotation, a resume, a delete, and the key's revoke
+ * closing the rest; its KMS calls are the key policy's to allow
+ * (test/infra/webhooks.test.ts), not this role's.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -19,6 +24,11 @@ import { KEY_ADMIN_BASE_PATH, KEY_ADMIN_ROUTES } from '../../lambdas/key-admin/r
 import { routes, SURFACES } from '../../lambdas/routes.js';
 import { INDEXES } from '../../lambdas/store/table/table.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
+import { WebhookManager } from '../../lambdas/key-admin/webhook-manager.js';
+import { createDocumentClient } from '../../lambdas/store/table/client.js';
+import { DeliveryState } from '../../lambdas/store/webhooks/delivery-state.js';
+import { localSecretBox } from '../../lambdas/store/webhooks/secret-box.js';
+import { feedScopes, sealCursor, staticKeyring } from '../../lambdas/core/feed-cursor.js';
 import { sweepPlanKeys } from '../../lambdas/store/keys/plan-key-sweep.js';
 import { ApiGatewayPlanKeys, USAGE_PLAN_TAG } from '../../lambdas/key-admin/usage-plan.js';
 import { tagOnCreateResource } from '../../local/rehearsal/api-keys.js';
@@ -33,6 +43,10 @@ const keyAdminApi = logicalId('AWS::ApiGateway::RestApi', 'KeyAdminApi');
 const keyAdminFunction = logicalId('AWS::Lambda::Function', 'KeyAdminFunction');
 const tableId = logicalId('AWS::DynamoDB::GlobalTable', 'EventsTable');
 const usagePlanId = logicalId('AWS::ApiGateway::UsagePlan', 'ApisPublicApiDailyQuota');
+const cursorSecret = logicalId('AWS::SecretsManager::Secret', 'CursorKey');
+const secretArn = `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${cursorSecret}-AbCdEf`;
+const queueArn = (id: string) => `arn:aws:sqs:eu-west-1:123456789012:${id}`;
+const wakeUpQueue = queueArn(logicalId('AWS::SQS::Queue', 'WebhooksWakeUps'));
 
 /** CloudFormation values as strings IAM would see, with references named (the evaluation below only compares them). */
 function resolve(value: unknown): string {
@@ -41,10 +55,11 @@ function resolve(value: unknown): string {
   if (v.Ref === 'AWS::Partition') return 'aws';
   if (v.Ref === 'AWS::Region') return 'eu-west-1';
   if (v.Ref === 'AWS::AccountId') return '123456789012';
-  if (typeof v.Ref === 'string') return `REF(${v.Ref})`;
+  if (typeof v.Ref === 'string') return v.Ref === cursorSecret ? secretArn : `REF(${v.Ref})`;
   if (Array.isArray(v['Fn::GetAtt'])) {
     const [id, attribute] = v['Fn::GetAtt'] as [string, string];
-    // IAM needs an ARN where the template has the table's: the account's ARN for a table named by its logical id.
+    // IAM needs an ARN where the template has the table's or a queue's: the account's ARN named by its logical id.
+    if (attribute === 'Arn' && resources(t, 'AWS::SQS::Queue').some(([q]) => q === id)) return queueArn(id);
     return id === tableId && attribute === 'Arn' ? `arn:aws:dynamodb:eu-west-1:123456789012:table/${id}` : `GETATT(${id})`;
   }
   if (Array.isArray(v['Fn::Join'])) {
@@ -265,6 +280,38 @@ describe("the key-management function's role: exactly what key management does",
     for (let i = 0; i < 10; i++) fills.push(await manager.create({ userId: 'usr_frank', name: `fill ${i}` }));
     await expect(manager.create({ userId: 'usr_frank', name: 'eleventh' })).rejects.toThrow('active keys');
     await manager.revoke('usr_frank', fills[0]!.info.keyId);
+    // Its webhooks: the cursor key read from Secrets Manager, a webhook woken on the FIFO queue (the delivery function's own
+    // calls, the disable a resume needs, go through a client of their own: they are not this role's).
+    const keyring = staticKeyring(Buffer.alloc(32, 7));
+    const webhooks = new WebhookManager({
+      client: store.client,
+      tableName: store.tableName,
+      keys: manager.store,
+      feeds: store.repository,
+      events: store.repository,
+      keyring: { keys: async () => (calls.push({ action: 'secretsmanager:GetSecretValue', resource: secretArn }), keyring.keys()), refresh: async () => false },
+      secrets: localSecretBox(),
+      checkUrl: async () => ({ ok: true }),
+      nudge: async () => void calls.push({ action: 'sqs:SendMessage', resource: wakeUpQueue }),
+      siteUrl: 'https://events.example.com',
+      clock: fixedClock('2026-11-21T12:00:00.000Z'),
+    });
+    const hooked = await manager.createOnce({ idempotencyKey: 'role-check-3', userId: 'usr_carol', name: 'webhooks' });
+    const url = 'https://hooks.example.com/in';
+    const next = await webhooks.create('usr_carol', hooked.info.keyId, { url, scope: { type: 'host', userId: 'usr_alice' } });
+    const backfilled = await webhooks.create('usr_carol', hooked.info.keyId, { url, scope: { type: 'guests', eventId: 'evt_jazz01' }, backfill: true });
+    if (!next.created || !backfilled.created) throw new Error('webhooks not created');
+    const held = await sealCursor({ scope: feedScopes.catalogue(), mode: 'entries', position: await store.repository.feedHead(feedScopes.catalogue()), after: '', asOf: Date.parse('2026-11-21T11:00:00.000Z') / 1000 }, keyring);
+    await webhooks.create('usr_carol', hooked.info.keyId, { url, scope: { type: 'catalogue' }, start_cursor: held });
+    await webhooks.list('usr_carol', hooked.info.keyId);
+    await webhooks.get('usr_carol', hooked.info.keyId, next.info.webhookId);
+    await webhooks.rotate('usr_carol', hooked.info.keyId, next.info.webhookId);
+    const delivery = createDocumentClient({ endpoint: store.endpoint });
+    await new DeliveryState(delivery, store.tableName).disable(backfilled.info.webhookId, 'gone', new Date('2026-11-21T12:00:00.000Z'));
+    delivery.destroy();
+    await webhooks.resume('usr_carol', hooked.info.keyId, backfilled.info.webhookId);
+    await webhooks.delete('usr_carol', hooked.info.keyId, next.info.webhookId);
+    await manager.revoke('usr_carol', hooked.info.keyId);
     // A table write that fails: the key retired, its plan key deleted, its items erased.
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -310,9 +357,16 @@ describe("the key-management function's role: exactly what key management does",
     const refusals: Call[] = [
       { action: 'dynamodb:GetItem', resource: tableArn, leadingKey: 'EVENT#evt_1' },
       { action: 'dynamodb:PutItem', resource: tableArn, leadingKey: 'USER#usr_frank' },
-      { action: 'dynamodb:Query', resource: tableArn, leadingKey: 'USER#usr_frank' },
-      { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.event.name}` },
+      // Event data is read (a webhook's first page, its scope's head), never written.
+      { action: 'dynamodb:PutItem', resource: tableArn, leadingKey: 'FEED#EVENTS' },
+      { action: 'dynamodb:UpdateItem', resource: tableArn, leadingKey: 'EVENT#evt_1' },
+      { action: 'dynamodb:DeleteItem', resource: tableArn, leadingKey: 'FEED#EVENTS' },
+      { action: 'dynamodb:BatchGetItem', resource: tableArn, leadingKey: 'APIKEY#x' },
+      { action: 'dynamodb:Query', resource: tableArn, leadingKey: 'WEBHOOK#wh_x' },
       { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.guest.name}` },
+      { action: 'dynamodb:Query', resource: `${tableArn}/index/${INDEXES.userEvents.name}` },
+      { action: 'sqs:SendMessage', resource: queueArn(logicalId('AWS::SQS::Queue', 'IngestQueue')) },
+      { action: 'secretsmanager:GetSecretValue', resource: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:another-AbCdEf' },
       { action: 'dynamodb:Scan', resource: tableArn },
       { action: 'dynamodb:BatchWriteItem', resource: tableArn, leadingKey: 'APIKEY#x' },
       { action: 'apigateway:POST', resource: 'arn:aws:apigateway:eu-west-1::/apikeys', requestTags: {} },

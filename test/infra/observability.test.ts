@@ -18,9 +18,9 @@ const t = staging.template;
 describe('Powertools settings', () => {
   const variables = (template: typeof t) => resources(template, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Environment.Variables as Record<string, string>);
 
-  it('are on every function, ingest, authorizer, old-prefix redirect and key management included, with the stage namespace and sampling', () => {
+  it("are on every function, ingest, authorizer, old-prefix redirect, key management and the webhooks' included, with the stage namespace and sampling", () => {
     const all = variables(t);
-    expect(all).toHaveLength(routes.length + 4);
+    expect(all).toHaveLength(routes.length + 6);
     for (const v of all) {
       expect(v).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'public-events',
@@ -92,7 +92,7 @@ describe('dashboard', () => {
 
   it("shows Lambda's errors, throttles, duration and concurrency for every function", () => {
     for (const name of ['Errors', 'Throttles', 'Duration', 'ConcurrentExecutions']) {
-      expect(metrics.filter((m) => m[0] === 'AWS/Lambda' && m[1] === name)).toHaveLength(routes.length + 4);
+      expect(metrics.filter((m) => m[0] === 'AWS/Lambda' && m[1] === name)).toHaveLength(routes.length + 6);
     }
   });
 
@@ -100,7 +100,8 @@ describe('dashboard', () => {
     expect(has('AWS/DynamoDB', 'ConsumedReadCapacityUnits')).toBe(true);
     expect(has('AWS/DynamoDB', 'ConsumedWriteCapacityUnits')).toBe(true);
     expect(has('AWS/DynamoDB', 'ThrottledRequests')).toBe(true);
-    expect(metrics.filter((m) => m[0] === 'AWS/SQS' && m[1] === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    // The ingest queue and its dead letters; the webhooks' wake-ups and their three kinds of dead letters (test/infra/webhooks.test.ts).
+    expect(metrics.filter((m) => m[0] === 'AWS/SQS' && m[1] === 'ApproximateNumberOfMessagesVisible')).toHaveLength(6);
     expect(has('AWS/SQS', 'ApproximateAgeOfOldestMessage')).toBe(true);
   });
 
@@ -169,7 +170,7 @@ describe('alarms', () => {
     for (const [, a] of alarms) expect(String(a.Properties.AlarmDescription).length).toBeGreaterThan(20);
     const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     expect(runbook.length).toBeGreaterThan(0);
-    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'ChangeLag', 'KeyCreatesBurst', 'TableThrottles']) {
+    for (const kind of ['ServerErrorRate', 'P99Latency', 'AuthorizerErrors', '{Function}Errors', '{Function}Throttles', 'IngestDeadLetters', 'IngestLag', 'ChangeLag', 'KeyCreatesBurst', 'TableThrottles', 'WebhookDeadLetters', 'WebhookFanOutFailures', 'WebhookFanOutLag', 'WebhookWakeLag', 'WebhookDeliveryFailures']) {
       expect(runbook).toContain(`\`${kind}\``);
     }
   });

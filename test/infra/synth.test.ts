@@ -33,8 +33,8 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
     });
     const template = JSON.parse(readFileSync(`${ROOT}${out}/PublicEvents-${stage}.template.json`, 'utf8')) as { Resources: Record<string, { Type: string; Properties?: { Code?: { S3Key?: unknown } } }> };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    // One per route, the authorizer, the old-prefix redirect, the ingest function and key management.
-    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 4);
+    // One per route, the authorizer, the old-prefix redirect, the ingest function, key management, the webhooks' fan-out and delivery.
+    expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(routes.length + 6);
     expect(types).toContain('AWS::ApiGateway::UsagePlan');
     // The Embed distribution: production only by default, so a first staging deploy works before CloudFront verifies the account.
     expect(types.includes('AWS::CloudFront::Distribution')).toBe(stage === 'production');
@@ -56,7 +56,7 @@ describe.each(['staging', 'production'])('cdk synth -c stage=%s', (stage) => {
       );
     const rehearsed = synthesizeAssembly(withCdkJsonContext(REHEARSAL_STAGES[stage]!));
     const cli = bundles(`${ROOT}${out}`, template.Resources);
-    expect(Object.keys(cli)).toHaveLength(routes.length + 4);
+    expect(Object.keys(cli)).toHaveLength(routes.length + 6);
     expect(bundles(rehearsed.dir, (rehearsed.template as { Resources: typeof template.Resources }).Resources)).toEqual(cli);
     // Bundling twenty-two functions takes longer than jest's default on a busy machine; the CLI call itself is bounded at 120 s (stretched).
   }, 150_000);

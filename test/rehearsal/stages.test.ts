@@ -78,7 +78,7 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
   });
 
   it('applies a change batch from the ingest queue, as the event source mapping delivers it', async () => {
-    const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
+    const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
     for (const line of CHANGES) rehearsal.send(queueId, line);
     const result = await rehearsal.drain();
     expect(result).toEqual({ batches: Math.ceil(CHANGES.length / 10), failures: 0, deadLettered: 0 });
@@ -89,8 +89,8 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
   });
 
   it('redrives a record that never applies: reported failed in each partial batch response, dead-lettered after maxReceiveCount', async () => {
-    const queueId = [...rehearsal.queues.keys()].find((q) => !/DeadLetter/i.test(q))!;
-    const deadLetterId = [...rehearsal.queues.keys()].find((q) => /DeadLetter/i.test(q))!;
+    const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
+    const deadLetterId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestDeadLetters'))!;
     rehearsal.send(queueId, '{"type":"event.upserted","version":1}');
     // The queue's RedrivePolicy: 17 receives (lib/ingest.ts, the waiting backoff's count), each a one-record batch the function reports failed.
     expect(await rehearsal.drain()).toEqual({ batches: 17, failures: 17, deadLettered: 1 });
@@ -100,7 +100,7 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
 
   it('shortens a waiting record\'s visibility with backoff through its own role (sqs:ChangeMessageVisibility), then dead-letters it after the same receives', async () => {
     const queueId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestQueue'))!;
-    const deadLetterId = [...rehearsal.queues.keys()].find((q) => /DeadLetter/i.test(q))!;
+    const deadLetterId = [...rehearsal.queues.keys()].find((q) => q.startsWith('IngestDeadLetters'))!;
     // An RSVP whose event never comes: valid, waiting for its reference at every receive.
     const body = JSON.stringify({ type: 'rsvp.upserted', version: 1, rsvp: { event_id: 'evt_never', user_id: 'usr_never', status: 'yes', rsvp_date: '2026-11-02T00:00:00.000Z' } });
     rehearsal.send(queueId, body);
