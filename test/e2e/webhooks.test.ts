@@ -2,7 +2,9 @@
  * Webhooks on the local server (PRODUCT P18), over real HTTP: created through
  * the key-management API (SigV4, the typed admin client), delivered by the
  * server itself to receivers on this machine, each delivery's signature
- * checked with the standardwebhooks package; changes applied to the store
+ * checked with the standardwebhooks package, every send and URL check the
+ * outbound guard's (loopback receivers opened by the local setting, its
+ * deadline short); changes applied to the store
  * as `data:apply` does (over the store's HTTP port, which wakes the
  * webhooks as the table's stream does in AWS); the clock moved, never slept.
  */
@@ -15,7 +17,6 @@ import type { Change } from '../../lambdas/core/changes.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
 import { get } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/local.js';
-import { loopbackCheck, loopbackPost } from '../support/loopback-post.js';
 import { startReceiver, type Answer, type Delivery, type Receiver } from '../support/webhook-receiver.js';
 import { demoDataset, KEYS, NOW } from '../support/fixtures.js';
 
@@ -24,7 +25,8 @@ let admin: KeyAdminClient;
 let now = Date.parse(NOW);
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ clock: () => new Date(now), webhookOutbound: { post: loopbackPost(300), checkUrl: loopbackCheck } });
+  // The outbound guard itself sends and checks, loopback receivers opened as `npm start -- --allow-loopback-webhooks` opens them; its deadline short.
+  server = await startTestServer({ clock: () => new Date(now), allowLoopbackWebhooks: true, webhookGuard: { timeoutMs: 300 } });
   admin = new KeyAdminClient({ baseUrl: server.keyAdminUrl, region: 'eu-west-1', credentials: LOCAL_KEY_ADMIN_PRINCIPAL });
 });
 afterAll(async () => {
