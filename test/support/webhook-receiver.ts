@@ -14,6 +14,8 @@ export interface Delivery {
   id: string;
   body: { webhook_id: string; scope: unknown; changes: { id: string; change: string; event?: unknown; guest?: unknown }[]; cursor: string; reset?: true };
   headers: IncomingHttpHeaders;
+  /** The body as it arrived (what the signature covers). */
+  raw: string;
   /** Whether one of the secrets given verified its signature. */
   verified: boolean;
 }
@@ -30,6 +32,8 @@ export interface Receiver {
   cursor: string | undefined;
   secrets: string[];
   answer: (delivery: Delivery) => Answer;
+  /** Whether one of `secrets` verifies the delivery's signature (standardwebhooks: any of its v1 signatures, 5 minutes' tolerance). */
+  verify(delivery: Delivery, secrets: readonly string[]): boolean;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,7 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
     cursor: undefined,
     secrets: opts.secrets ?? [],
     answer: opts.answer ?? (() => 204),
+    verify: (delivery, secrets) => verifies(delivery.raw, delivery.headers, secrets),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -52,15 +57,8 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const verified = receiver.secrets.some((s) => {
-        try {
-          new Webhook(s).verify(text, req.headers as Record<string, string>);
-          return true;
-        } catch {
-          return false;
-        }
-      });
-      const delivery: Delivery = { id: String(req.headers['webhook-id']), body: JSON.parse(text) as Delivery['body'], headers: req.headers, verified };
+      const verified = verifies(text, req.headers, receiver.secrets);
+      const delivery: Delivery = { id: String(req.headers['webhook-id']), body: JSON.parse(text) as Delivery['body'], headers: req.headers, raw: text, verified };
       receiver.deliveries.push(delivery);
       const answer = receiver.answer(delivery);
       if (answer === 'hang') return;
@@ -85,4 +83,15 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
+}
+
+function verifies(raw: string, headers: IncomingHttpHeaders, secrets: readonly string[]): boolean {
+  return secrets.some((s) => {
+    try {
+      new Webhook(s).verify(raw, headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
