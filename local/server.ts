@@ -42,7 +42,6 @@ import { DeliveryState } from '../lambdas/store/webhooks/delivery-state.js';
 import { localSecretBox } from '../lambdas/store/webhooks/secret-box.js';
 import { WebhookManager } from '../lambdas/key-admin/webhook-manager.js';
 import { startLocalWebhooks, type LocalWebhooks } from './webhooks.js';
-import { webhookAudit } from '../lambdas/key-admin/webhook-audit.js';
 import { localOutbound, type LocalGuardOptions } from './webhook-outbound.js';
 
 
@@ -200,8 +199,6 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const webhookRepository = new DynamoRepository(adminClient, LOCAL_TABLE);
     const secrets = localSecretBox();
     const outbound = localOutbound({ allowLoopback: opts.allowLoopbackWebhooks ?? false }, opts.webhookGuard);
-    const audit = webhookAudit(logger, noMetrics, () => ({ caller: 'local' }));
-    manager.store.webhookAudit = audit;
     webhooks = startLocalWebhooks(
       { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: webhookRepository, events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
       { onError: (error) => logger.error('Webhook delivery failed', { error: String(error) }) },
@@ -218,7 +215,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       checkUrl: outbound.checkUrl,
       nudge: (id) => liveWebhooks.nudge(id),
       siteUrl: config.siteUrl,
-      audit,
+      // Its audit, and the key store's of the webhooks a revoke closes, are the key-management handler's (naming the caller).
       clock,
     });
     // Signatures are checked against real time, as AWS does; the data's clock (pinned in tests) is only the key manager's.

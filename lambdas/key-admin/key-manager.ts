@@ -41,6 +41,7 @@ import type { KeyRecordItem, KeyRequestItem, LiveApiKeyItem, UserItem } from '..
 import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/keys/key-store.js';
 import { KEY_RECORD_PREFIX } from '../store/table/table.js';
 import { findUserById, findUsersByName } from '../store/table/user-lookup.js';
+import type { WebhookAudit } from '../store/webhooks/key-webhooks.js';
 import { randomBase62, timeBase62 } from './random.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
@@ -124,6 +125,8 @@ export interface KeyManagerOptions {
   planKeys?: PlanKeys;
   /** The audit line of every revoke that took effect (key-store.ts); the key-management function sets its own (handler.ts). */
   audit?: RevokeAudit;
+  /** The audit line of each webhook a revoke closes (lambdas/store/webhooks/key-webhooks.ts); the function sets its own likewise. */
+  webhookAudit?: WebhookAudit;
   clock?: Clock;
   maxActive?: number;
   maxCreatesPerDay?: number;
@@ -144,7 +147,7 @@ export class KeyManager {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? randomBase62;
     this.limits = { maxActive: opts.maxActive ?? MAX_ACTIVE_KEYS, maxCreatesPerDay: opts.maxCreatesPerDay ?? MAX_CREATES_PER_DAY };
-    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits: this.limits, audit: opts.audit });
+    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits: this.limits, audit: opts.audit, webhookAudit: opts.webhookAudit });
   }
 
   /** The live user with this id; refused (UNKNOWN_USER) for any other id, a deleted user's included. */

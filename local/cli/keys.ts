@@ -25,7 +25,7 @@ import { LOCAL_TABLE } from '../dynalite.js';
 import { fail } from './fail.js';
 import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
-import { operatorAudit } from '../operator-audit.js';
+import { operatorAudit, operatorWebhookAudit } from '../operator-audit.js';
 
 const USAGE = `Usage:
   npm run keys -- create (--user USERNAME | --user-id USER_ID) --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
   const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
     planKeys: aws && values['usage-plan-id'] ? new ApiGatewayPlanKeys(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
     audit: operatorAudit('npm run keys'),
+    webhookAudit: operatorWebhookAudit('npm run keys'),
   });
   // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
   const named = values.user !== undefined || values['user-id'] !== undefined;

@@ -32,7 +32,7 @@ export interface Receiver {
   cursor: string | undefined;
   secrets: string[];
   answer: (delivery: Delivery) => Answer;
-  /** Whether one of `secrets` verifies the delivery's signature (standardwebhooks: any of its v1 signatures, 5 minutes' tolerance). */
+  /** Whether one of `secrets` verifies the delivery's signature (standardwebhooks: each of its v1 signatures tried, 5 minutes' tolerance). */
   verify(delivery: Delivery, secrets: readonly string[]): boolean;
   close(): Promise<void>;
 }

@@ -15,6 +15,7 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KeyStore, type PlanKeys, type RevokeAudit } from './key-store.js';
+import type { WebhookAudit } from '../webhooks/key-webhooks.js';
 
 export async function closeUserKeys(store: KeyStore, userId: string, version: number): Promise<void> {
   const holding = await store.closeSlots(userId, version);
@@ -23,12 +24,12 @@ export async function closeUserKeys(store: KeyStore, userId: string, version: nu
   for (const keyId of ids) await store.erase(userId, keyId, 'user deleted');
 }
 
-/** What the change path runs for a user's deletion: closeUserKeys on the applier's table (`revokeAudit`: each key's audit line). */
+/** What the change path runs for a user's deletion: closeUserKeys on the applier's table (`revokeAudit`: each key's audit line; `webhookAudit`: each of their webhooks'). */
 export function userKeysCloser(
   client: DynamoDBDocumentClient,
   tableName: string,
-  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit } = {},
+  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit; webhookAudit?: WebhookAudit } = {},
 ): (userId: string, version: number) => Promise<void> {
-  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit });
+  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit, webhookAudit: opts.webhookAudit });
   return (userId, version) => closeUserKeys(store, userId, version);
 }
