@@ -34,11 +34,14 @@ export interface Receiver {
   answer: (delivery: Delivery) => Answer;
   /** Whether one of `secrets` verifies the delivery's signature (standardwebhooks: each of its v1 signatures tried, 5 minutes' tolerance). */
   verify(delivery: Delivery, secrets: readonly string[]): boolean;
+  /** Resolves once `count` deliveries have arrived in all (for a sender in another process: waits on the event, not the clock). */
+  arrived(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Delivery) => Answer } = {}): Promise<Receiver> {
+export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Delivery) => Answer; port?: number } = {}): Promise<Receiver> {
   let resetting: Map<string, unknown> | undefined;
+  const waiting: { count: number; resolve: () => void }[] = [];
   const receiver: Receiver = {
     url: '',
     deliveries: [],
@@ -47,6 +50,7 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
     secrets: opts.secrets ?? [],
     answer: opts.answer ?? (() => 204),
     verify: (delivery, secrets) => verifies(delivery.raw, delivery.headers, secrets),
+    arrived: (count) => (receiver.deliveries.length >= count ? Promise.resolve() : new Promise((resolve) => waiting.push({ count, resolve }))),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -61,9 +65,11 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
       const delivery: Delivery = { id: String(req.headers['webhook-id']), body: JSON.parse(text) as Delivery['body'], headers: req.headers, raw: text, verified };
       receiver.deliveries.push(delivery);
       const answer = receiver.answer(delivery);
-      if (answer === 'hang') return;
-      if (answer >= 200 && answer < 300) apply(delivery);
-      res.writeHead(answer, answer >= 300 && answer < 400 ? { location: 'http://169.254.169.254/latest/meta-data/' } : {}).end('ok');
+      if (answer !== 'hang') {
+        if (answer >= 200 && answer < 300) apply(delivery);
+        res.writeHead(answer, answer >= 300 && answer < 400 ? { location: 'http://169.254.169.254/latest/meta-data/' } : {}).end('ok');
+      }
+      for (const w of waiting.splice(0)) if (receiver.deliveries.length >= w.count) w.resolve(); else waiting.push(w);
     });
   });
   const apply = (d: Delivery) => {
@@ -80,7 +86,7 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
     }
     receiver.cursor = d.body.cursor;
   };
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', () => r()));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
 }
