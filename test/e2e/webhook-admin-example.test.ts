@@ -7,6 +7,7 @@
  * its secret, is told it is not disabled, deletes it and is told a second
  * delete finds nothing.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../../local/sigv4-check.js';
@@ -57,4 +58,10 @@ it('names what it needs when run without it', async () => {
   const { code, stdout, stderr } = await runTs('keys/examples/manage-webhooks.ts', ['usr_alice'], { KEY_ADMIN_URL: '', AWS_REGION: '' }).done;
   expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
   for (const needed of ['USER_ID', 'KEY_ID', 'RECEIVER_URL', 'KEY_ADMIN_URL', 'AWS_REGION', 'AWS_ACCESS_KEY_ID=AKIALOCALKEYADMIN000']) expect(stderr).toContain(needed);
+});
+
+it("the command docs/webhooks.md shows signs with the server's local pair", () => {
+  const page = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+  const shown = /AWS_ACCESS_KEY_ID=(\S+) AWS_SECRET_ACCESS_KEY=(\S+) npx tsx keys\/examples\/manage-webhooks\.ts usr_alice/.exec(page);
+  expect(shown?.slice(1)).toEqual([LOCAL_KEY_ADMIN_PRINCIPAL.accessKeyId, LOCAL_KEY_ADMIN_PRINCIPAL.secretAccessKey]);
 });
