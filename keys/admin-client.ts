@@ -94,10 +94,20 @@ export interface WebhookInfo {
   previousSecretValidUntil: string | null;
 }
 
-/** The first answer to a create (and a rotation's): the secret, shown this once. */
+/** The first answer to a create: the secret, shown this once (the receiver verifies deliveries with it). */
 export interface CreatedWebhook extends WebhookInfo {
   secret: string;
   replayed: false;
+}
+
+/** A retried create (same idempotency key, same parameters): the webhook it made, without its secret. */
+export interface ReplayedWebhook extends WebhookInfo {
+  replayed: true;
+}
+
+/** A rotation's answer: the new secret, shown this once; until `previousSecretValidUntil` deliveries carry both signatures. */
+export interface RotatedWebhook extends WebhookInfo {
+  secret: string;
 }
 
 export interface KeyAdminClientOptions {
@@ -116,7 +126,11 @@ export class KeyAdminError extends Error {
     message: string,
     /** The request field the refusal is about (absent for IAM refusals). */
     readonly field?: string,
-    /** The refusal's code: UNKNOWN_USER, LIMIT_REACHED, CREATE_LIMIT, ALREADY_REVOKED, IDEMPOTENCY_MISMATCH, IN_PROGRESS, … */
+    /**
+     * The refusal's code: UNKNOWN_USER, LIMIT_REACHED, CREATE_LIMIT, ALREADY_REVOKED, IDEMPOTENCY_MISMATCH, IN_PROGRESS, …;
+     * for webhooks also UNKNOWN_KEY, KEY_REVOKED, BAD_URL, BAD_SCOPE, UNKNOWN_SCOPE, BAD_CURSOR, UNKNOWN_WEBHOOK, NOT_DISABLED
+     * (docs/webhooks.md).
+     */
     readonly code?: string,
   ) {
     super(message);
@@ -178,11 +192,15 @@ export class KeyAdminClient {
     return this.send('DELETE', `/users/${encodeURIComponent(userId)}/keys/${encodeURIComponent(keyId)}`);
   }
 
-  /** Creates a webhook of the key (at most 5 per key); its secret is in this answer only. */
-  createWebhook(userId: string, keyId: string, input: CreateWebhookInput): Promise<CreatedWebhook | (WebhookInfo & { replayed: true })> {
+  /**
+   * Creates a webhook of the key (at most 5 per key); its secret is in this answer only. A retry with the same
+   * `idempotencyKey` and parameters answers the same webhook, replayed, without the secret.
+   */
+  createWebhook(userId: string, keyId: string, input: CreateWebhookInput): Promise<CreatedWebhook | ReplayedWebhook> {
     return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks`, input);
   }
 
+  /** The key's webhooks (at most 5), oldest first; never a secret. */
   listWebhooks(userId: string, keyId: string): Promise<WebhookInfo[]> {
     return this.send('GET', `${this.keyPath(userId, keyId)}/webhooks`);
   }
@@ -192,16 +210,17 @@ export class KeyAdminClient {
     return this.send('GET', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}`);
   }
 
+  /** No delivery of it starts from the answer on; a second delete is 404 UNKNOWN_WEBHOOK (treat it as done). */
   deleteWebhook(userId: string, keyId: string, webhookId: string): Promise<{ webhookId: string; deleted: true }> {
     return this.send('DELETE', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}`);
   }
 
   /** A new secret, shown once; for 24 hours deliveries carry the previous one's signature too. */
-  rotateWebhookSecret(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo & { secret: string }> {
+  rotateWebhookSecret(userId: string, keyId: string, webhookId: string): Promise<RotatedWebhook> {
     return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}/rotate-secret`);
   }
 
-  /** A disabled webhook goes on from where it stopped. */
+  /** A disabled webhook goes on from where it stopped; one that is not disabled is 409 NOT_DISABLED. */
   resumeWebhook(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo> {
     return this.send('POST', `${this.keyPath(userId, keyId)}/webhooks/${encodeURIComponent(webhookId)}/resume`);
   }

@@ -45,6 +45,7 @@ import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js'
 import { appendByScope } from './loader.js';
 import { markedShards, shardRecordOf } from '../lambdas/store/changes/shard-record.js';
 import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/keys/key-store.js';
+import type { WebhookAudit } from '../lambdas/store/webhooks/key-webhooks.js';
 import { closeUserKeys } from '../lambdas/store/keys/user-keys.js';
 
 const KEY_PARTITION = 'USERKEYS#';
@@ -249,7 +250,7 @@ function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonl
   for (const item of current) if (listed.has(keyOf(item)) && !shown.has(keyOf(item))) plan.members.drop.push(keyOnly(item));
 }
 
-export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys; audit?: RevokeAudit }): Promise<void> {
+export async function executeResync(client: DynamoDBDocumentClient, tableName: string, plan: ResyncPlan, opts?: BatchWriteOptions & { clock?: Clock; planKeys?: PlanKeys; audit?: RevokeAudit; webhookAudit?: WebhookAudit }): Promise<void> {
   // The guest shard records before anything is written in those shards (planShardRecords).
   const [records, puts] = partition(plan.puts, (i) => i.type === GUEST_SHARDS_TYPE);
   await batchWriteAll(client, tableName, records, opts);
@@ -262,7 +263,7 @@ export async function executeResync(client: DynamoDBDocumentClient, tableName: s
   // Members before their entries (a start from no cursor that read the position before them lists them or meets the entry).
   await batchWriteAll(client, tableName, plan.members.join, opts, plan.members.drop);
   await finishFeeds(client, tableName, plan.feeds, opts?.clock ?? systemClock);
-  const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys, audit: opts?.audit });
+  const store = new KeyStore(client, tableName, { clock: opts?.clock ?? systemClock, planKeys: opts?.planKeys, audit: opts?.audit, webhookAudit: opts?.webhookAudit });
   // Each close is bounded per call (user-keys.ts); an operator's run goes on until it is done.
   for (const { userId, version } of plan.keys.close) while (!(await closeUserKeys(store, userId, version)).done);
   for (const userId of plan.keys.reopen) await store.reopenSlots(userId);

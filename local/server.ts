@@ -40,11 +40,9 @@ import { noMetrics } from '../lambdas/http/metrics.js';
 import { startKeyAdminServer } from './key-admin-server.js';
 import { DeliveryState } from '../lambdas/store/webhooks/delivery-state.js';
 import { localSecretBox } from '../lambdas/store/webhooks/secret-box.js';
-import { WebhookManager, type UrlChecker } from '../lambdas/key-admin/webhook-manager.js';
-import type { Poster } from '../lambdas/delivery/outbound.js';
+import { WebhookManager } from '../lambdas/key-admin/webhook-manager.js';
 import { startLocalWebhooks, type LocalWebhooks } from './webhooks.js';
-import { webhookAudit } from '../lambdas/key-admin/webhook-audit.js';
-import { localOutbound } from './webhook-outbound.js';
+import { localOutbound, type LocalGuardOptions } from './webhook-outbound.js';
 
 
 export interface LocalServerOptions {
@@ -85,8 +83,11 @@ export interface LocalServerOptions {
    * `npm start -- --allow-loopback-webhooks` and tests only. Without it they are refused like any private address.
    */
   allowLoopbackWebhooks?: boolean;
-  /** Tests: the webhooks' send and URL check instead of the outbound guard's (a receiver's faults played). */
-  webhookOutbound?: { post: Poster; checkUrl: UrlChecker };
+  /**
+   * Tests: the outbound guard's resolver (a host that resolves to a private address, or moves to one after its
+   * create) and its deadline (default P18's 10 s). The guard itself is always the one that sends and checks.
+   */
+  webhookGuard?: LocalGuardOptions;
 }
 
 export interface LocalServer {
@@ -197,9 +198,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     // The delivery function's own reads and writes, on a client of their own (outside onDynamoCall, like the key manager's).
     const webhookRepository = new DynamoRepository(adminClient, LOCAL_TABLE);
     const secrets = localSecretBox();
-    const outbound = opts.webhookOutbound ?? localOutbound({ allowLoopback: opts.allowLoopbackWebhooks ?? false });
-    const audit = webhookAudit(logger, noMetrics, () => ({ caller: 'local' }));
-    manager.store.webhookAudit = audit;
+    const outbound = localOutbound({ allowLoopback: opts.allowLoopbackWebhooks ?? false }, opts.webhookGuard);
     webhooks = startLocalWebhooks(
       { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: webhookRepository, events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
       { onError: (error) => logger.error('Webhook delivery failed', { error: String(error) }) },
@@ -216,7 +215,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       checkUrl: outbound.checkUrl,
       nudge: (id) => liveWebhooks.nudge(id),
       siteUrl: config.siteUrl,
-      audit,
+      // Its audit, and the key store's of the webhooks a revoke closes, are the key-management handler's (naming the caller).
       clock,
     });
     // Signatures are checked against real time, as AWS does; the data's clock (pinned in tests) is only the key manager's.

@@ -8,4 +8,5 @@ export { CursorList, type CursorPage, type CursorPagination } from './cursor-lis
 export { Transport, RETRY_DEFAULTS, type Answer, type NoAnswer, type Query, type RetryEvent, type RetryOptions, type TransportHooks, type TransportOptions } from './transport.js';
 export { backoffMs, isRetryableStatus, rateLimitResetMs, retryAfterMs } from './retry.js';
 export { failureMessage, isSuccess, unwrap } from './envelope.js';
+export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS, type VerifiedWebhook, type VerifyWebhookOptions, type WebhookDelivery, type WebhookHeaders, type WebhookScope, type WebhookVerificationReason } from './webhooks.js';
 export type * from './types.js';

@@ -37,6 +37,7 @@ import type { Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type DeliveryResult, type MetricsSink } from '../http/metrics.js';
 import type { PostOutcome, Poster } from './outbound.js';
 import { deliveryId, readWebhookPage, type Change, type PageRead } from './webhook-page.js';
+import { auditDisable } from './disable-audit.js';
 
 export interface DeliveryDeps {
   state: DeliveryState;
@@ -83,7 +84,10 @@ export async function runWebhook(deps: DeliveryDeps, webhookId: string, budget: 
   let item = await deps.state.webhook(webhookId);
   let started = 0;
   for (;;) {
-    if (!item || item.state !== 'active' || item.key_closed) return { kind: 'done' };
+    if (!item || item.state !== 'active' || item.key_closed) {
+      await auditDisable(deps, item);
+      return { kind: 'done' };
+    }
     let inflight: InFlight;
     let page: PageRead;
     if (item.inflight) {
@@ -160,13 +164,9 @@ async function send(deps: DeliveryDeps, item: WebhookItem, inflight: InFlight, p
   const failure = failureOf(outcome as Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, now);
   const gone = outcome.kind === 'answered' && outcome.status === 410;
   if (gone || failingTooLong(item.failing_since ?? inflight.first_at, now)) {
-    const reason = gone ? 'gone' : 'failing';
-    const disabled = await deps.state.disable(webhookId, reason, now, failure);
-    if (disabled) {
-      await deps.state.setScopeState(item.feed, webhookId, 'disabled');
-      deps.metrics.publish({ [DIMENSIONS.result]: reason }, [{ name: METRICS.webhooksDisabled, unit: 'Count', value: 1 }]);
-      deps.logger.warn('Webhook disabled', { ...ids, reason, lastFailure: failure });
-    }
+    const disabled = await deps.state.disable(webhookId, gone ? 'gone' : 'failing', now, failure);
+    // Its audit line (once), its count, and no more wake-ups: disable-audit.ts.
+    await auditDisable(deps, disabled ?? (await deps.state.webhook(webhookId)));
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   const seconds = retryDelaySeconds(inflight.attempts + 1, deps.random);

@@ -74,6 +74,7 @@ import { throttleVisibility, waitingVisibility } from '../core/retry-backoff.js'
 import { isThrottle } from '../store/table/throttling.js';
 import type { BatchGetOptions } from '../store/table/batch-get.js';
 import { revokeAudit } from '../key-admin/revoke-audit.js';
+import { webhookAudit } from '../key-admin/webhook-audit.js';
 import type { PlanKeys } from '../store/keys/key-store.js';
 import { invokeKeyCloser } from './key-closer.js';
 
@@ -130,7 +131,7 @@ export interface IngestDeps {
 export function buildIngest(deps: IngestDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
   // The closing: remote in AWS (audited by the key-management function), else in process and audited here.
-  const keys = deps.closeUserKeys ? { closeUserKeys: deps.closeUserKeys } : { planKeys: deps.planKeys, revokeAudit: revokeAudit(deps.logger, deps.metrics) };
+  const keys = deps.closeUserKeys ? { closeUserKeys: deps.closeUserKeys } : { planKeys: deps.planKeys, revokeAudit: revokeAudit(deps.logger, deps.metrics), webhookAudit: webhookAudit(deps.logger, deps.metrics) };
   return async (event, context) => {
     const applierOptions = { remainingMs: () => context.getRemainingTimeInMillis(), reserveMs: deps.reserveMs ?? 15_000, batchGet: deps.batchGet, ...keys };
     const count = (result: ChangeResult, change?: Change, outcome?: ApplyResult) => {

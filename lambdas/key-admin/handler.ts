@@ -44,6 +44,7 @@ import { buildKeyTasks, isKeyTask, type KeyTask, type KeyTaskResult } from './ta
 import { WebhookError, type WebhookManager } from './webhook-manager.js';
 import { handleWebhookRequest, isWebhookOperation } from './webhook-handler.js';
 import { lambdaWebhookManager } from './webhook-lambda.js';
+import { webhookAudit } from './webhook-audit.js';
 
 export interface KeyAdminDeps {
   manager: KeyManager;
@@ -145,7 +146,11 @@ export function buildKeyAdminFunction(deps: KeyAdminDeps): (event: APIGatewayPro
 
 export function buildKeyAdmin({ manager, webhooks, logger, metrics }: KeyAdminDeps): KeyAdminHandler {
   const count = (operation: KeyOperation) => metrics.publish({ [DIMENSIONS.operation]: operation }, [{ name: METRICS.keyOperations, unit: 'Count', value: 1 }]);
-  manager.store.audit = revokeAudit(logger, metrics, () => ({ caller: current.getStore()?.caller ?? 'unknown' }));
+  const caller = () => ({ caller: current.getStore()?.caller ?? 'unknown' });
+  manager.store.audit = revokeAudit(logger, metrics, caller);
+  // A key's retire closes its webhooks (a revoke, a user's deletion, the sweep), and the webhook routes change them: each on the record, naming the caller.
+  manager.store.webhookAudit = webhookAudit(logger, metrics, caller);
+  if (webhooks) webhooks.audit = manager.store.webhookAudit;
   return (event) => {
     const caller = callerOf(event);
     return current.run({ caller }, () => handle(event, caller));

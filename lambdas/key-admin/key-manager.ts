@@ -37,6 +37,7 @@ import { KeyCreator } from './key-create.js';
 import { KeyManagementError } from './key-errors.js';
 import { decodeCursor, encodeCursor, infoOf, type CreateOnceResult, type KeyInfo, type KeyPage } from './key-info.js';
 import { randomBase62 } from './random.js';
+import type { WebhookAudit } from '../store/webhooks/key-webhooks.js';
 
 export { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, MAX_NAME_LENGTH } from '../core/key-rules.js';
 export type { PlanKeys, RevokeAudit, RevokedKey, RetiredBy } from '../store/keys/key-store.js';
@@ -52,6 +53,8 @@ export interface KeyManagerOptions {
   planKeys?: PlanKeys;
   /** The audit line of every revoke that took effect (key-store.ts); the key-management function sets its own (handler.ts). */
   audit?: RevokeAudit;
+  /** The audit line of each webhook a revoke closes (lambdas/store/webhooks/key-webhooks.ts); the function sets its own likewise. */
+  webhookAudit?: WebhookAudit;
   clock?: Clock;
   maxActive?: number;
   maxCreatesPerDay?: number;
@@ -67,7 +70,7 @@ export class KeyManager {
   constructor(client: KeyStore['client'], tableName: string, opts: KeyManagerOptions = {}) {
     this.clock = opts.clock ?? systemClock;
     const limits: SlotLimits = { maxActive: opts.maxActive ?? MAX_ACTIVE_KEYS, maxCreatesPerDay: opts.maxCreatesPerDay ?? MAX_CREATES_PER_DAY };
-    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits, audit: opts.audit });
+    this.store = new KeyStore(client, tableName, { clock: this.clock, planKeys: opts.planKeys, limits, audit: opts.audit, webhookAudit: opts.webhookAudit });
     this.creator = new KeyCreator(this.store, this.clock, opts.random ?? randomBase62, limits);
   }
 

@@ -7,7 +7,7 @@
  * then its item) and checks its key again after writing, so a revoke that
  * ran meanwhile wins (it closes every webhook holding a place, item or not).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../core/clock.js';
 import { CURSOR_LIFETIME_SECONDS, openCursor, parseCursor, sealCursor, type CursorKeyring } from '../core/feed-cursor.js';
@@ -112,10 +112,13 @@ export type CreatedWebhook = { created: true; secret: string; info: WebhookInfo 
 
 export class WebhookManager {
   readonly records: WebhookRecords;
+  /** Settable: the key-management function installs its own, naming the request's caller (handler.ts). */
+  audit: WebhookAudit | undefined;
   private readonly clock: Clock;
   constructor(private readonly deps: WebhookManagerDeps) {
     this.records = new WebhookRecords(deps.client, deps.tableName);
     this.clock = deps.clock ?? systemClock;
+    this.audit = deps.audit;
   }
 
   /** The user is live and the key is theirs and usable; else the refusal naming userId or keyId. */
@@ -127,10 +130,10 @@ export class WebhookManager {
     return record;
   }
 
-  /** The webhook, if it is this key's (else 404 naming webhookId). */
-  private async owned(userId: string, keyId: string, webhookId: string): Promise<WebhookItem> {
+  /** The webhook, if it is this key's (else 404 naming webhookId); one whose delete took effect only for that delete's retry. */
+  private async owned(userId: string, keyId: string, webhookId: string, opts: { deleting?: boolean } = {}): Promise<WebhookItem> {
     const item = await this.records.webhook(webhookId);
-    if (!item || item.user_id !== userId || item.key_id !== keyId || item.key_closed) throw new WebhookError('UNKNOWN_WEBHOOK', 'webhookId', `Key ${keyId} has no webhook ${webhookId}`);
+    if (!item || item.user_id !== userId || item.key_id !== keyId || item.key_closed || (item.deleted_at && !opts.deleting)) throw new WebhookError('UNKNOWN_WEBHOOK', 'webhookId', `Key ${keyId} has no webhook ${webhookId}`);
     return item;
   }
 
@@ -182,7 +185,7 @@ export class WebhookManager {
       if (put) await this.records.closeWebhook(webhookId, now);
       throw new WebhookError('KEY_REVOKED', 'keyId', `Key ${keyId} was revoked: its webhooks died with it`);
     }
-    this.deps.audit?.({ event: 'created', userId, keyId, webhookId });
+    this.audit?.({ event: 'created', userId, keyId, webhookId });
     if (input.backfill || input.start_cursor) await this.deps.nudge(webhookId);
     return { created: true, secret, info: webhookInfo(item) };
   }
@@ -217,7 +220,7 @@ export class WebhookManager {
     await this.usableKey(userId, keyId);
     const places = await this.records.keyHooks(userId, keyId);
     const items = await Promise.all(Object.keys(places?.hooks ?? {}).sort().map((id) => this.records.webhook(id)));
-    return items.filter((i): i is WebhookItem => !!i && !i.key_closed).map(webhookInfo);
+    return items.filter((i): i is WebhookItem => !!i && !i.key_closed && !i.deleted_at).map(webhookInfo);
   }
 
   async get(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo> {
@@ -225,14 +228,22 @@ export class WebhookManager {
     return webhookInfo(await this.owned(userId, keyId, webhookId));
   }
 
-  /** Its scope entry first (no more wake-ups), its item (no more sends), then its place. */
+  /**
+   * The delete takes effect first (markDeleted: no delivery starts or moves it from then on, no read shows it) and
+   * is on the audit trail at once (its line claimed on the item, so a delete cut off after that write has it written
+   * by its retry, and two deletes at once write one); then its scope entry (no more wake-ups), its item, its place.
+   * A retry finishes a delete cut off anywhere.
+   */
   async delete(userId: string, keyId: string, webhookId: string): Promise<void> {
     await this.usableKey(userId, keyId);
-    const item = await this.owned(userId, keyId, webhookId);
+    const item = await this.owned(userId, keyId, webhookId, { deleting: true });
+    const marked = await this.records.markDeleted(webhookId, this.clock());
+    // Gone meanwhile (a concurrent delete finished it), or its key closed it first: the key's revoke wins.
+    if (!marked) throw new WebhookError('UNKNOWN_WEBHOOK', 'webhookId', `Key ${keyId} has no webhook ${webhookId}`);
+    if (this.audit && (await this.records.claimDeleted(webhookId, randomUUID()))) this.audit({ event: 'deleted', userId, keyId, webhookId });
     await this.records.deleteScopeEntry(item.feed, webhookId);
     await this.records.deleteWebhook(webhookId);
     await this.records.release(userId, keyId, webhookId);
-    this.deps.audit?.({ event: 'deleted', userId, keyId, webhookId });
   }
 
   async rotate(userId: string, keyId: string, webhookId: string): Promise<{ secret: string; info: WebhookInfo }> {
@@ -242,7 +253,7 @@ export class WebhookManager {
     const secret = newWebhookSecret();
     const item = await this.records.rotate(webhookId, await this.deps.secrets.seal(secret, webhookId), now, new Date(now.getTime() + SECRET_OVERLAP_SECONDS * 1000));
     if (!item) throw new WebhookError('UNKNOWN_WEBHOOK', 'webhookId', `Key ${keyId} has no webhook ${webhookId}`);
-    this.deps.audit?.({ event: 'rotated', userId, keyId, webhookId });
+    this.audit?.({ event: 'rotated', userId, keyId, webhookId });
     return { secret, info: webhookInfo(item) };
   }
 
@@ -252,7 +263,7 @@ export class WebhookManager {
     const item = await this.records.resume(webhookId);
     if (!item) throw new WebhookError('NOT_DISABLED', 'webhookId', `Webhook ${webhookId} is ${webhookInfo(before).state}, not disabled`);
     await this.records.putScopeEntry(item.feed, webhookId, 'active');
-    this.deps.audit?.({ event: 'resumed', userId, keyId, webhookId });
+    this.audit?.({ event: 'resumed', userId, keyId, webhookId });
     await this.deps.nudge(webhookId);
     return webhookInfo(item);
   }

@@ -23,7 +23,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
-import { operatorAudit } from '../operator-audit.js';
+import { operatorAudit, operatorWebhookAudit } from '../operator-audit.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { createWriteClient } from '../../lambdas/store/table/client.js';
 import { applyChangeFile, exitStatus, formatReport, headline } from '../change-file.js';
@@ -62,9 +62,10 @@ async function main(): Promise<void> {
     if (values.endpoint) await ensureTable(client, tableName);
     // In AWS a user's deletion also deletes their keys' plan keys (locally there are none): one client for every applier.
     const planKeys = values.endpoint ? undefined : new ApiGatewayPlanKeys(new APIGatewayClient({}));
-    // A user's deletion revokes their keys: each on the record (stderr), as the key-management function's are.
+    // A user's deletion revokes their keys and closes their webhooks: each on the record (stderr), as the key-management function's are.
     const revokeAudit = operatorAudit('npm run data:apply');
-    const report = await applyChangeFile(() => new ChangeApplier(client, tableName, { revokeAudit, ...(planKeys ? { planKeys } : {}) }), text, concurrency);
+    const webhookAudit = operatorWebhookAudit('npm run data:apply');
+    const report = await applyChangeFile(() => new ChangeApplier(client, tableName, { revokeAudit, webhookAudit, ...(planKeys ? { planKeys } : {}) }), text, concurrency);
     for (const p of report.problems) process.stderr.write(`${p}\n`);
     for (const line of report.staleLines) process.stdout.write(`${line}\n`);
     process.stdout.write(`${headline(report, file, tableName)}\n${formatReport(report)}\n`);

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
-import { operatorAudit } from '../operator-audit.js';
+import { operatorAudit, operatorWebhookAudit } from '../operator-audit.js';
 import { LOCAL_TABLE, ensureTable } from '../dynalite.js';
 import { fail } from './fail.js';
 import { DatasetError, formatSummary, readDataset, writeDataset } from '../loader.js';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     if (values.replace) {
       const plan = planResync(await scanTable(client, tableName), loaded.dataset);
       // In AWS, the keys of a user FILE removes lose their plan keys too (locally there are none).
-      if (!dryRun) await executeResync(client, tableName, plan, { planKeys: values.endpoint ? undefined : new ApiGatewayPlanKeys(new APIGatewayClient({})), audit: operatorAudit('npm run data:load --replace') });
+      if (!dryRun) await executeResync(client, tableName, plan, { planKeys: values.endpoint ? undefined : new ApiGatewayPlanKeys(new APIGatewayClient({})), audit: operatorAudit('npm run data:load --replace'), webhookAudit: operatorWebhookAudit('npm run data:load --replace') });
       process.stdout.write(`${dryRun ? 'Dry run (nothing written): would replace' : 'Replaced'} the read model of ${tableName} with ${file}\n${formatPlan(plan)}\n`);
       return;
     }

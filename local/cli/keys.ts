@@ -14,7 +14,11 @@
  * the environment. `create` prints the key once; nothing else ever prints a
  * key or its hash. Every revoke that takes effect (a `revoke`, a stale slot
  * a `create` reclaims) writes its `Key revoked` audit line on stderr
- * (local/operator-audit.ts).
+ * (local/operator-audit.ts), and a `Webhook closed` line for each webhook of
+ * the key.
+ *
+ * `npm run keys -- webhooks …`: a key's webhooks, through the key-management
+ * API (webhook-commands.ts).
  */
 // First: silences the AWS SDK's Node-version notice before any client exists (see the module).
 import '../sdk-node-warning.js';
@@ -25,12 +29,14 @@ import { LOCAL_TABLE } from '../dynalite.js';
 import { fail } from './fail.js';
 import { KeyManagementError, KeyManager, type KeyInfo } from '../../lambdas/key-admin/key-manager.js';
 import { ApiGatewayPlanKeys } from '../../lambdas/key-admin/usage-plan.js';
-import { operatorAudit } from '../operator-audit.js';
+import { operatorAudit, operatorWebhookAudit } from '../operator-audit.js';
+import { WEBHOOK_USAGE, webhookCommand } from './webhook-commands.js';
 
 const USAGE = `Usage:
   npm run keys -- create (--user USERNAME | --user-id USER_ID) --name NAME [--scopes events:read,guests:read] (--endpoint URL | --table NAME --usage-plan-id ID)
   npm run keys -- list (--user USERNAME | --user-id USER_ID) (--endpoint URL | --table NAME)
-  npm run keys -- revoke (--user USERNAME | --user-id USER_ID) KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)`;
+  npm run keys -- revoke (--user USERNAME | --user-id USER_ID) KEY_ID (--endpoint URL | --table NAME --usage-plan-id ID)
+${WEBHOOK_USAGE}`;
 
 const COLUMNS = { keyId: 24, state: 32, scopes: 24, created: 24 } as const;
 
@@ -73,6 +79,7 @@ async function main(): Promise<void> {
   const manager = new KeyManager(client, values.table ?? LOCAL_TABLE, {
     planKeys: aws && values['usage-plan-id'] ? new ApiGatewayPlanKeys(new APIGatewayClient({}), values['usage-plan-id']) : undefined,
     audit: operatorAudit('npm run keys'),
+    webhookAudit: operatorWebhookAudit('npm run keys'),
   });
   // Only a missing option is a usage error; an empty one is the key manager's to refuse (exit 1, clear message).
   const named = values.user !== undefined || values['user-id'] !== undefined;
@@ -115,4 +122,5 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => fail(`keys: ${(error as Error).message}`, 1));
+const run = process.argv[2] === 'webhooks' ? webhookCommand(process.argv.slice(3)) : main();
+run.catch((error: unknown) => fail(`keys: ${(error as Error).message}`, 1));

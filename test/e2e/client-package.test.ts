@@ -10,16 +10,21 @@
  * settings untouched) follows docs/client.md's steps as shown and runs its
  * `index.ts` against the local server; without the step that makes it an ES
  * module, the generated settings refuse it (TS1295, TS1309), as the page says.
+ * And docs/webhooks.md's receiver, its block run as written against the
+ * packed client, verifies the local server's deliveries and refuses a forged one.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { KEYS } from '../support/fixtures.js';
+import { KEYS, NOW } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/local.js';
-import { ROOT } from '../support/process.js';
+import { captured, freePorts, ROOT, waitForOutput } from '../support/process.js';
+import { webhookAdmin } from '../support/webhook-admin.js';
+import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
+import { newWebhookSecret, signDelivery } from '../../lambdas/core/webhook-signing.js';
 import { blockAfter } from '../support/shown-commands.js';
 
 const run = promisify(execFile);
@@ -30,7 +35,8 @@ let server: TestServer;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'client-package-'));
-  server = await startTestServer();
+  // Loopback webhook receivers allowed, as docs/webhooks.md's receiver runs under npm start -- --allow-loopback-webhooks.
+  server = await startTestServer({ allowLoopbackWebhooks: true });
   const packed = await run('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: join(ROOT, 'client') });
   tarball = packed.stdout.trim().split('\n').at(-1)!;
   await writeFile(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
@@ -231,4 +237,31 @@ describe('the packed client', () => {
     expect(refused.out).toContain('error TS1295');
     expect(refused.out).toContain('error TS1309');
   }, 120_000);
+
+  it("docs/webhooks.md's receiver, run as written from the tarball: prints each change of each verified delivery, refuses a forged one", async () => {
+    const hooks = webhookAdmin(server, () => new Date(NOW), 'client-package');
+    const [receiverPort] = (await freePorts(1)) as [number];
+    const made = await hooks.createHook('usr_alice', keyIdFromHash(hashApiKey(KEYS.both)), { url: `http://127.0.0.1:${receiverPort}/hooks`, scope: { type: 'host', userId: 'usr_alice' } });
+    await writeFile(join(scratch, 'receiver.mjs'), blockAfter('docs/webhooks.md', "A receiver that keeps a copy of a host's events"));
+    // As the page starts it (WEBHOOK_SECRET=… PORT=8080 node receiver.mjs), on a free port.
+    const receiver = captured(spawn(process.execPath, ['receiver.mjs'], { cwd: scratch, env: { ...process.env, WEBHOOK_SECRET: made.secret, PORT: String(receiverPort) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    try {
+      await waitForOutput(receiver, /^listening\n/);
+      await hooks.edit('Jazz night (to the page\'s receiver)');
+      const [, id] = await waitForOutput(receiver, /^(msg_\S+) upserted evt_jazz01\n/m);
+      await hooks.edit('Jazz night (hidden)', { visibility: 'private' });
+      await waitForOutput(receiver, /^msg_\S+ removed evt_jazz01\n/m);
+      // A delivery signed with another secret: refused, nothing applied.
+      const body = JSON.stringify({ webhook_id: made.webhookId, scope: { type: 'host', userId: 'usr_alice' }, changes: [{ id: 'evt_forged', change: 'removed' }], cursor: 'f3.x' });
+      const forged = await fetch(`http://127.0.0.1:${receiverPort}/hooks`, { method: 'POST', headers: { ...signDelivery([newWebhookSecret()], 'msg_forged', new Date(), body) }, body });
+      expect(forged.status).toBe(400);
+      await waitForOutput(receiver, /^refused: No v1 signature of the delivery matches a secret given\n/m);
+      expect(receiver.output()).not.toContain('evt_forged');
+      expect(id).toMatch(/^msg_/);
+      expect(receiver.errors()).toBe('');
+    } finally {
+      receiver.child.kill();
+      await hooks.edit('Jazz night', { visibility: 'public' });
+    }
+  }, 60_000);
 });

@@ -6,23 +6,31 @@
  * surface's OpenAPI document (test/support/http.ts). The key-management
  * API's requests (`curl --aws-sigv4`, signed with the local key pair) are
  * run with curl itself against the server's key-management port: what is
- * tested is curl's own signing, as a reader runs it.
+ * tested is curl's own signing, as a reader runs it; so are the requests
+ * that send a body or another method (the local clock's `curl -X PUT`),
+ * in the pages' order. The server allows loopback webhook receivers, as
+ * docs/webhooks.md runs it (`npm start -- --allow-loopback-webhooks`), and
+ * its outbound guard asks a resolver of the test's own for the pages'
+ * example host, so that no request depends on DNS.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { get } from '../support/http.js';
 import { NOW } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/local.js';
-import { asRequest, shownCommands } from '../support/shown-commands.js';
+import { asRequest, shownCommands, type ShownCommand } from '../support/shown-commands.js';
+import { dnsTable } from '../support/dns-table.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const curls = shownCommands().filter((c) => c.command.startsWith('curl '));
-const requests = curls.filter((c) => !c.command.includes('--aws-sigv4')).map(asRequest);
-const signed = curls.filter((c) => c.command.includes('--aws-sigv4'));
+/** Run with curl itself: signed, or sending a body or another method than GET. */
+const byCurl = (c: ShownCommand) => c.command.includes('--aws-sigv4') || /\s(-X|-d|--data)\s/.test(c.command);
+const requests = curls.filter((c) => !byCurl(c)).map(asRequest);
+const signed = curls.filter(byCurl);
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ allowLoopbackWebhooks: true, webhookGuard: { resolver: dnsTable({ 'hooks.example.com': ['93.184.215.14'] }).resolver } });
 });
 afterAll(async () => server?.close());
 
@@ -51,17 +59,19 @@ describe('the requests the docs show', () => {
   });
 });
 
-describe('the signed requests the docs show (curl --aws-sigv4, the key-management API)', () => {
+describe('the requests the docs show that curl runs itself (signed for the key-management API, or sending a body)', () => {
   it('are there to run', () => {
     expect(signed.filter((c) => c.page === 'docs/managing-keys.md').length).toBeGreaterThanOrEqual(2);
+    expect(signed.filter((c) => c.page === 'docs/webhooks.md' && c.command.includes('--aws-sigv4')).length).toBeGreaterThanOrEqual(3);
+    expect(signed.filter((c) => c.command.startsWith('curl -X PUT')).map((c) => c.page)).toEqual(['docs/webhooks.md', 'docs/webhooks.md']);
   });
 
   it.each(signed.map((c) => [`${c.page}: ${c.command}`, c] as const))('%s', async (_, shown) => {
     const words = [...shown.command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)]
       .map((m) => (m[1] ?? m[2] ?? m[3]) as string)
       .map((w) => w.replace(/\$([A-Z_]+)/g, (all, name: string) => shown.vars[name] ?? all))
-      // The page names the key-management port npm start prints; the test's server has its own.
-      .map((w) => w.replace('http://127.0.0.1:PORT/admin/v1', server.keyAdminUrl));
+      // The page names the key-management port npm start prints, and npm start's port 3000; the test's server has its own.
+      .map((w) => w.replace('http://127.0.0.1:PORT/admin/v1', server.keyAdminUrl).replace('http://127.0.0.1:3000', server.url));
     expect(words[0]).toBe('curl');
     const { stdout } = await promisify(execFile)('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...words.slice(1)]);
     const status = Number(/^(\d{3})\b/.exec(shown.comment)?.[1] ?? 200);

@@ -28,6 +28,8 @@ export interface Running {
   /** Once the process itself has ended: its exit code, or the signal that ended it. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output: () => string;
+  /** What it wrote on stderr so far. */
+  errors: () => string;
 }
 
 /**
@@ -48,27 +50,28 @@ export function runNpm(args: string[], env: Record<string, string> = {}): Runnin
   return captured(spawn('npm', args, { cwd: ROOT, env: { ...newcomerEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
-function captured(child: ChildProcess): Running {
+export function captured(child: ChildProcess): Running {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<Finished>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { child, done, exited, output: () => stdout };
+  return { child, done, exited, output: () => stdout, errors: () => stderr };
 }
 
-/** Resolves with stdout once it matches, or rejects if the process ends first. */
-export function waitForOutput(run: Running, pattern: RegExp): Promise<RegExpMatchArray> {
+/** Resolves with stdout (or stderr) once it matches, or rejects if the process ends first. */
+export function waitForOutput(run: Running, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
+    const pipe = stream === 'stdout' ? run.child.stdout! : run.child.stderr!;
     const check = () => {
-      const m = run.output().match(pattern);
+      const m = (stream === 'stdout' ? run.output() : run.errors()).match(pattern);
       if (m) {
-        run.child.stdout!.off('data', check);
+        pipe.off('data', check);
         resolve(m);
       }
     };
-    run.child.stdout!.on('data', check);
+    pipe.on('data', check);
     run.done.then((f) => reject(new Error(`process exited (${f.code}) before printing ${pattern}:\n${f.stdout}\n${f.stderr}`)));
     check();
   });

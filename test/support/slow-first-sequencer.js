@@ -40,6 +40,7 @@ export const ESTIMATED_SECONDS = {
   'dynalite test/integration/schedules-pairs-move.exhaustive.test.ts': 30,
   'dynalite test/integration/big-host.test.ts': 27,
   'dynalite test/e2e/cli.test.ts': 27,
+  'dynalite test/e2e/webhooks-walk.test.ts': 25,
   'dynalite test/infra/embed-cdn.test.ts': 24,
   'dynalite test/integration/feed-failed-writes.test.ts': 22,
   'dynalite test/infra/first-deploy.test.ts': 22,

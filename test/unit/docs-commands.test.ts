@@ -48,6 +48,18 @@ const EXERCISED: Exercised[] = [
     by: 'test/e2e/key-admin-example.test.ts',
     proof: () => "runTs('keys/examples/manage-keys.ts', ['usr_frank'], { ...env(), PUBLIC_API_URL: `${server.url}/api/public/v1` })",
   },
+  // docs/webhooks.md: the local setting, the operators' commands and the walk, run as shown against npm start -- --allow-loopback-webhooks.
+  { shown: /^npm start -- --allow-loopback-webhooks$/, by: 'test/e2e/webhooks-walk.test.ts', proof: () => "runNpm(['start', '--', '--allow-loopback-webhooks'" },
+  { shown: /^npm run keys -- webhooks (create|list|get|resume) .*--key-admin-url http:\/\/127\.0\.0\.1:PORT\/admin\/v1$/, by: 'test/e2e/webhooks-walk.test.ts', proof: (m) => `find(/^npm run keys -- webhooks ${m[1]} /)` },
+  { shown: /^npm run data:apply -- docs\/examples\/alice-changes-2\.jsonl --endpoint STORE_URL$/, by: 'test/e2e/webhooks-walk.test.ts', proof: () => "find(/^npm run data:apply -- /)" },
+  // The page's receiver, its block run as written with the packed client (the secret the create printed).
+  { shown: /^WEBHOOK_SECRET=whsec_… PORT=8080 node receiver\.mjs$/, by: 'test/e2e/client-package.test.ts', proof: () => "blockAfter('docs/webhooks.md', \"A receiver that keeps a copy of a host's events\")" },
+  // The web product's webhooks example against the local server, with the documented local pair (the test checks the page's pair).
+  {
+    shown: /^KEY_ADMIN_URL=http:\/\/127\.0\.0\.1:PORT\/admin\/v1 AWS_REGION=[a-z0-9-]+ AWS_ACCESS_KEY_ID=\S+ AWS_SECRET_ACCESS_KEY=\S+ npx tsx keys\/examples\/manage-webhooks\.ts usr_alice key_10fa5c81e93a15cfb525 http:\/\/127\.0\.0\.1:8080\/hooks$/,
+    by: 'test/e2e/webhook-admin-example.test.ts',
+    proof: () => "runTs('keys/examples/manage-webhooks.ts'",
+  },
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY \[--username USER --event-id EVENT_ID\]$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },

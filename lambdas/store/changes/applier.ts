@@ -42,6 +42,7 @@ import { sameContent } from '../table/item-content.js';
 import { Settler, missingOf, type Head, type SettleOptions, type SourceItem } from './settle.js';
 import { keys } from '../table/table.js';
 import type { PlanKeys, RevokeAudit } from '../keys/key-store.js';
+import type { WebhookAudit } from '../webhooks/key-webhooks.js';
 import { TableIO, keyString, type Item, type Key } from '../table/table-io.js';
 import type { BatchGetOptions } from '../table/batch-get.js';
 import { eventUnit, guestUnit, predict, withAbsent, type Unit } from './units.js';
@@ -82,6 +83,8 @@ export interface ApplierOptions extends SettleOptions {
   planKeys?: PlanKeys;
     /** The audit line of each key a user's deletion revokes (user-keys.ts). */
   revokeAudit?: RevokeAudit;
+  /** And of each webhook of those keys it closes. */
+  webhookAudit?: WebhookAudit;
   /** The reads by key's attempts and backoff (batch-get.ts): tests inject the sleep. */
   batchGet?: BatchGetOptions;
 }

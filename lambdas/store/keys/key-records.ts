@@ -29,7 +29,7 @@ import type { ApiKeyItem, KeyRecordItem } from '../table/items.js';
 import { KeySlots } from './key-slots.js';
 import { PlanKeyWithoutClient, type RetiredBy } from './key-table.js';
 import { PK, keys } from '../table/table.js';
-import { closeKeyWebhooks, type WebhookAudit } from '../webhooks/key-webhooks.js';
+import { closeKeyWebhooks } from '../webhooks/key-webhooks.js';
 import { WebhookRecords } from '../webhooks/webhook-records.js';
 
 export interface Retired {
@@ -41,9 +41,6 @@ export interface Retired {
 }
 
 export class KeyRecords extends KeySlots {
-  /** The audit line of each webhook a retire closes (lambdas/store/webhooks/key-webhooks.ts); the key-management function sets its own. */
-  webhookAudit: WebhookAudit | undefined;
-
   async putRecord(userId: string, record: KeyRecordItem): Promise<boolean> {
     if (await this.putIf({ ...keys.keyRecord(userId, record.key_id), ...record }, 'attribute_not_exists(#pk)')) return true;
     // Ours already (a retry after a lost answer) or someone's tombstone.

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, type SlotLimits } from '../../core/key-rules.js';
 import { isConditionFailure } from '../table/conditions.js';
 import type { KeyRecordItem } from '../table/items.js';
 import { KEY_RECORD_PREFIX, PK, SK, keys } from '../table/table.js';
+import type { WebhookAudit } from '../webhooks/key-webhooks.js';
 
 /**
  * API Gateway's side of a key (AWS only): an API key whose value is the key's
@@ -85,6 +86,8 @@ export interface KeyStoreOptions {
   limits?: SlotLimits;
   /** Without one, revokes are left unclaimed, for a run that has one to write (the next retire or erase of the key). */
   audit?: RevokeAudit;
+  /** The audit line of each webhook a retire closes (lambdas/store/webhooks/key-webhooks.ts); without one, left unclaimed likewise. */
+  webhookAudit?: WebhookAudit;
 }
 
 export type Key = Record<string, string>;
@@ -95,6 +98,8 @@ export class KeyTable {
   readonly planKeys: PlanKeys | undefined;
   /** Settable: the key-management function installs its audit once its logger exists (handler.ts). */
   audit: RevokeAudit | undefined;
+  /** Settable likewise: the closing of a key's webhooks (key-records.ts, retire). */
+  webhookAudit: WebhookAudit | undefined;
 
   constructor(
     readonly client: DynamoDBDocumentClient,
@@ -105,6 +110,7 @@ export class KeyTable {
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.planKeys = opts.planKeys;
     this.audit = opts.audit;
+    this.webhookAudit = opts.webhookAudit;
   }
 
   // ---- the key's items -------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ import { userItemById } from '../table/user-lookup.js';
 import type { KeyRecordItem } from '../table/items.js';
 import { KEY_RECORD_PREFIX } from '../table/table.js';
 import { KeyStore, type PlanKeys, type RevokeAudit } from './key-store.js';
+import type { WebhookAudit } from '../webhooks/key-webhooks.js';
 
 /**
  * DynamoDB calls one close call makes at most, about: 600 is 2.4 s at 4 ms a
@@ -153,8 +154,8 @@ export async function closeUserKeys(store: KeyStore, userId: string, version: nu
 export function userKeysCloser(
   client: DynamoDBDocumentClient,
   tableName: string,
-  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit } = {},
+  opts: { clock?: Clock; planKeys?: PlanKeys; revokeAudit?: RevokeAudit; webhookAudit?: WebhookAudit } = {},
 ): (userId: string, version: number) => Promise<boolean> {
-  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit });
+  const store = new KeyStore(client, tableName, { clock: opts.clock ?? systemClock, planKeys: opts.planKeys, audit: opts.revokeAudit, webhookAudit: opts.webhookAudit });
   return async (userId, version) => (await closeUserKeys(store, userId, version)).done;
 }

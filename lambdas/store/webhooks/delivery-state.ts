@@ -85,6 +85,21 @@ export class DeliveryState extends WebhookTable {
     );
   }
 
+  /**
+   * The disable's audit line, claimed (webhook-table.ts): true for the one call that writes it, whether the disable
+   * was its own write or one whose run failed after it (the next run that meets the webhook disabled writes it).
+   */
+  claimDisabled(webhookId: string, claim: string): Promise<boolean> {
+    return this.claim(
+      webhookKeys.webhook(webhookId),
+      'audited_disabled',
+      claim,
+      '#state = :disabled AND disabled_reason IN (:gone, :failing) AND attribute_not_exists(key_closed) AND attribute_not_exists(deleted_at)',
+      { ':disabled': 'disabled', ':gone': 'gone', ':failing': 'failing' },
+      { '#state': 'state' },
+    );
+  }
+
   /** The feed no longer holds the cursor's position (or its key is gone): a fresh start, `reset` until its members are given. */
   restart(webhookId: string, cursor: string, fresh: string): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET #cursor = :fresh, #reset = :t REMOVE inflight', `#cursor = :c AND ${OPEN}`, { ':fresh': fresh, ':t': true, ':c': cursor, ':active': 'active' }, NAMES);

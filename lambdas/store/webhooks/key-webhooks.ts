@@ -9,8 +9,14 @@
  *    open, so no send starts from here on, whatever is in flight; a create
  *    still running finds the tombstone and fails;
  * 3. its scope entry deleted (the fan-out stops waking it).
- * Each webhook closed here for the first time has its audit line.
+ * Each webhook that was live when it was closed has one audit line: claimed
+ * on its tombstone right after step 2 (webhook-table.ts, `claim`), so a
+ * closing that failed after its tombstone has the line written by the next
+ * closing of the key (a revoke's retry, a redelivered deletion), and two
+ * closings at once write one. Without an audit, no claim is made: the next
+ * closing with one writes the line.
  */
+import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { WebhookRecords } from './webhook-records.js';
@@ -30,8 +36,8 @@ export async function closeKeyWebhooks(records: WebhookRecords, userId: string, 
   const ids = await records.closePlaces(userId, keyId);
   for (const webhookId of ids) {
     const before = await records.closeWebhook(webhookId, clock());
+    if (audit && (await records.claimClosed(webhookId, randomUUID()))) audit({ event: 'closed', userId, keyId, webhookId, by });
     if (before?.feed) await records.deleteScopeEntry(before.feed, webhookId);
-    if (!before?.key_closed) audit?.({ event: 'closed', userId, keyId, webhookId, by });
   }
   return ids;
 }

@@ -71,6 +71,17 @@ export interface WebhookItem {
   disabled_at?: string;
   /** Written by the key's revoke or its user's deletion before either answers: no delivery starts after it. */
   key_closed?: true;
+  /** The tombstone of a webhook that was live when its key closed it (one a create never finished is not): its closing is audited. */
+  closed_live?: true;
+  /** A delete took effect (the webhook disabled, its URL and secrets dropped); the item goes next, then its place. */
+  deleted_at?: string;
+  /**
+   * The claims of the audit lines of a delete, a closing and a disable (webhook-table.ts, `claim`): whoever claims
+   * one writes its line, so each is written once. A resume clears the disable's, for the next disable's line.
+   */
+  audited_deleted?: string;
+  audited_closed?: string;
+  audited_disabled?: string;
   /** The P16 cursor after the last acknowledged delivery (or the start). */
   cursor: string;
   /** A fresh start replaces the receiver's copy: deliveries carry `reset: true` until its members are all given. */

@@ -61,7 +61,10 @@ export class WebhookRecords extends WebhookTable {
       if (webhookId in hooks) return 'held';
       if (Object.keys(hooks).length >= max) {
         for (const [id, since] of Object.entries(hooks)) {
-          if (at.getTime() - Date.parse(since) > STALE_PLACE_MS && !(await this.webhook(id))) delete hooks[id];
+          if (at.getTime() - Date.parse(since) <= STALE_PLACE_MS) continue;
+          // No item (a create that died), or a delete that took effect and was cut off before giving the place back.
+          const held = await this.webhook(id);
+          if (!held || held.deleted_at) delete hooks[id];
         }
         if (Object.keys(hooks).length >= max) return 'full';
       }
@@ -110,13 +113,16 @@ export class WebhookRecords extends WebhookTable {
    * `key_closed` only, no URL, no secret), written whether or not the item
    * exists yet, so a create still in flight cannot put it afterwards, and
    * every delivery write (each conditional on the item's state) fails from
-   * here on. Answers the item as it was (undefined: none yet).
+   * here on. A webhook that was live (its URL there, or a tombstone saying
+   * so) keeps `closed_live`: its closing has an audit line (claimClosed).
+   * Answers the item as it was (undefined: none yet).
    */
   async closeWebhook(webhookId: string, at: Date): Promise<WebhookItem | undefined> {
     const before = await this.webhook(webhookId);
+    const live = before?.url !== undefined || before?.closed_live === true;
     await this.update(
       webhookKeys.webhook(webhookId),
-      'SET key_closed = :t, #state = :disabled, disabled_reason = :reason, disabled_at = if_not_exists(disabled_at, :at), #type = :type, webhook_id = :id REMOVE #url, secret, previous_secret, inflight, #cursor',
+      `SET key_closed = :t, ${live ? 'closed_live = :t, ' : ''}#state = :disabled, disabled_reason = :reason, disabled_at = if_not_exists(disabled_at, :at), #type = :type, webhook_id = :id REMOVE #url, secret, previous_secret, inflight, #cursor`,
       undefined,
       { ':t': true, ':disabled': 'disabled', ':reason': 'key_closed', ':at': at.toISOString(), ':type': 'WEBHOOK', ':id': webhookId },
       { '#state': 'state', '#url': 'url', '#type': 'type', '#cursor': 'cursor' },
@@ -124,9 +130,36 @@ export class WebhookRecords extends WebhookTable {
     return before;
   }
 
-  /** Deletes the webhook's item; a delivery's writes (each conditional on it) fail from then on. */
+  /** The closing's audit line, claimed (webhook-table.ts): true for the one call that writes it. */
+  claimClosed(webhookId: string, claim: string): Promise<boolean> {
+    return this.claim(webhookKeys.webhook(webhookId), 'audited_closed', claim, 'closed_live = :t', { ':t': true });
+  }
+
+  /**
+   * A delete takes effect: the webhook disabled, its URL and secrets
+   * dropped, `deleted_at` set (kept from the first time), so no delivery
+   * starts or moves it from here on and no read shows it; its scope entry,
+   * item and place go after (the delete's retry finishes what a cut-off one
+   * left). Undefined when there is no item, or its key closed it first.
+   */
+  markDeleted(webhookId: string, at: Date): Promise<WebhookItem | undefined> {
+    return this.update<WebhookItem>(
+      webhookKeys.webhook(webhookId),
+      'SET #state = :disabled, deleted_at = if_not_exists(deleted_at, :at) REMOVE #url, secret, previous_secret, inflight',
+      'attribute_exists(#pk) AND attribute_not_exists(key_closed)',
+      { ':disabled': 'disabled', ':at': at.toISOString() },
+      { '#state': 'state', '#url': 'url' },
+    );
+  }
+
+  /** The delete's audit line, claimed: true for the one call that writes it. */
+  claimDeleted(webhookId: string, claim: string): Promise<boolean> {
+    return this.claim(webhookKeys.webhook(webhookId), 'audited_deleted', claim, 'attribute_exists(deleted_at)');
+  }
+
+  /** Deletes the webhook's item (after markDeleted); a tombstone its key's closing wrote meanwhile stays. */
   async deleteWebhook(webhookId: string): Promise<void> {
-    await this.delete(webhookKeys.webhook(webhookId));
+    await this.delete(webhookKeys.webhook(webhookId), 'attribute_not_exists(key_closed)');
   }
 
   /** The new secret; the one before signs too until `until`. Undefined if the webhook is gone or closed. */
@@ -139,12 +172,15 @@ export class WebhookRecords extends WebhookTable {
     );
   }
 
-  /** A disabled webhook active again, from where it stopped (its cursor kept). Undefined unless it was disabled and its key is open. */
+  /**
+   * A disabled webhook active again, from where it stopped (its cursor kept); the disable's audit claim cleared, so
+   * the next disable has its line. Undefined unless it was disabled, its key is open and no delete took effect.
+   */
   resume(webhookId: string): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(
       webhookKeys.webhook(webhookId),
-      'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since, inflight',
-      '#state = :disabled AND attribute_not_exists(key_closed)',
+      'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since, inflight, audited_disabled',
+      '#state = :disabled AND attribute_not_exists(key_closed) AND attribute_not_exists(deleted_at)',
       { ':active': 'active', ':disabled': 'disabled' },
       { '#state': 'state' },
     );

@@ -69,6 +69,27 @@ export class WebhookTable {
     }
   }
 
+  /**
+   * Claims the audit line of an effect already written on an item (a
+   * webhook's delete, closing or disable): `attribute` set to `claim` where
+   * `condition` (the effect) holds and no line was claimed yet. Whoever
+   * holds the claim writes the line, so it is written once, by the call
+   * that made the effect or, if that one failed after it, by the next that
+   * meets it unclaimed. True when this claim holds: also when the write
+   * landed and its answer was lost (the SDK's retry then fails the
+   * condition, or the call fails), which a read tells.
+   */
+  async claim(key: ItemKey, attribute: string, claim: string, condition: string, values: Values = {}, names: Record<string, string> = {}): Promise<boolean> {
+    const mine = async () => (await this.get<Record<string, unknown>>(key))?.[attribute] === claim;
+    try {
+      if (await this.update(key, `SET ${attribute} = :claim`, `attribute_exists(#pk) AND attribute_not_exists(${attribute}) AND (${condition})`, { ...values, ':claim': claim }, names)) return true;
+    } catch (error) {
+      if (await mine().catch(() => false)) return true;
+      throw error;
+    }
+    return mine();
+  }
+
   /** DeleteItem (unconditional unless a condition is given); false when the condition did not hold. */
   async delete(key: ItemKey, condition?: string, values: Values = {}): Promise<boolean> {
     try {
