@@ -43,6 +43,7 @@ import { localSecretBox } from '../lambdas/store/webhooks/secret-box.js';
 import { WebhookManager, type UrlChecker } from '../lambdas/key-admin/webhook-manager.js';
 import type { Poster } from '../lambdas/delivery/outbound.js';
 import { startLocalWebhooks, type LocalWebhooks } from './webhooks.js';
+import { FeedCache } from '../lambdas/delivery/feed-cache.js';
 import { webhookAudit } from '../lambdas/key-admin/webhook-audit.js';
 import { localOutbound } from './webhook-outbound.js';
 
@@ -201,7 +202,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const audit = webhookAudit(logger, noMetrics, () => ({ caller: 'local' }));
     manager.store.webhookAudit = audit;
     webhooks = startLocalWebhooks(
-      { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: webhookRepository, events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
+      // One feed cache for the server's deliveries, as a delivery container keeps one (no interval: nothing here to spare).
+      { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: new FeedCache(webhookRepository, { refreshIntervalMs: 0 }), events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
       { onError: (error) => logger.error('Webhook delivery failed', { error: String(error) }) },
     );
     const liveWebhooks = webhooks;
