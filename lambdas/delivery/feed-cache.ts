@@ -34,24 +34,42 @@ import { FEED_SHARDS } from '../core/feed-cursor.js';
 import { ScopeEntries, runHigh } from './entries-cache.js';
 
 /**
- * The least time between two refreshes of one scope by one container. With
- * the delivery function's concurrency bounded (DELIVERY_CONCURRENCY), a
- * scope's partition is read by webhooks at most that many times over this a
- * second, however many webhooks it has (docs/performance.md, "Webhooks").
+ * The delivery function's most concurrent invocations (its event source's
+ * maximum concurrency, lib/webhooks.ts): each is one container, each holds
+ * one FeedCache.
  */
-export const FEED_REFRESH_INTERVAL_MS = 500;
+export const DELIVERY_CONCURRENCY = 1000;
+/**
+ * The least time between two refreshes of one scope by one container: a
+ * scope's feed partition is read by the webhooks' deliveries at most
+ * DELIVERY_CONCURRENCY times over this a second, however many webhooks it
+ * has (1,000 a second, a refresh of the heads about 2 read units: two
+ * thirds of a partition's 3,000 at most, and far less unless every
+ * container delivers that scope at its front at once; docs/performance.md,
+ * "Webhooks"). A run waits at most this long for a refresh, and only when
+ * its container refreshed the scope less than this long before.
+ */
+export const FEED_REFRESH_INTERVAL_MS = 1000;
 /** Entries one refresh asks the store for (one Query: a few hundred items at most). */
 export const FEED_REFRESH_ENTRIES = 1000;
 /** Entries a container holds per scope (about 50 bytes each); the oldest are dropped first. */
 export const FEED_CACHE_MAX_ENTRIES = 50_000;
 /** Scopes a container holds; the least recently read is dropped first. */
 export const FEED_CACHE_MAX_SCOPES = 64;
+/**
+ * What a container holds of a scope is forgotten this long after it began
+ * (one refresh to hold it again): entries it read stay true, but a feed
+ * keeps them 30 days only, and a container must never answer from
+ * positions the feed no longer keeps (P16's retention is the store's rule).
+ */
+export const FEED_CACHE_MAX_AGE_MS = 6 * 3_600_000;
 
 export interface FeedCacheOptions {
   refreshIntervalMs?: number;
   refreshEntries?: number;
   maxEntries?: number;
   maxScopes?: number;
+  maxAgeMs?: number;
   /** How long content reads wait to gather pages before they are sent (0: those asked for in the same turn of the event loop). */
   statesWindowMs?: number;
   /** A monotonic clock in ms (the interval's). */
@@ -76,6 +94,8 @@ interface ScopeState {
   refresh?: Refresh;
   lastStart: number;
   used: number;
+  /** When its entries began to be held. */
+  born: number;
 }
 
 interface StatesBatch {
@@ -101,6 +121,7 @@ export class FeedCache implements FeedReader {
       refreshEntries: opts.refreshEntries ?? FEED_REFRESH_ENTRIES,
       maxEntries: opts.maxEntries ?? FEED_CACHE_MAX_ENTRIES,
       maxScopes: opts.maxScopes ?? FEED_CACHE_MAX_SCOPES,
+      maxAgeMs: opts.maxAgeMs ?? FEED_CACHE_MAX_AGE_MS,
       statesWindowMs: opts.statesWindowMs ?? 0,
       now: opts.now ?? (() => performance.now()),
       sleep: opts.sleep ?? sleepFor,
@@ -214,9 +235,8 @@ export class FeedCache implements FeedReader {
     st.lastStart = this.opts.now();
     const read = await this.inner.feedEntries(scope, from, this.opts.refreshEntries);
     if (read.expired) {
-      // Past what the feed keeps (a container that held a scope for weeks): forget it; readers go to the store.
-      st.entries = new ScopeEntries(FEED_SHARDS);
-      st.complete = -1;
+      // Past what the feed keeps: forget it; readers go to the store.
+      this.forget(st);
       return;
     }
     st.entries.merge(from, read);
@@ -227,12 +247,20 @@ export class FeedCache implements FeedReader {
   private state(scope: string): ScopeState {
     let st = this.scopes.get(scope);
     if (!st) {
-      st = { entries: new ScopeEntries(FEED_SHARDS), complete: -1, lastStart: -Infinity, used: 0 };
+      st = { entries: new ScopeEntries(FEED_SHARDS), complete: -1, lastStart: -Infinity, used: 0, born: this.opts.now() };
       this.scopes.set(scope, st);
       if (this.scopes.size > this.opts.maxScopes) this.evict();
+    } else if (!st.refresh && this.opts.now() - st.born > this.opts.maxAgeMs) {
+      this.forget(st);
     }
     st.used = ++this.tick;
     return st;
+  }
+
+  private forget(st: ScopeState): void {
+    st.entries = new ScopeEntries(FEED_SHARDS);
+    st.complete = -1;
+    st.born = this.opts.now();
   }
 
   private evict(): void {

@@ -29,7 +29,7 @@ const zero = () => Array.from({ length: FEED_SHARDS }, () => 0);
 const at = (...p: number[]) => [...p, ...zero()].slice(0, FEED_SHARDS);
 
 /** A cache whose interval is waited out on a fake clock (recorded, never slept). */
-function cached(log: FeedLog, opts: { interval?: number; refreshEntries?: number; maxEntries?: number; maxScopes?: number } = {}) {
+function cached(log: FeedLog, opts: { interval?: number; refreshEntries?: number; maxEntries?: number; maxScopes?: number; maxAgeMs?: number } = {}) {
   let now = 0;
   const waits: number[] = [];
   const cache = new FeedCache(log, {
@@ -37,6 +37,7 @@ function cached(log: FeedLog, opts: { interval?: number; refreshEntries?: number
     refreshEntries: opts.refreshEntries ?? 1000,
     ...(opts.maxEntries ? { maxEntries: opts.maxEntries } : {}),
     ...(opts.maxScopes ? { maxScopes: opts.maxScopes } : {}),
+    ...(opts.maxAgeMs ? { maxAgeMs: opts.maxAgeMs } : {}),
     now: () => now,
     sleep: async (ms) => {
       waits.push(ms);
@@ -169,6 +170,18 @@ describe('what a container holds stays bounded', () => {
     const scopes = cached(new FeedLog(), { maxScopes: 2 });
     for (const s of ['A', 'B', 'C', 'A']) await scopes.cache.since(scopes.cache.mark()).feedEntries(s, zero(), 10);
     expect((scopes.cache as unknown as { scopes: Map<string, unknown> }).scopes.size).toBe(2);
+  });
+
+  it('forgets a scope it has held longer than its age: a page it could answer is read from the store again', async () => {
+    const log = new FeedLog();
+    for (let i = 0; i < 300; i++) log.append(S, i % FEED_SHARDS, `evt_${i}`);
+    const { cache, advance } = cached(log, { maxAgeMs: 60_000 });
+    await cache.since(cache.mark()).feedEntries(S, zero(), 101);
+    await cache.since(cache.mark()).feedEntries(S, zero(), 101);
+    expect(log.calls.entries).toHaveLength(1);
+    advance(60_001);
+    await cache.since(cache.mark()).feedEntries(S, zero(), 101);
+    expect(log.calls.entries).toHaveLength(2);
   });
 });
 
