@@ -81,6 +81,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
   '<rootDir>/test/integration/keys-audit-revokes.test.ts',
   '<rootDir>/test/integration/keys-addressed-by-user-id.test.ts',
+  // Webhooks at scale: the delivery containers' feed cache under a change stream, and a run failed at each of its calls.
+  '<rootDir>/test/integration/feed-cache.property.test.ts',
+  '<rootDir>/test/integration/webhook-delivery-points.exhaustive.test.ts',
 ];
 
 /**

@@ -14,6 +14,8 @@ process.env.CHANGE_STREAM_RACE_RUNS ??= '8';
 // The feeds' properties likewise (6 of 15, and 6 of 12 resyncs).
 process.env.FEED_RUNS ??= '6';
 process.env.RESYNC_FEED_RUNS ??= '6';
+// The delivery containers' feed cache under a change stream (3 of 6).
+process.env.FEED_CACHE_RUNS ??= '3';
 // The fault sweeps (a crash after each call, a write failing at each write)
 // fail the first call of each kind and the last, not every one: what DynamoDB
 // Local may answer differently depends on the kind of call (fault-points.ts).
