@@ -1,19 +1,12 @@
 /**
  * What a delivery sends through: the outbound guard (lambdas/delivery/guard/,
  * ARCHITECTURE rule 13), the one part that connects to an address someone
- * else chose. These are its request and outcome types as the guard exports
- * them; the delivery takes the send as a function so that a test can stand
- * a receiver of its own behind it (its faults included).
+ * else chose. The delivery takes the send as a function of the guard's own
+ * request and outcome types, so that a test can stand a receiver of its own
+ * behind it (its faults included) and the types cannot drift from the guard's.
  */
-export interface PostRequest {
-  readonly url: string;
-  readonly body: string;
-  readonly headers: Readonly<Record<string, string>>;
-}
+import type { PostOutcome, PostRequest } from './guard/guard.js';
 
-export type PostOutcome =
-  | { kind: 'answered'; status: number }
-  | { kind: 'refused'; errorClass: 'url' | 'address' }
-  | { kind: 'failed'; errorClass: 'dns' | 'connect' | 'tls' | 'timeout' | 'too_large' | 'protocol' };
+export type { PostOutcome, PostRequest };
 
 export type Poster = (req: PostRequest) => Promise<PostOutcome>;
