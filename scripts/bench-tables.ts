@@ -11,16 +11,25 @@ import { join } from 'node:path';
 import { bundleSizeTable, bundleSizes } from './bench-bundles.js';
 import { exactRouteFigures, exactRouteTable } from './bench-routes.js';
 import { exactWebhookTable } from './bench-webhooks.js';
+import { modelTables } from './webhook-model.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const PERFORMANCE_PAGE = join(ROOT, 'docs/performance.md');
 
-export type HeldTables = Record<'routes' | 'bundles' | 'webhooks', string>;
+export type HeldTables = Record<'routes' | 'bundles' | 'webhooks' | 'webhook-freshness' | 'webhook-burst' | 'webhook-cost', string>;
 
 /** The exact tables, measured now (the bundles built into `outDir`). */
 export async function exactTables(outDir = join(ROOT, 'cdk.out', 'bench-bundles')): Promise<HeldTables> {
   mkdirSync(outDir, { recursive: true });
-  return { routes: exactRouteTable(await exactRouteFigures()), bundles: bundleSizeTable(await bundleSizes(outDir)), webhooks: await exactWebhookTable() };
+  const model = modelTables();
+  return {
+    routes: exactRouteTable(await exactRouteFigures()),
+    bundles: bundleSizeTable(await bundleSizes(outDir)),
+    webhooks: await exactWebhookTable(),
+    'webhook-freshness': model.freshness,
+    'webhook-burst': model.burst,
+    'webhook-cost': model.cost,
+  };
 }
 
 const marker = (name: string) => new RegExp(`(<!-- bench:${name} -->\\n)([\\s\\S]*?)\\n?(<!-- /bench:${name} -->)`);

@@ -50,11 +50,10 @@ import { writeDataset } from '../local/loader.js';
 import { directClient } from '../test/support/direct-dynalite.js';
 import { startInProcessDynalite, type InProcessStore } from '../test/support/in-process-dynalite.js';
 import { meter } from './bench-changes.js';
+import { FIFO_BATCH, MEASURED } from './webhook-model.js';
 
 /** Scope sizes of the per-change rows; the per-delivery rows of the exact table stop before the last. */
 export const WEBHOOK_SCOPE_SIZES = [1, 100, 10_000];
-/** A FIFO event source's largest batch (docs/performance.md, "Webhooks"). */
-export const FIFO_BATCH = 10;
 const BURST = Number(process.env.BENCH_WEBHOOK_BURST ?? 1000);
 const clock = fixedClock('2026-11-21T12:00:00.000Z');
 const keyring = staticKeyring(Buffer.from('bench-webhook-cursor-key'));
@@ -407,13 +406,20 @@ export async function webhookFigures(): Promise<string[]> {
       '| Feed reads | Deliveries | Changes per delivery | DynamoDB calls per delivery | Feed partition read units | Content read units | Webhook item read units | Write units |',
       '|---|---|---|---|---|---|---|---|',
     );
+    const measured: Record<string, number> = {};
     for (const cached of [true, false]) {
       const r = await catchUp(store, admin, cached);
       const per = r.deliveries;
+      if (cached) Object.assign(measured, { contentReadUnits: (r.cost.rcu.get('content') ?? 0) / per, feedReadUnits: (r.cost.rcu.get('feed') ?? 0) / per, writeUnits: r.cost.wcu / per });
+      else measured.uncached = (r.cost.rcu.get('feed') ?? 0) / per;
       rows.push(`| ${cached ? 'the container\'s cache' : 'every page from the store'} | ${per} | ${fmt(r.changes / per)} | ${fmt(total(r.cost.calls) / per)} (${ops(r.cost.calls, per)}) | ${fmt((r.cost.rcu.get('feed') ?? 0) / per)} | ${fmt((r.cost.rcu.get('content') ?? 0) / per)} | ${fmt((r.cost.rcu.get('webhooks') ?? 0) / per)} | ${fmt(r.cost.wcu / per)} |`);
     }
     const front = await frontRefresh(store, admin);
     rows.push('', `A container's refresh at a scope's front (its 8 heads, after every 40 of 2,000 appends of 36-character ids): ${fmt(front.mean)} read units on average, ${fmt(front.max)} at most.`);
+    // The models' inputs (scripts/webhook-model.ts, MEASURED) against this run's.
+    const c = MEASURED.catchUpDelivery;
+    const same = BURST === 1000 && fmt(measured.contentReadUnits!) === fmt(c.contentReadUnits) && fmt(measured.feedReadUnits!) === fmt(c.feedReadUnits) && fmt(measured.writeUnits!) === fmt(c.writeUnits) && fmt(measured.uncached!) === fmt(MEASURED.uncachedFeedReadUnits) && fmt(front.mean) === fmt(MEASURED.frontRefresh.mean) && fmt(front.max) === fmt(MEASURED.frontRefresh.max);
+    rows.push('', same ? 'The models\' measured inputs (scripts/webhook-model.ts, MEASURED) are this run\'s.' : `The models' measured inputs differ from this run's (update MEASURED in scripts/webhook-model.ts, then npm run bench -- --exact --write): ${JSON.stringify({ ...measured, front })}`);
     return rows;
   } finally {
     admin.destroy();

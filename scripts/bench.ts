@@ -281,6 +281,14 @@ const exactReport = [
   '',
   exact.webhooks,
   '',
+  'Webhook models (scripts/webhook-model.ts, from the figures above and its stated assumptions): a change to a healthy endpoint (p99), a 10,000-webhook scope\'s 10,000-change burst, a month of 1,000 webhooks × 1,000 deliveries a day.',
+  '',
+  exact['webhook-freshness'],
+  '',
+  exact['webhook-burst'],
+  '',
+  exact['webhook-cost'],
+  '',
 ].join('\n');
 if (ARGS.has('--exact')) {
   process.stdout.write(exactReport);

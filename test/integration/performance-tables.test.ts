@@ -5,8 +5,9 @@
  * is on the page), and every function's bundle size, both measured again here
  * as `npm run bench` measures them (the bundles built again: half a second
  * for all). A stale section fails with the fresh table and the command that
- * rewrites it. The webhooks' section too: per change and per delivery, for
- * scopes of 1, 100 and 10,000 webhooks (scripts/bench-webhooks.ts).
+ * rewrites it. The webhooks' sections too: per change and per delivery, for
+ * scopes of 1, 100 and 10,000 webhooks (scripts/bench-webhooks.ts), and
+ * their models' tables (scripts/webhook-model.ts).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ beforeAll(async () => {
 const rowNames = (table: string) => table.split('\n').slice(2).map((line) => line.split(' | ')[0]!.replace(/^\| /, ''));
 
 describe('docs/performance.md: the tables npm run bench measures exactly', () => {
-  it.each(['routes', 'bundles', 'webhooks'] as const)('its %s section is what the code measures now', (name) => {
+  it.each(['routes', 'bundles', 'webhooks', 'webhook-freshness', 'webhook-burst', 'webhook-cost'] as const)('its %s section is what the code measures now', (name) => {
     const shown = heldSection(page(), name);
     const state = shown === fresh[name] ? 'current' : `stale: run \`npm run bench -- --exact --write\`, or put this between <!-- bench:${name} --> and <!-- /bench:${name} --> in docs/performance.md:\n${fresh[name]}`;
     expect(state).toBe('current');
