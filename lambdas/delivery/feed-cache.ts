@@ -41,15 +41,15 @@ import { ScopeEntries, runHigh } from './entries-cache.js';
 export const DELIVERY_CONCURRENCY = 1000;
 /**
  * The least time between two refreshes of one scope by one container: a
- * scope's feed partition is read by the webhooks' deliveries at most
+ * scope's feed partition is refreshed by the webhooks' deliveries at most
  * DELIVERY_CONCURRENCY times over this a second, however many webhooks it
- * has (1,000 a second, a refresh of the heads about 2 read units: two
- * thirds of a partition's 3,000 at most, and far less unless every
- * container delivers that scope at its front at once; docs/performance.md,
+ * has (500 a second; a refresh at a scope's front reads about 3 read units,
+ * so under half of a partition's 3,000, and far less unless every container
+ * delivers that scope at its front at once: docs/performance.md,
  * "Webhooks"). A run waits at most this long for a refresh, and only when
  * its container refreshed the scope less than this long before.
  */
-export const FEED_REFRESH_INTERVAL_MS = 1000;
+export const FEED_REFRESH_INTERVAL_MS = 2000;
 /** Entries one refresh asks the store for (one Query: a few hundred items at most). */
 export const FEED_REFRESH_ENTRIES = 1000;
 /** Entries a container holds per scope (about 50 bytes each); the oldest are dropped first. */
@@ -187,10 +187,19 @@ export class FeedCache implements FeedReader {
       const fresh = this.fromHeld(st, mark, after, count, true);
       if (fresh) return fresh;
     }
-    // A cursor behind what the container holds, or far past it: the store's own read, and what it shows is kept.
-    const read = await this.inner.feedEntries(scope, after, count);
+    // A cursor behind what the container holds, or far past it: the store's own read, and what it shows is kept. One
+    // a little behind reads on until it meets what is held (its next pages are then the container's).
+    const gap = this.gap(st, after);
+    const ask = gap > 0 && gap <= this.opts.refreshEntries ? gap + count : count;
+    const read = await this.inner.feedEntries(scope, after, ask);
     if (st.entries.merge(after, read)) st.entries.trim(this.opts.maxEntries);
-    return read;
+    return ask === count ? read : { entries: read.entries.slice(0, count), more: read.more || read.entries.length > count, expired: read.expired };
+  }
+
+  /** The entries between a cursor behind what is held and the start of what is held, all shards (0: not behind). */
+  private gap(st: ScopeState, after: readonly number[]): number {
+    if (!this.behind(st, after)) return 0;
+    return after.reduce((n, p, s) => n + Math.max(0, st.entries.runs[s]!.base - 1 - p), 0);
   }
 
   /** The answer from what is held, or undefined when a read is needed (`refreshed`: a refresh since the mark was just made). */

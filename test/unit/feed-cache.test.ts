@@ -28,6 +28,16 @@ const S = 'EVENTS';
 const zero = () => Array.from({ length: FEED_SHARDS }, () => 0);
 const at = (...p: number[]) => [...p, ...zero()].slice(0, FEED_SHARDS);
 
+/** A log of `n` entries in shard 0, and a reader whose container first read it from position 30. */
+async function heldFrom30(n: number, refreshEntries: number) {
+  const log = new FeedLog();
+  for (let i = 0; i < n; i++) log.append(S, 0, `evt_${i}`);
+  const { cache } = cached(log, { refreshEntries });
+  const v = cache.since(cache.mark());
+  await v.feedEntries(S, at(30), 5);
+  return { log, v };
+}
+
 /** A cache whose interval is waited out on a fake clock (recorded, never slept). */
 function cached(log: FeedLog, opts: { interval?: number; refreshEntries?: number; maxEntries?: number; maxScopes?: number; maxAgeMs?: number } = {}) {
   let now = 0;
@@ -113,17 +123,25 @@ describe('entries: a refresh per container, not per reader', () => {
   });
 
   it('a cursor behind what is held, or expired, is the store\'s own read and answer', async () => {
-    const log = new FeedLog();
-    for (let i = 0; i < 40; i++) log.append(S, 0, `evt_${i}`);
-    const { cache } = cached(log, { refreshEntries: 10 });
-    const v = cache.since(cache.mark());
-    await v.feedEntries(S, at(30), 5);
+    const { log, v } = await heldFrom30(40, 10);
     expect(log.calls.entries.at(-1)!.after).toEqual(at(30));
     const behind = await v.feedEntries(S, at(2), 5);
     expect(log.calls.entries.at(-1)!).toEqual({ scope: S, after: at(2), count: 5 });
     expect(behind.entries.map((e) => e.position)).toEqual([3, 4, 5, 6, 7]);
     log.expiredBelow.set(S, at(20));
     expect(await v.feedEntries(S, at(3), 5)).toEqual({ entries: [], more: true, expired: true });
+  });
+
+  it('a cursor a little behind what is held reads on until it meets it: its next pages are the container\'s', async () => {
+    const { log, v } = await heldFrom30(60, 20);
+    // Five behind what is held (it starts at 31): one read of five and the page, then the page after from the container.
+    const page = await v.feedEntries(S, at(25), 3);
+    expect(log.calls.entries.at(-1)).toEqual({ scope: S, after: at(25), count: 8 });
+    expect(page.entries.map((e) => e.position)).toEqual([26, 27, 28]);
+    expect(page.more).toBe(true);
+    const calls = log.calls.entries.length;
+    expect((await v.feedEntries(S, at(28), 3)).entries.map((e) => e.position)).toEqual([29, 30, 31]);
+    expect(log.calls.entries).toHaveLength(calls);
   });
 });
 
