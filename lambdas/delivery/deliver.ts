@@ -40,7 +40,7 @@ import type { Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type DeliveryResult, type MetricsSink } from '../http/metrics.js';
 import type { PostOutcome, Poster } from './outbound.js';
 import { FeedCache } from './feed-cache.js';
-import { deliveryId, readWebhookPage, type Change, type PageRead } from './webhook-page.js';
+import { cursorMoved, deliveryId, readWebhookPage, type Change, type PageRead } from './webhook-page.js';
 
 export interface DeliveryDeps {
   state: DeliveryState;
@@ -182,8 +182,11 @@ class Run {
     if (page.kind === 'hidden') return DONE;
     if (page.kind === 'expired') return this.restart(item);
     if (!sendable(item, page)) {
-      // Nothing to send: a start's position, members no longer shown. The cursor moves on without a delivery.
-      const moved = page.next !== item.cursor ? ((await state.advance(id, item.cursor, page.next, page.endsStart)) ?? (await state.webhook(id))) : item;
+      // Nothing to send: a start's position, members no longer shown, or nothing new. The cursor moves on without a delivery
+      // (and without a write when it would not move: an empty wake-up). A page that moves nothing yet has more is left to
+      // the next wake-up rather than read again here.
+      if (!cursorMoved(item.cursor, page.next)) return page.hasMore ? { kind: 'outcome', outcome: { kind: 'more' } } : DONE;
+      const moved = (await state.advance(id, item.cursor, page.next, page.endsStart)) ?? (await state.webhook(id));
       return page.hasMore ? { kind: 'item', item: moved } : DONE;
     }
     const begun = await state.begin(id, item.cursor, this.fresh(item.cursor, page));

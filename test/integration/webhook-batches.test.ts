@@ -6,6 +6,7 @@
  *   one BatchGetItem, the scope's entries in one Query and the page's
  *   content in one BatchGetItem, and each writes twice (its delivery in
  *   flight, its 2xx): what docs/performance.md's webhooks table counts;
+ *   woken again with nothing new, they write nothing;
  * - a webhook whose endpoint does not answer holds only itself: the
  *   others' runs end, and say so, while its POST is still open.
  */
@@ -48,9 +49,9 @@ async function scope(n: number): Promise<{ table: string; ids: string[] }> {
   return { table, ids };
 }
 
-function deps(client: DynamoDBDocumentClient, table: string, post: (req: PostRequest) => Promise<PostOutcome>): DeliveryDeps {
+function deps(client: DynamoDBDocumentClient, table: string, post: (req: PostRequest) => Promise<PostOutcome>, at: () => Date = clock): DeliveryDeps {
   const repo = new DynamoRepository(client, table);
-  return { state: new DeliveryState(client, table), feeds: new FeedCache(repo, { refreshIntervalMs: 0 }), events: repo, keyring: testKeyring, secrets, post, siteUrl: FEED_SITE, clock, wallClock: clock, logger: silentLogger, metrics: noMetrics };
+  return { state: new DeliveryState(client, table), feeds: new FeedCache(repo, { refreshIntervalMs: 0 }), events: repo, keyring: testKeyring, secrets, post, siteUrl: FEED_SITE, clock: at, wallClock: at, logger: silentLogger, metrics: noMetrics };
 }
 
 const BUDGET = { maxDeliveries: 20, mayStart: () => true };
@@ -69,6 +70,17 @@ describe('a batch of wake-ups in one container', () => {
     expect(tally).toEqual({ BatchGet: 2, Query: 1, Update: 20 });
     expect(new Set(bodies).size).toBe(1);
     expect(JSON.parse(bodies[0]!)).toMatchObject({ changes: [{ id: 'evt_a', change: 'upserted', event: { title: 'A, edited' } }] });
+    // Woken again an hour later with nothing new (a duplicate wake-up): the items and a refresh read, nothing written,
+    // nothing sent. The page's cursor differs from the stored one by its asOf only, which is no reason for a write.
+    calls.length = 0;
+    const sent = bodies.length;
+    const later = () => new Date(FEED_NOW.getTime() + 3_600_000);
+    const again = store.newClient();
+    again.middlewareStack.add((next, context) => async (args) => (calls.push(String(context.commandName).replace(/Command$/, '').replace(/Item$/, '')), next(args)), { step: 'initialize', name: 'count' });
+    expect(await Promise.all(runWebhooks(deps(again, table, async (req) => (bodies.push(req.body), { kind: 'answered', status: 200 }), later), ids, BUDGET).values())).toEqual(ids.map(() => ({ kind: 'done' })));
+    again.destroy();
+    expect(calls.sort()).toEqual(['BatchGet', 'Query']);
+    expect(bodies.length).toBe(sent);
   });
 
   it('an endpoint that does not answer holds only its own webhook: the others are done while its POST is open', async () => {
