@@ -109,6 +109,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/webhook-functions.test.ts',
   // Webhooks (PRODUCT P18): every delete, closing and disable on the audit trail once, each call of them failed in turn.
   '<rootDir>/test/integration/webhook-audit.test.ts',
+  // Webhooks at scale: the delivery containers' feed cache under a change stream, and a run failed at each of its calls.
+  '<rootDir>/test/integration/feed-cache.property.test.ts',
+  '<rootDir>/test/integration/webhook-delivery-points.exhaustive.test.ts',
 ];
 
 /**

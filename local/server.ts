@@ -43,6 +43,8 @@ import { localSecretBox } from '../lambdas/store/webhooks/secret-box.js';
 import { WebhookManager } from '../lambdas/key-admin/webhook-manager.js';
 import { startLocalWebhooks, type LocalWebhooks } from './webhooks.js';
 import { localOutbound, type LocalGuardOptions } from './webhook-outbound.js';
+import { FeedCache } from '../lambdas/delivery/feed-cache.js';
+import { webhookAudit } from '../lambdas/key-admin/webhook-audit.js';
 
 
 export interface LocalServerOptions {
@@ -200,7 +202,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     const secrets = localSecretBox();
     const outbound = localOutbound({ allowLoopback: opts.allowLoopbackWebhooks ?? false }, opts.webhookGuard);
     webhooks = startLocalWebhooks(
-      { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: webhookRepository, events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
+      // One feed cache for the server's deliveries, as a delivery container keeps one (no interval: nothing here to spare).
+      { state: new DeliveryState(adminClient, LOCAL_TABLE), feeds: new FeedCache(webhookRepository, { refreshIntervalMs: 0 }), events: webhookRepository, keyring: cursorKeys, secrets, post: outbound.post, siteUrl: config.siteUrl, clock, logger, metrics: noMetrics },
       { onError: (error) => logger.error('Webhook delivery failed', { error: String(error) }) },
     );
     const liveWebhooks = webhooks;

@@ -12,16 +12,27 @@ import { bundleSizeTable, bundleSizes } from './bench-bundles.js';
 import { BENCH_NOW, exactRouteFigures, exactRouteTable } from './bench-routes.js';
 import { exactRoundTripTable } from './bench-round-trips.js';
 import { fixedClock } from '../lambdas/core/clock.js';
+import { exactWebhookTable } from './bench-webhooks.js';
+import { modelTables } from './webhook-model.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const PERFORMANCE_PAGE = join(ROOT, 'docs/performance.md');
 
-export type HeldTables = Record<'routes' | 'bundles' | 'roundTrips', string>;
+export type HeldTables = Record<'routes' | 'bundles' | 'roundTrips' | 'webhooks' | 'webhook-freshness' | 'webhook-burst' | 'webhook-cost', string>;
 
 /** The exact tables, measured now (the bundles built into `outDir`). */
 export async function exactTables(outDir = join(ROOT, 'cdk.out', 'bench-bundles')): Promise<HeldTables> {
   mkdirSync(outDir, { recursive: true });
-  return { routes: exactRouteTable(await exactRouteFigures()), bundles: bundleSizeTable(await bundleSizes(outDir)), roundTrips: await exactRoundTripTable(fixedClock(BENCH_NOW)) };
+  const model = modelTables();
+  return {
+    routes: exactRouteTable(await exactRouteFigures()),
+    bundles: bundleSizeTable(await bundleSizes(outDir)),
+    roundTrips: await exactRoundTripTable(fixedClock(BENCH_NOW)),
+    webhooks: await exactWebhookTable(),
+    'webhook-freshness': model.freshness,
+    'webhook-burst': model.burst,
+    'webhook-cost': model.cost,
+  };
 }
 
 const marker = (name: string) => new RegExp(`(<!-- bench:${name} -->\\n)([\\s\\S]*?)\\n?(<!-- /bench:${name} -->)`);

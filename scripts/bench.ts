@@ -29,7 +29,8 @@
  * with the authorizer timed the same way for the keyed routes.
  *
  * The exact tables (per route its calls, round trips and read capacity; per
- * function its bundle size: scripts/bench-tables.ts) come first. `--exact`
+ * function its bundle size; per webhook change and delivery their calls,
+ * round trips, read and write units: scripts/bench-tables.ts) come first. `--exact`
  * measures only those (seconds); `--write` also puts them in
  * docs/performance.md between their markers.
  */
@@ -59,6 +60,7 @@ import { roundTripFigures } from './bench-round-trips.js';
 import { burstFigures } from './bench-burst.js';
 import { headFigures } from './bench-head.js';
 import { throttledBurstFigures } from './throttle-burst.js';
+import { webhookFigures } from './bench-webhooks.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const ARGS = new Set(process.argv.slice(2));
@@ -279,6 +281,18 @@ const exactReport = [
   '',
   exact.roundTrips,
   '',
+  'Webhooks (scripts/bench-webhooks.ts): per change (the fan-out) and per delivery, for a scope of 1, 100 and 10,000 webhooks; write units billed as DynamoDB bills them.',
+  '',
+  exact.webhooks,
+  '',
+  'Webhook models (scripts/webhook-model.ts, from the figures above and its stated assumptions): a change to a healthy endpoint (p99), a 10,000-webhook scope\'s 10,000-change burst, a month of 1,000 webhooks × 1,000 deliveries a day.',
+  '',
+  exact['webhook-freshness'],
+  '',
+  exact['webhook-burst'],
+  '',
+  exact['webhook-cost'],
+  '',
 ].join('\n');
 if (ARGS.has('--exact')) {
   process.stdout.write(exactReport);
@@ -296,6 +310,7 @@ const feeds = await feedFigures();
 const burst = await burstFigures();
 const head = await headFigures();
 const discovery = await discoveryFigures();
+const webhooks = await webhookFigures();
 const throttled = await (async () => {
   const store = await startDynalite();
   try {
@@ -362,6 +377,10 @@ process.stdout.write(
     'Discovery (scripts/bench-discovery.ts): a page of up to 100 events of one city, first and after a cursor half way through it, by catalogue and city size; every event a real item; read units as DynamoDB bills the items read.',
     '',
     ...discovery,
+    '',
+    'Webhooks (scripts/bench-webhooks.ts): a delivery of one change to 10,000 webhooks, and a webhook catching up on a burst.',
+    '',
+    ...webhooks,
     '',
     'Cost per million requests (scripts/cost-model.ts), from the figures above.',
     '',

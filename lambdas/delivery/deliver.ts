@@ -8,14 +8,17 @@
  *    (webhook-page.ts: the page a pull would get, content as shown now);
  * 2. records it in flight (its id, start and end) before the first send,
  *    conditional on the cursor read, so a crash after sending sends the
- *    same delivery again, never one further;
- * 3. before each send, counts the attempt in a write that holds only while
- *    the webhook is active and its key open (a revoke or a user's deletion
+ *    same delivery again, never one further; that write counts the first
+ *    attempt and holds only while the webhook is active and its key open,
+ *    as every later attempt's write does (a revoke or a user's deletion
  *    closes it before answering: no send starts after that);
- * 4. signs (Standard Webhooks, every secret in use) and POSTs through the
+ * 3. signs (Standard Webhooks, every secret in use) and POSTs through the
  *    outbound guard;
- * 5. a 2xx moves the cursor and the next page follows at once (changes that
- *    came meanwhile are in it, up to 100); 410 disables; anything else
+ * 4. a 2xx moves the cursor and the next page follows at once (changes that
+ *    came meanwhile are in it, up to 100), read before the 2xx is recorded
+ *    so that one write records both: the cursor moved and the next delivery
+ *    in flight (a crash between sends the acknowledged one again, the same
+ *    `webhook-id`, never skips it); 410 disables; anything else
  *    (another status, no answer within 10 s, a refused address, a crash)
  *    is retried with backoff and jitter, the same delivery re-read so that
  *    its content is what the read routes show when it is sent, and 3 days
@@ -36,11 +39,16 @@ import type { InFlight, WebhookItem } from '../store/webhooks/webhook-items.js';
 import type { Logger } from '../http/logger.js';
 import { DIMENSIONS, METRICS, type DeliveryResult, type MetricsSink } from '../http/metrics.js';
 import type { PostOutcome, Poster } from './outbound.js';
-import { deliveryId, readWebhookPage, type Change, type PageRead } from './webhook-page.js';
+import { FeedCache } from './feed-cache.js';
+import { cursorMoved, deliveryId, readWebhookPage, type Change, type PageRead } from './webhook-page.js';
 import { auditDisable } from './disable-audit.js';
 
 export interface DeliveryDeps {
   state: DeliveryState;
+  /**
+   * The feeds' reads. A FeedCache (feed-cache.ts), made once per container and shared by its runs, reads a scope's
+   * feed partition per container rather than per webhook; any other FeedReader is read at every page.
+   */
   feeds: FeedReader;
   events: EventReader;
   keyring: CursorKeyring;
@@ -70,6 +78,21 @@ export interface RunBudget {
   mayStart: () => boolean;
 }
 
+/** One delivery ready to send: its page read, in flight, its attempt counted (`counted`) or still to count. */
+interface Ready {
+  item: WebhookItem;
+  inflight: InFlight;
+  page: Extract<PageRead, { kind: 'page' }>;
+  counted: boolean;
+}
+
+type Step = { kind: 'outcome'; outcome: RunOutcome } | { kind: 'item'; item: WebhookItem | undefined } | { kind: 'ready'; ready: Ready };
+
+const DONE: Step = { kind: 'outcome', outcome: { kind: 'done' } };
+
+/** Whether a page is a delivery: changes, or the end of a fresh start's members (a `reset` with nothing left in it). */
+const sendable = (item: Pick<WebhookItem, 'reset'>, page: Extract<PageRead, { kind: 'page' }>): boolean => page.changes.length > 0 || (!!item.reset && page.endsStart);
+
 export const USER_AGENT = 'PublicEventsAPI-Webhooks/1';
 
 const failureOf = (outcome: Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, at: Date): DeliveryFailure =>
@@ -78,100 +101,178 @@ const failureOf = (outcome: Exclude<PostOutcome, { kind: 'answered'; status: 200
 const resultOf = (outcome: PostOutcome): DeliveryResult =>
   outcome.kind === 'answered' ? (isAcknowledged(outcome.status) ? 'delivered' : 'rejected') : outcome.kind === 'refused' ? 'refused' : 'unanswered';
 
+/** A run's view of the feeds: a container's cache from the run's start (feed-cache.ts), else the reader as given. */
+const feedsOfRun = (feeds: FeedReader): FeedReader => (feeds instanceof FeedCache ? feeds.since(feeds.mark()) : feeds);
+
 export async function runWebhook(deps: DeliveryDeps, webhookId: string, budget: RunBudget): Promise<RunOutcome> {
-  const pageOf = (item: WebhookItem, cursor: string | undefined, clip?: string): Promise<PageRead> =>
-    readWebhookPage({ feeds: deps.feeds, events: deps.events, keyring: deps.keyring, siteUrl: deps.siteUrl, now: deps.clock() }, item.scope, cursor, clip);
-  let item = await deps.state.webhook(webhookId);
-  let started = 0;
-  for (;;) {
-    if (!item || item.state !== 'active' || item.key_closed) {
-      await auditDisable(deps, item);
-      return { kind: 'done' };
-    }
-    let inflight: InFlight;
-    let page: PageRead;
-    if (item.inflight) {
-      const due = item.inflight.next_at ? Date.parse(item.inflight.next_at) - deps.clock().getTime() : 0;
-      if (due > 0) return { kind: 'retry', seconds: Math.ceil(due / 1000) };
-      inflight = item.inflight;
-      page = await pageOf(item, inflight.start, inflight.end);
-    } else {
-      if (started >= budget.maxDeliveries || !budget.mayStart()) return { kind: 'more' };
-      page = await pageOf(item, item.cursor);
-      if (page.kind === 'page' && !page.changes.length && !(item.reset && page.endsStart)) {
-        // Nothing to send: a start's position, members no longer shown. The cursor moves on without a delivery.
-        if (page.next !== item.cursor) item = (await deps.state.advance(webhookId, item.cursor, page.next, page.endsStart)) ?? (await deps.state.webhook(webhookId));
-        if (page.hasMore) continue;
-        return { kind: 'done' };
-      }
-      if (page.kind !== 'page') {
-        inflight = { id: '', start: item.cursor, end: item.cursor, first_at: '', attempts: 0 };
-      } else {
-        const begun = await deps.state.begin(webhookId, item.cursor, { id: deliveryId(webhookId, item.cursor), start: item.cursor, end: page.next, first_at: deps.clock().toISOString(), attempts: 0 });
-        if (!begun) {
-          item = await deps.state.webhook(webhookId);
-          continue;
-        }
-        item = begun;
-        inflight = begun.inflight!;
-      }
-    }
-    if (page.kind === 'hidden') return { kind: 'done' };
-    if (page.kind === 'expired') {
-      // P16's retention passed the position (a webhook down or disabled for weeks): the scope's present contents, `reset: true`.
-      const fresh = await pageOf(item, undefined);
-      if (fresh.kind !== 'page') return { kind: 'done' };
-      item = (await deps.state.restart(webhookId, item.cursor, fresh.next)) ?? (await deps.state.webhook(webhookId));
-      continue;
-    }
-    if (!page.changes.length && !(item.reset && page.endsStart)) {
-      // A retry whose members have all left since: nothing to send again, the cursor moves on.
-      item = (await deps.state.ack(webhookId, inflight.id, page.next, deps.clock(), page.endsStart)) ?? (await deps.state.webhook(webhookId));
-      continue;
-    }
-    const sent = await send(deps, item, inflight, page);
-    started += 1;
-    if (sent.kind === 'next') item = sent.item;
-    else return sent.outcome;
-  }
+  const feeds = feedsOfRun(deps.feeds);
+  return new Run(deps, feeds, webhookId, budget).go(await deps.state.webhook(webhookId));
 }
 
-type Sent = { kind: 'next'; item: WebhookItem | undefined } | { kind: 'stop'; outcome: RunOutcome };
+/**
+ * The runs of several webhooks at once (a batch of wake-ups, each webhook
+ * its own message group): their items read in one BatchGetItem, then each
+ * run on its own, as runWebhook's. The runs start their pages together, so
+ * with a FeedCache their first page shares one read of the scope's entries
+ * and one of its content. Each run's outcome is its own promise: a webhook
+ * done is done whatever the others do (a slow endpoint holds only itself).
+ */
+export function runWebhooks(deps: DeliveryDeps, webhookIds: readonly string[], budget: RunBudget): Map<string, Promise<RunOutcome>> {
+  const feeds = feedsOfRun(deps.feeds);
+  const ids = [...new Set(webhookIds)];
+  const items = deps.state.webhooks(ids);
+  return new Map(ids.map((id) => [id, items.then((found) => new Run(deps, feeds, id, budget).go(found.get(id)))]));
+}
 
-async function send(deps: DeliveryDeps, item: WebhookItem, inflight: InFlight, page: Extract<PageRead, { kind: 'page' }>): Promise<Sent> {
-  const webhookId = item.webhook_id;
-  const ids = { userId: item.user_id, keyId: item.key_id, webhookId };
-  const attemptAt = deps.clock();
-  // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
-  const open = await deps.state.attempt(webhookId, inflight.id, attemptAt);
-  if (!open) return { kind: 'next', item: await deps.state.webhook(webhookId) };
-  const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };
-  const text = JSON.stringify(body);
-  const secrets = [await deps.secrets.open(item.secret, webhookId)];
-  if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > deps.clock().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
-  const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
-  const outcome = await deps.post({ url: item.url, body: text, headers });
-  const now = deps.clock();
-  deps.metrics.publish({ [DIMENSIONS.result]: resultOf(outcome) }, [{ name: METRICS.webhookDeliveries, unit: 'Count', value: 1 }]);
-  if (outcome.kind === 'answered' && isAcknowledged(outcome.status)) {
-    const lag = Math.max(0, (now.getTime() - Date.parse(inflight.first_at)) / 1000);
-    deps.metrics.publish({}, [{ name: METRICS.webhookDeliveryLag, unit: 'Seconds', value: lag }]);
-    const acked = await deps.state.ack(webhookId, inflight.id, page.next, now, page.endsStart);
-    // Woken by every change again (before the next page is read, so a change the fan-out skipped meanwhile is in it).
-    if (acked && (item.failing_since || inflight.attempts > 0)) await deps.state.setScopeState(item.feed, webhookId, 'active');
-    return { kind: 'next', item: acked ?? (await deps.state.webhook(webhookId)) };
+class Run {
+  private started = 0;
+
+  constructor(
+    private readonly deps: DeliveryDeps,
+    private feeds: FeedReader,
+    private readonly webhookId: string,
+    private readonly budget: RunBudget,
+  ) {}
+
+  async go(first: WebhookItem | undefined): Promise<RunOutcome> {
+    let step: Step = { kind: 'item', item: first };
+    for (;;) {
+      if (step.kind === 'outcome') return step.outcome;
+      if (step.kind === 'item') {
+        step = await this.prepare(step.item);
+        continue;
+      }
+      step = await this.send(step.ready);
+      this.started += 1;
+    }
   }
-  const failure = failureOf(outcome as Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, now);
-  const gone = outcome.kind === 'answered' && outcome.status === 410;
-  if (gone || failingTooLong(item.failing_since ?? inflight.first_at, now)) {
-    const disabled = await deps.state.disable(webhookId, gone ? 'gone' : 'failing', now, failure);
-    // Its audit line (once), its count, and no more wake-ups: disable-audit.ts.
-    await auditDisable(deps, disabled ?? (await deps.state.webhook(webhookId)));
-    return { kind: 'stop', outcome: { kind: 'done' } };
+
+  private pageOf(item: WebhookItem, cursor: string | undefined, clip?: string): Promise<PageRead> {
+    const { events, keyring, siteUrl, clock } = this.deps;
+    return readWebhookPage({ feeds: this.feeds, events, keyring, siteUrl, now: clock() }, item.scope, cursor, clip);
   }
-  const seconds = retryDelaySeconds(inflight.attempts + 1, deps.random);
-  await deps.state.failed(webhookId, inflight.id, failure, new Date(now.getTime() + seconds * 1000));
-  if (!item.failing_since && inflight.attempts === 0) await deps.state.setScopeState(item.feed, webhookId, 'retrying');
-  deps.logger.info('Webhook delivery failed; retried later', { ...ids, deliveryId: inflight.id, ...(failure.status !== undefined ? { status: failure.status } : { errorClass: failure.errorClass }), retryInSeconds: seconds });
-  return { kind: 'stop', outcome: { kind: 'retry', seconds } };
+
+  private reread(): Promise<Step> {
+    return this.deps.state.webhook(this.webhookId).then((item) => ({ kind: 'item', item }));
+  }
+
+  /** A delivery from `start` to the page's end, its first attempt now. */
+  private fresh(start: string, page: Extract<PageRead, { kind: 'page' }>): InFlight {
+    const now = this.deps.clock().toISOString();
+    return { id: deliveryId(this.webhookId, start), start, end: page.next, first_at: now, attempts: 1, last_at: now };
+  }
+
+  /** What to do with the webhook as read: a delivery to send, an outcome, or the item again after a write. */
+  private async prepare(item: WebhookItem | undefined): Promise<Step> {
+    const { state, clock } = this.deps;
+    const id = this.webhookId;
+    if (!item || item.state !== 'active' || item.key_closed) {
+      await auditDisable(this.deps, item);
+      return DONE;
+    }
+    if (item.inflight) {
+      const due = item.inflight.next_at ? Date.parse(item.inflight.next_at) - clock().getTime() : 0;
+      if (due > 0) return { kind: 'outcome', outcome: { kind: 'retry', seconds: Math.ceil(due / 1000) } };
+      const inflight = item.inflight;
+      const page = await this.pageOf(item, inflight.start, inflight.end);
+      if (page.kind === 'hidden') return DONE;
+      if (page.kind === 'expired') return this.restart(item);
+      // A retry whose members have all left since: nothing to send again, the cursor moves on.
+      if (!sendable(item, page)) return { kind: 'item', item: (await state.ack(id, inflight.id, page.next, clock(), page.endsStart)) ?? (await state.webhook(id)) };
+      return { kind: 'ready', ready: { item, inflight, page, counted: false } };
+    }
+    if (this.started >= this.budget.maxDeliveries || !this.budget.mayStart()) return { kind: 'outcome', outcome: { kind: 'more' } };
+    const page = await this.pageOf(item, item.cursor);
+    if (page.kind === 'hidden') return DONE;
+    if (page.kind === 'expired') return this.restart(item);
+    if (!sendable(item, page)) {
+      // Nothing to send: a start's position, members no longer shown, or nothing new. The cursor moves on without a delivery
+      // (and without a write when it would not move: an empty wake-up). A page that moves nothing yet has more is left to
+      // the next wake-up rather than read again here.
+      if (!cursorMoved(item.cursor, page.next)) return page.hasMore ? { kind: 'outcome', outcome: { kind: 'more' } } : DONE;
+      const moved = (await state.advance(id, item.cursor, page.next, page.endsStart)) ?? (await state.webhook(id));
+      return page.hasMore ? { kind: 'item', item: moved } : DONE;
+    }
+    const begun = await state.begin(id, item.cursor, this.fresh(item.cursor, page));
+    if (!begun) return this.reread();
+    return { kind: 'ready', ready: { item: begun, inflight: begun.inflight!, page, counted: true } };
+  }
+
+  /** P16's retention passed the position (a webhook down or disabled for weeks): the scope's present contents, `reset: true`. */
+  private async restart(item: WebhookItem): Promise<Step> {
+    const fresh = await this.pageOf(item, undefined);
+    if (fresh.kind !== 'page') return DONE;
+    return { kind: 'item', item: (await this.deps.state.restart(this.webhookId, item.cursor, fresh.next)) ?? (await this.deps.state.webhook(this.webhookId)) };
+  }
+
+  private async send({ item, inflight, page, counted }: Ready): Promise<Step> {
+    const deps = this.deps;
+    const webhookId = this.webhookId;
+    const ids = { userId: item.user_id, keyId: item.key_id, webhookId };
+    // The attempts before this one (a fresh delivery's write counted this one already).
+    const prior = counted ? inflight.attempts - 1 : inflight.attempts;
+    if (!counted) {
+      // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
+      const open = await deps.state.attempt(webhookId, inflight.id, deps.clock());
+      if (!open) return this.reread();
+    }
+    const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };
+    const text = JSON.stringify(body);
+    const secrets = [await deps.secrets.open(item.secret, webhookId)];
+    if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > deps.clock().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
+    const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
+    const outcome = await deps.post({ url: item.url, body: text, headers });
+    const now = deps.clock();
+    deps.metrics.publish({ [DIMENSIONS.result]: resultOf(outcome) }, [{ name: METRICS.webhookDeliveries, unit: 'Count', value: 1 }]);
+    if (outcome.kind === 'answered' && isAcknowledged(outcome.status)) {
+      const lag = Math.max(0, (now.getTime() - Date.parse(inflight.first_at)) / 1000);
+      deps.metrics.publish({}, [{ name: METRICS.webhookDeliveryLag, unit: 'Seconds', value: lag }]);
+      return this.acknowledged(item, inflight, page, now, !!item.failing_since || prior > 0);
+    }
+    const failure = failureOf(outcome as Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, now);
+    const gone = outcome.kind === 'answered' && outcome.status === 410;
+    if (gone || failingTooLong(item.failing_since ?? inflight.first_at, now)) {
+      const disabled = await deps.state.disable(webhookId, gone ? 'gone' : 'failing', now, failure);
+      // Its audit line (once), its count, and no more wake-ups: disable-audit.ts.
+      await auditDisable(deps, disabled ?? (await deps.state.webhook(webhookId)));
+      return DONE;
+    }
+    const seconds = retryDelaySeconds(prior + 1, deps.random);
+    await deps.state.failed(webhookId, inflight.id, failure, new Date(now.getTime() + seconds * 1000));
+    if (!item.failing_since && prior === 0) await deps.state.setScopeState(item.feed, webhookId, 'retrying');
+    deps.logger.info('Webhook delivery failed; retried later', { ...ids, deliveryId: inflight.id, ...(failure.status !== undefined ? { status: failure.status } : { errorClass: failure.errorClass }), retryInSeconds: seconds });
+    return { kind: 'outcome', outcome: { kind: 'retry', seconds } };
+  }
+
+  /**
+   * A 2xx. The next page is read first (when the wake-up may start another
+   * delivery), so that one write moves the cursor and puts that delivery in
+   * flight; a next page with nothing to send is passed by the same write
+   * that records the 2xx, and one that ends the feed ends the run.
+   */
+  private async acknowledged(item: WebhookItem, inflight: InFlight, page: Extract<PageRead, { kind: 'page' }>, now: Date, recovered: boolean): Promise<Step> {
+    const { state } = this.deps;
+    const webhookId = this.webhookId;
+    if (recovered) {
+      // Woken by every change again, before the next page is read: a change the fan-out skipped while this was retrying
+      // is in it (a cache answers "nothing more" only from a read after this).
+      await state.setScopeState(item.feed, webhookId, 'active');
+      this.feeds = feedsOfRun(this.deps.feeds);
+    }
+    // The webhook once this delivery is recorded: at its end, `reset` kept only while a fresh start's members go on.
+    const moved = { ...item, cursor: page.next, reset: item.reset && !page.endsStart ? (true as const) : undefined };
+    const mayGoOn = this.started + 1 < this.budget.maxDeliveries && this.budget.mayStart();
+    const next = mayGoOn ? await this.pageOf(moved, page.next) : undefined;
+    let step: Step | undefined;
+    if (next?.kind === 'page' && sendable(moved, next)) {
+      const both = await state.ackAndBegin(webhookId, inflight.id, page.next, now, page.endsStart, this.fresh(page.next, next));
+      if (both) step = { kind: 'ready', ready: { item: both, inflight: both.inflight!, page: next, counted: true } };
+    }
+    if (!step) {
+      const pass = next?.kind === 'page' && !sendable(moved, next) ? next : undefined;
+      const acked = await state.ack(webhookId, inflight.id, pass ? pass.next : page.next, now, page.endsStart || !!pass?.endsStart);
+      step = pass && !pass.hasMore ? DONE : { kind: 'item', item: acked ?? (await state.webhook(webhookId)) };
+    }
+    return step;
+  }
 }

@@ -110,3 +110,21 @@ export function deliveryId(webhookId: string, start: string): string {
   const position = c ? JSON.stringify([c.scope, c.mode, c.position, c.after]) : start;
   return `msg_${createHash('sha256').update(`${webhookId}\n${position}`).digest('base64url').slice(0, 26)}`;
 }
+
+/** A stored cursor is renewed (its `asOf`) when it is this much older than a page's: it matters only at 30 days. */
+export const CURSOR_RENEWAL_SECONDS = 86_400;
+
+/**
+ * Whether a page's cursor is worth a write over the one stored: it moves
+ * the position (or the start's members), or renews an `asOf` a day old.
+ * An empty page after a wake-up with nothing new gives the same position
+ * with the time of its read; writing that at every such wake-up would cost
+ * a write each for nothing.
+ */
+export function cursorMoved(stored: string, next: string): boolean {
+  if (stored === next) return false;
+  const a = parseCursor(stored)?.cursor;
+  const b = parseCursor(next)?.cursor;
+  if (!a || !b) return true;
+  return JSON.stringify([a.scope, a.mode, a.position, a.after]) !== JSON.stringify([b.scope, b.mode, b.position, b.after]) || b.asOf - a.asOf >= CURSOR_RENEWAL_SECONDS;
+}

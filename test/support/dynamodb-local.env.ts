@@ -20,6 +20,8 @@ process.env.FEED_READ_RUNS ??= '15';
 // (DynamoDB Local answers a wave of about 90 requests in about a second).
 process.env.RSVP_BURST_RSVPS ??= '10';
 process.env.RSVP_BURST_GUESTS ??= '100';
+// The delivery containers' feed cache under a change stream (3 of 6).
+process.env.FEED_CACHE_RUNS ??= '3';
 // The fault sweeps (a crash after each call, a write failing at each write)
 // fail the first call of each kind and the last, not every one: what DynamoDB
 // Local may answer differently depends on the kind of call (fault-points.ts).

@@ -12,6 +12,7 @@
  * and the scope entries the fan-out reads (which webhooks to wake).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll, itemKeyString } from '../table/batch-get.js';
 import type { DeliveryFailure, DisabledReason } from '../../core/webhook-rules.js';
 import { PK, SK } from '../table/table.js';
 import { SCOPE_ENTRY_PREFIX, SCOPE_INDEX_PREFIX, webhookKeys, type InFlight, type ScopeEntryItem, type ScopeEntryState, type WebhookItem } from './webhook-items.js';
@@ -31,7 +32,21 @@ export class DeliveryState extends WebhookTable {
     return this.get<WebhookItem>(webhookKeys.webhook(webhookId));
   }
 
-  /** Records a delivery before its first send: only from the cursor read, with none in flight, the webhook active and its key open. */
+  /** Several webhooks at once (consistent), by id: one BatchGetItem for a batch of wake-ups; a webhook gone is absent. */
+  async webhooks(webhookIds: readonly string[]): Promise<Map<string, WebhookItem>> {
+    const found = await batchGetAll(this.client, this.tableName, webhookIds.map((id) => webhookKeys.webhook(id)), { consistent: true });
+    const out = new Map<string, WebhookItem>();
+    for (const id of webhookIds) {
+      const item = found.get(itemKeyString(webhookKeys.webhook(id))) as WebhookItem | undefined;
+      if (item) out.set(id, item);
+    }
+    return out;
+  }
+
+  /**
+   * Records a delivery before its first send: only from the cursor read, with none in flight, the webhook active and
+   * its key open. The write is also the first attempt's (`inflight.attempts` 1): what every send waits for.
+   */
   begin(webhookId: string, cursor: string, inflight: InFlight): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET inflight = :f', `#cursor = :c AND attribute_not_exists(inflight) AND ${OPEN}`, { ':f': inflight, ':c': cursor, ':active': 'active' }, NAMES);
   }
@@ -54,6 +69,21 @@ export class DeliveryState extends WebhookTable {
       `SET #cursor = :next, last_success_at = :at REMOVE inflight, failing_since${endsReset ? ', #reset' : ''}`,
       'inflight.id = :id',
       { ':next': next, ':at': at.toISOString(), ':id': inflightId },
+      NAMES,
+    );
+  }
+
+  /**
+   * A 2xx and the next delivery at once: the cursor moves to the acknowledged delivery's end and `next` is in flight
+   * from there, its first attempt counted; only while the acknowledged one is in flight, the webhook active and its
+   * key open (else nothing is written: the caller acknowledges alone).
+   */
+  ackAndBegin(webhookId: string, inflightId: string, cursor: string, at: Date, endsReset: boolean, next: InFlight): Promise<WebhookItem | undefined> {
+    return this.update<WebhookItem>(
+      webhookKeys.webhook(webhookId),
+      `SET #cursor = :next, last_success_at = :at, inflight = :f REMOVE failing_since${endsReset ? ', #reset' : ''}`,
+      `inflight.id = :id AND ${OPEN}`,
+      { ':next': cursor, ':at': at.toISOString(), ':f': next, ':id': inflightId, ':active': 'active' },
       NAMES,
     );
   }

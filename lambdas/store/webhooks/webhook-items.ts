@@ -47,6 +47,8 @@ export interface InFlight {
   end: string;
   first_at: string;
   attempts: number;
+  /** When the last attempt was made. */
+  last_at?: string;
   /** When the next attempt is due (after a failed one). */
   next_at?: string;
 }
