@@ -2,17 +2,18 @@
  * A webhook receiver on this machine, as a consumer would write one: every
  * delivery's signature checked with the standardwebhooks package (its own
  * library, not ours), the changes applied in order to a replica (upsert =
- * store the object, removed = drop the id; `reset` deliveries rebuild it),
- * the cursor kept. Its answers are the test's to choose (a status, no
+ * store the object, removed = drop the id; `reset` deliveries rebuild it:
+ * test/support/webhook-replica.ts, the rule the in-process receivers of the
+ * properties keep too), the cursor kept. Its answers are the test's to choose (a status, no
  * answer), so that a receiver can fail, be slow, answer 410 or redirect.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
+import { WebhookReplica, verifies, type DeliveredBody } from './webhook-replica.js';
 
 export interface Delivery {
   id: string;
-  body: { webhook_id: string; scope: unknown; changes: { id: string; change: string; event?: unknown; guest?: unknown }[]; cursor: string; reset?: true };
+  body: DeliveredBody;
   headers: IncomingHttpHeaders;
   /** Whether one of the secrets given verified its signature. */
   verified: boolean;
@@ -25,21 +26,25 @@ export interface Receiver {
   url: string;
   deliveries: Delivery[];
   /** Applied in order: what a consumer that applies every acknowledged delivery holds. */
-  replica: Map<string, unknown>;
+  readonly replica: Map<string, unknown>;
   /** The cursor of the last acknowledged delivery. */
-  cursor: string | undefined;
+  readonly cursor: string | undefined;
   secrets: string[];
   answer: (delivery: Delivery) => Answer;
   close(): Promise<void>;
 }
 
 export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Delivery) => Answer } = {}): Promise<Receiver> {
-  let resetting: Map<string, unknown> | undefined;
+  const held = new WebhookReplica();
   const receiver: Receiver = {
     url: '',
     deliveries: [],
-    replica: new Map(),
-    cursor: undefined,
+    get replica() {
+      return held.members;
+    },
+    get cursor() {
+      return held.cursor;
+    },
     secrets: opts.secrets ?? [],
     answer: opts.answer ?? (() => 204),
     close: async () => {
@@ -52,36 +57,15 @@ export async function startReceiver(opts: { secrets?: string[]; answer?: (d: Del
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const verified = receiver.secrets.some((s) => {
-        try {
-          new Webhook(s).verify(text, req.headers as Record<string, string>);
-          return true;
-        } catch {
-          return false;
-        }
-      });
+      const verified = verifies(receiver.secrets, text, req.headers as Record<string, string>);
       const delivery: Delivery = { id: String(req.headers['webhook-id']), body: JSON.parse(text) as Delivery['body'], headers: req.headers, verified };
       receiver.deliveries.push(delivery);
       const answer = receiver.answer(delivery);
       if (answer === 'hang') return;
-      if (answer >= 200 && answer < 300) apply(delivery);
+      if (answer >= 200 && answer < 300) held.apply(delivery.body);
       res.writeHead(answer, answer >= 300 && answer < 400 ? { location: 'http://169.254.169.254/latest/meta-data/' } : {}).end('ok');
     });
   });
-  const apply = (d: Delivery) => {
-    // A fresh start: the deliveries marked `reset` list the scope's present contents; the first one without replaces the copy.
-    if (d.body.reset) resetting ??= new Map();
-    else if (resetting) {
-      receiver.replica = resetting;
-      resetting = undefined;
-    }
-    const target = resetting ?? receiver.replica;
-    for (const c of d.body.changes) {
-      if (c.change === 'removed') target.delete(c.id);
-      else target.set(c.id, c.event ?? c.guest);
-    }
-    receiver.cursor = d.body.cursor;
-  };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
