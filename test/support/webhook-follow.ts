@@ -19,6 +19,8 @@ const OWNER_KEY = 'pk_webhook_owner_key_0123456789abcdefgh';
 /** The key a user of the data holds (`withHookOwners`' `alsoKeyOf`): its webhooks die with that user. */
 const USER_KEY = 'pk_webhook_user_key_0123456789abcdefghi';
 const keyIdOf = (key: string) => keyIdFromHash(hashApiKey(key));
+/** The owner's key, as a webhook's create names it. */
+export const OWNER = { userId: HOOKS_OWNER.id, keyId: keyIdOf(OWNER_KEY) };
 
 /** The dataset with the webhooks' owner and keys: the consumer's, and one of `alsoKeyOf`'s (a user the changes may delete). */
 export function withHookOwners(d0: Dataset, alsoKeyOf?: string): Dataset {
@@ -43,7 +45,7 @@ export interface Following {
  * its cursor over, and the key holder's, backfilled), each receiver with its script of answers.
  */
 export async function followScopes(world: WebhookWorld, f: Following, scripts: readonly (readonly Behaviour[])[] = []): Promise<Hook[]> {
-  const owner = { userId: HOOKS_OWNER.id, keyId: keyIdOf(OWNER_KEY) };
+  const owner = OWNER;
   const starts = ['backfill', 'pulled', 'next'] as const;
   let n = 0;
   const made: (Hook | undefined)[] = [];

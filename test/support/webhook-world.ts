@@ -171,6 +171,19 @@ export class WebhookWorld implements Follower {
     }
   }
 
+  /** A client of the write side whose landed writes the stream carries (the world taps it); answers the client. */
+  watch(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        this.tap((args as { input: Record<string, unknown> }).input);
+        return out;
+      },
+      { step: 'initialize', name: 'webhook-stream' },
+    );
+    return client;
+  }
+
   /** The key's webhooks die with it: from now on (its revoke answered, its user's deletion applied) no send of theirs may start. */
   keyClosed(userId: string, keyId?: string): void {
     for (const hook of this.receivers.hooks.values()) if (hook.userId === userId && (keyId === undefined || hook.keyId === keyId)) hook.dead = true;

@@ -139,14 +139,24 @@ export class WebhookRecords extends WebhookTable {
     );
   }
 
-  /** A disabled webhook active again, from where it stopped (its cursor kept). Undefined unless it was disabled and its key is open. */
-  resume(webhookId: string): Promise<WebhookItem | undefined> {
-    return this.update<WebhookItem>(
-      webhookKeys.webhook(webhookId),
-      'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since, inflight',
-      '#state = :disabled AND attribute_not_exists(key_closed)',
-      { ':active': 'active', ':disabled': 'disabled' },
-      { '#state': 'state' },
+  /**
+   * A disabled webhook active again, from where it stopped: its cursor kept, and the delivery it was making, if any,
+   * kept too (the same `webhook-id`, held to the same page: a receiver that took it once and keeps only the first of
+   * an id must not find a later change under it), due now and counted as failing from now. Undefined unless it was
+   * disabled and its key is open.
+   */
+  async resume(webhookId: string, at: Date): Promise<WebhookItem | undefined> {
+    const disabled = '#state = :disabled AND attribute_not_exists(key_closed)';
+    const names = { '#state': 'state' };
+    return (
+      (await this.update<WebhookItem>(
+        webhookKeys.webhook(webhookId),
+        'SET #state = :active, inflight.first_at = :at REMOVE disabled_reason, disabled_at, failing_since, inflight.next_at',
+        `${disabled} AND attribute_exists(inflight)`,
+        { ':active': 'active', ':disabled': 'disabled', ':at': at.toISOString() },
+        names,
+      )) ??
+      this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since', `${disabled} AND attribute_not_exists(inflight)`, { ':active': 'active', ':disabled': 'disabled' }, names)
     );
   }
 }
