@@ -11,7 +11,9 @@
  *    same delivery again, never one further;
  * 3. before each send, counts the attempt in a write that holds only while
  *    the webhook is active and its key open (a revoke or a user's deletion
- *    closes it before answering: no send starts after that);
+ *    closes it before answering: no send starts after that) and no other
+ *    attempt of it is being sent (a lease of the send's deadline: a wake-up
+ *    run twice at once never sends twice at once);
  * 4. signs (Standard Webhooks, every secret in use) and POSTs through the
  *    outbound guard;
  * 5. a 2xx moves the cursor and the next page follows at once (changes that
@@ -28,7 +30,7 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { EventReader, FeedReader } from '../core/ports.js';
-import { failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
+import { DELIVERY_LEASE_MS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
 import { signDelivery } from '../core/webhook-signing.js';
 import type { DeliveryState } from '../store/webhooks/delivery-state.js';
 import type { SecretBox } from '../store/webhooks/secret-box.js';
@@ -87,7 +89,8 @@ export async function runWebhook(deps: DeliveryDeps, webhookId: string, budget: 
     let inflight: InFlight;
     let page: PageRead;
     if (item.inflight) {
-      const due = item.inflight.next_at ? Date.parse(item.inflight.next_at) - deps.clock().getTime() : 0;
+      // Due at its retry time, and not while another run's attempt holds it (its lease; after a crash, until it passes).
+      const due = Math.max(...[item.inflight.next_at, item.inflight.lease_until].map((t) => (t ? Date.parse(t) : 0))) - deps.clock().getTime();
       if (due > 0) return { kind: 'retry', seconds: Math.ceil(due / 1000) };
       inflight = item.inflight;
       page = await pageOf(item, inflight.start, inflight.end);
@@ -137,14 +140,15 @@ type Sent = { kind: 'next'; item: WebhookItem | undefined } | { kind: 'stop'; ou
 async function send(deps: DeliveryDeps, item: WebhookItem, inflight: InFlight, page: Extract<PageRead, { kind: 'page' }>): Promise<Sent> {
   const webhookId = item.webhook_id;
   const ids = { userId: item.user_id, keyId: item.key_id, webhookId };
-  const attemptAt = deps.clock();
-  // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
-  const open = await deps.state.attempt(webhookId, inflight.id, attemptAt);
-  if (!open) return { kind: 'next', item: await deps.state.webhook(webhookId) };
   const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };
   const text = JSON.stringify(body);
+  // Opened before the attempt's write, so that only the send itself lies between that write and the POST.
   const secrets = [await deps.secrets.open(item.secret, webhookId)];
   if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > deps.clock().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
+  const attemptAt = deps.clock();
+  // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
+  const open = await deps.state.attempt(webhookId, inflight.id, attemptAt, new Date(attemptAt.getTime() + DELIVERY_LEASE_MS));
+  if (!open) return { kind: 'next', item: await deps.state.webhook(webhookId) };
   const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
   const outcome = await deps.post({ url: item.url, body: text, headers });
   const now = deps.clock();

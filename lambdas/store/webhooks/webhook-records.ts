@@ -151,7 +151,7 @@ export class WebhookRecords extends WebhookTable {
     return (
       (await this.update<WebhookItem>(
         webhookKeys.webhook(webhookId),
-        'SET #state = :active, inflight.first_at = :at REMOVE disabled_reason, disabled_at, failing_since, inflight.next_at',
+        'SET #state = :active, inflight.first_at = :at REMOVE disabled_reason, disabled_at, failing_since, inflight.next_at, inflight.lease_until',
         `${disabled} AND attribute_exists(inflight)`,
         { ':active': 'active', ':disabled': 'disabled', ':at': at.toISOString() },
         names,
