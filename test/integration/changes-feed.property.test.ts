@@ -73,7 +73,7 @@ const loadedTable = (h: History): Promise<string> => store.loaded('feed', withHo
 /** Each run's webhooks, closed with the file (a failing run leaves its own open until then); their counts, printed. */
 const worlds: WebhookWorld[] = [];
 const openWorld = (table: string, faults: { runs: number[]; dups: boolean[] }) => {
-  const world = new WebhookWorld({ client: store.newClient(), table, start: NOW, runs: faults.runs, dups: faults.dups });
+  const world = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW, runs: faults.runs, dups: faults.dups });
   worlds.push(world);
   return world;
 };

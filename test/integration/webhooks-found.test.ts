@@ -31,12 +31,12 @@ let table: string;
 let world: WebhookWorld;
 beforeEach(async () => {
   table = await store.loaded('found', withHookOwners(d0));
-  world = new WebhookWorld({ client: store.newClient(), table, start: NOW });
+  world = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW });
 });
 /** The world again, with its own faults. */
 const worldWith = (opts: Partial<ConstructorParameters<typeof WebhookWorld>[0]>) => {
   world.close();
-  world = new WebhookWorld({ client: store.newClient(), table, start: NOW, ...opts });
+  world = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW, ...opts });
 };
 afterEach(() => world.close());
 

@@ -13,7 +13,10 @@
  * - every change is what the read routes show now: an upsert's object is
  *   the scope's read model's, a `removed` id is not in it (so a retry never
  *   carries content the read routes no longer show), 1 to 100 changes (none
- *   only to end a fresh start);
+ *   only to end a fresh start). Where the write side wrote while the run
+ *   went on (an exploration lands a change between the run's calls), what
+ *   the read routes showed just before that write is also what the run may
+ *   have read: nothing older;
  * Each receiver keeps two copies: one applying every delivery it takes, and
  * one as an idempotent consumer keeps it (Standard Webhooks' advice: a
  * `webhook-id` taken once is not applied again, its retries answered 2xx
@@ -85,6 +88,10 @@ export class ReceiverModel {
   readonly seen: Seen = { events: new Set(), guests: new Set(), places: new Set() };
   readonly answered = new Map<string, number>();
   private model?: Promise<Map<string, Map<string, Content>>>;
+  /** The read model just before each write of the write side made while runs went on (cleared when none runs). */
+  private earlier: Promise<Map<string, Map<string, Content>>>[] = [];
+  /** Runs of the delivery function going on now (any webhook). */
+  running = 0;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -92,6 +99,11 @@ export class ReceiverModel {
     private readonly clock: () => Date,
     private readonly passTime: (ms: number) => void,
   ) {}
+
+  /** The referee's read, on the world's own client: no call of the run that sends, never a crash point. */
+  private readModel(): Promise<Map<string, Map<string, Content>>> {
+    return expectedScopes(this.client, this.table);
+  }
 
   add(h: Pick<Hook, 'id' | 'userId' | 'keyId' | 'scope' | 'name' | 'url' | 'secret' | 'script'>, replica = new WebhookReplica()): Hook {
     const hook: Hook = { ...h, replica, firstOnly: replica.copy(), taken: new Set(), sends: 0, log: [], answering: false, downUntil: 0, wantsResume: false, dead: false, runs: 0, atSend: 0 };
@@ -102,6 +114,23 @@ export class ReceiverModel {
 
   /** The write side may have moved since the last turn: the read model is read again at the next send. */
   newTurn(): void {
+    this.model = undefined;
+    this.earlier = [];
+  }
+
+  /** A run starts: with none going on, only what the read routes show from now on counts. */
+  runStarts(): void {
+    if (this.running++ === 0) this.earlier = [];
+  }
+
+  runEnds(): void {
+    this.running--;
+  }
+
+  /** The write side is about to write while a run goes on: what the read routes show now stays admissible for it. */
+  async writeSideMoves(): Promise<void> {
+    this.earlier.push(this.model ?? this.readModel());
+    await this.earlier.at(-1);
     this.model = undefined;
   }
 
@@ -178,15 +207,16 @@ export class ReceiverModel {
   private async checkContent(hook: Hook, body: DeliveredBody): Promise<void> {
     if (body.changes.length > DELIVERY_MAX_CHANGES) this.violate(hook, `${body.changes.length} changes`);
     if (!body.changes.length && !body.reset) this.violate(hook, 'a delivery with no change');
-    this.model ??= expectedScopes(this.client, this.table);
-    const shown = (await this.model).get(hook.name) ?? new Map<string, Content>();
+    this.model ??= this.readModel();
+    const models = [await this.model, ...(await Promise.all(this.earlier))].map((m) => m.get(hook.name) ?? new Map<string, Content>());
+    const shown = models[0]!;
     for (const c of body.changes) {
       if (c.change === 'removed') {
         if (Object.keys(c).sort().join() !== 'change,id') this.violate(hook, `removed ${c.id} carries more than its id`);
-        if (shown.has(c.id)) this.violate(hook, `removed ${c.id}, which the read route shows`);
+        if (models.every((m) => m.has(c.id))) this.violate(hook, `removed ${c.id}, which the read route shows`);
       } else {
-        const now = shown.has(c.id) ? JSON.parse(JSON.stringify(shown.get(c.id))) : undefined;
-        if (!isDeepStrictEqual(c.event ?? c.guest, now)) this.violate(hook, `upserted ${c.id} as ${JSON.stringify(c.event ?? c.guest)}, where the read route shows ${JSON.stringify(shown.get(c.id))}`);
+        const json = (m: Map<string, Content>) => (m.has(c.id) ? JSON.parse(JSON.stringify(m.get(c.id))) : undefined);
+        if (!models.some((m) => isDeepStrictEqual(c.event ?? c.guest, json(m)))) this.violate(hook, `upserted ${c.id} as ${JSON.stringify(c.event ?? c.guest)}, where the read route shows ${JSON.stringify(shown.get(c.id))}`);
       }
       if (hook.scope.type === 'guests') this.seen.guests.add(`${hook.scope.eventId}\u0000${c.id}`);
       else this.seen.events.add(c.id);

@@ -20,7 +20,6 @@
  * Time is the world's injected clock, moved to the next retry when nothing
  * is due (never slept).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { runWebhook, type DeliveryDeps } from '../../lambdas/delivery/deliver.js';
 import { fanOut } from '../../lambdas/delivery/fan-out.js';
@@ -48,10 +47,10 @@ export const VISIBILITY_SECONDS = 60;
 
 export interface WorldOptions {
   /**
-   * The table the feeds are in, and a client on its store that the world owns (it adds its crash middleware and
-   * destroys it at close); no fault of the write side's reaches it.
+   * The table the feeds are in, and how to make clients on its store: the world's own (the management API, the
+   * fan-out, the referee: no fault reaches them) and one for each run of the delivery function (its crash points).
    */
-  client: DynamoDBDocumentClient;
+  newClient: () => DynamoDBDocumentClient;
   table: string;
   /** Where the webhooks' own items are (default: the same table; a schedule exploration keeps them apart from its digests). */
   stateTable?: string;
@@ -60,6 +59,8 @@ export interface WorldOptions {
   runs?: readonly number[];
   /** Whether wake-up `n` is delivered twice at once (two runs of one webhook side by side). */
   dups?: readonly boolean[];
+  /** Runs after call `call` of run `run` has landed (before it may die there): the write side going on meanwhile. */
+  between?: (run: number, call: number) => Promise<void>;
 }
 
 const quiet: Logger = { info() {}, warn() {}, error() {}, debug() {} };
@@ -77,29 +78,21 @@ export class WebhookWorld implements Follower {
   readonly receivers: ReceiverModel;
   private readonly groups = new Map<string, Group>();
   private readonly moved = new Set<string>();
-  private readonly runContext = new AsyncLocalStorage<{ calls: number; crashAfter: number }>();
+  private readonly client: DynamoDBDocumentClient;
   private readonly deps: DeliveryDeps;
   private readonly manager: WebhookManager;
   private readonly state: DeliveryState;
   private runs = 0;
   private wakeUps = 0;
+  /** The DynamoDB calls each run made, by run number (an exploration's crash points). */
+  readonly callsOfRun: number[] = [];
   /** Sends, runs, crashes and disables so far (printed by the suites that use it). */
   readonly counts = { runs: 0, crashes: 0, overlapsTried: 0, resumed: 0 };
 
   constructor(private readonly opts: WorldOptions) {
     this.now = opts.start.getTime();
-    const client = opts.client;
+    const client = (this.client = opts.newClient());
     const stateTable = opts.stateTable ?? opts.table;
-    // The delivery function's calls go through this, so that a run can die right after any of them.
-    client.middlewareStack.add(
-      (next) => async (args) => {
-        const out = await next(args);
-        const run = this.runContext.getStore();
-        if (run && ++run.calls === run.crashAfter) throw new DeliveryCrash(`after its call ${run.calls}`);
-        return out;
-      },
-      { step: 'initialize', name: 'delivery-crash' },
-    );
     const repo = new DynamoRepository(client, opts.table);
     this.state = new DeliveryState(client, stateTable);
     const secrets = localSecretBox();
@@ -258,18 +251,39 @@ export class WebhookWorld implements Follower {
   }
 
   private async runOnce(id: string): Promise<Awaited<ReturnType<typeof runWebhook>> | 'crash'> {
-    const crashAfter = this.opts.runs?.[this.runs++] ?? 0;
+    const run = this.runs++;
+    const crashAfter = this.opts.runs?.[run] ?? 0;
     this.counts.runs++;
     const hook = this.receivers.hooks.get(id);
     if (hook) hook.runs++;
+    this.receivers.runStarts();
+    const context = { calls: 0 };
+    // The run's own client: it dies right after its `crashAfter`-th call (the call landed), the write side going on between its calls.
+    const client = this.opts.newClient();
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        context.calls++;
+        await this.opts.between?.(run, context.calls);
+        if (context.calls === crashAfter) throw new DeliveryCrash(`after its call ${context.calls}`);
+        return out;
+      },
+      { step: 'initialize', name: 'delivery-crash' },
+    );
+    const repo = new DynamoRepository(client, this.opts.table);
+    const deps: DeliveryDeps = { ...this.deps, state: new DeliveryState(client, this.opts.stateTable ?? this.opts.table), feeds: repo, events: repo };
     try {
-      return await this.runContext.run({ calls: 0, crashAfter }, () => runWebhook(this.deps, id, { maxDeliveries: 20, mayStart: () => true }));
+      return await runWebhook(deps, id, { maxDeliveries: 20, mayStart: () => true });
     } catch (error) {
-      if (!(error instanceof DeliveryCrash)) throw error;
+      // By name: a client may hand an error thrown in its middleware back as another class of the same name.
+      if ((error as Error).name !== 'DeliveryCrash') throw error;
       this.counts.crashes++;
       return 'crash';
     } finally {
       if (hook) hook.runs--;
+      this.receivers.runEnds();
+      this.callsOfRun[run] = context.calls;
+      client.destroy();
     }
   }
 
@@ -288,11 +302,11 @@ export class WebhookWorld implements Follower {
 
   /** Applies the scope's pages from the replica's cursor (none: from no cursor) until `has_more` is false; the changes given, or undefined when the route refuses. */
   private async pull(scope: WebhookScope, replica: WebhookReplica): Promise<number | undefined> {
-    const repo = new DynamoRepository(this.opts.client, this.opts.table);
+    const repo = new DynamoRepository(this.client, this.opts.table);
     const ctx = feedContext(repo, this.clock());
     let username = '';
     if (scope.type === 'host') {
-      const user = await findUserById(this.opts.client, this.opts.table, scope.userId);
+      const user = await findUserById(this.client, this.opts.table, scope.userId);
       if (!user?.user) return undefined;
       username = user.user.username;
     }
@@ -322,7 +336,7 @@ export class WebhookWorld implements Follower {
   }
 
   close(): void {
-    this.opts.client.destroy();
+    this.client.destroy();
   }
 
   /**
