@@ -81,6 +81,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/keys-daily-bound.test.ts',
   '<rootDir>/test/integration/keys-audit-revokes.test.ts',
   '<rootDir>/test/integration/keys-addressed-by-user-id.test.ts',
+  // Webhooks (PRODUCT P18): the delivery engine under its adversaries (the feed property above has them beside its consumer).
+  '<rootDir>/test/integration/webhooks-found.test.ts',
+  '<rootDir>/test/integration/webhooks-delivery.exhaustive.test.ts',
 ];
 
 /**
