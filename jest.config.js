@@ -22,10 +22,16 @@
  *   real headless Chromium (Debian's /usr/bin/chromium). Without it the
  *   project is left out and a whole run says so before jest's summary, unless
  *   REQUIRE_BROWSER=1 (CI) makes that a failure: test/support/browser.js.
+ * - "lambda-node": test/lambda-node/, which compare what this Node derives
+ *   with what the Lambda runtime's Node (24) derives (issue 59, d10). Without
+ *   it (LAMBDA_NODE, or `npm run lambda-node`) the project is left out and a
+ *   whole run says so, unless REQUIRE_LAMBDA_NODE=1 (CI) makes that a
+ *   failure: test/support/lambda-node.js.
  * `--selectProjects dynalite` runs only the first.
  */
 import { BROWSER_TESTS, PROJECT as BROWSER, browserTests } from './test/support/browser.js';
 import { PROJECT as SECOND_STORE, secondStore, selectedProjects } from './test/support/second-store.js';
+import { LAMBDA_NODE_TESTS, PROJECT as LAMBDA_NODE, lambdaNodePath, lambdaNodeTests } from './test/support/lambda-node.js';
 
 // The AWS SDK v3 warns on Node < 22 (NodeVersionSupportWarning) once per module
 // registry, that is once per test file: dozens of identical notices in `npm
@@ -65,12 +71,26 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/feed-note-carry.test.ts',
   '<rootDir>/test/integration/resync-member-gen.test.ts',
   '<rootDir>/test/integration/feed-load-positions.test.ts',
+  // The feed reads over every chunk size, range split and Query cut, TTL deleting (issue 57 item 2).
+  '<rootDir>/test/integration/feed-reads-live.property.test.ts',
+  // One RSVP of a burst (an ingest batch's 10 at once on one client) counted at the HTTP level (issue 57 item 7).
+  '<rootDir>/test/integration/rsvp-burst-round-trips.test.ts',
   '<rootDir>/test/integration/guest-shards.test.ts',
   // A place's feed over HTTP, the local server serving from the file's store.
   '<rootDir>/test/integration/place-feed-http.test.ts',
   // Discovery (PRODUCT P17): the place indexes under a change stream, and the routes' handlers.
   '<rootDir>/test/integration/search-events.property.test.ts',
   '<rootDir>/test/integration/search-handlers.test.ts',
+  // Discovery at its edges (issue 59): a maximal place's keys (which dynalite accepts and DynamoDB refuses), a resync
+  // that re-keys the places a changed fold moved.
+  '<rootDir>/test/integration/d7-place-key-over-2048-bytes.test.ts',
+  '<rootDir>/test/integration/resync-rekey.test.ts',
+  '<rootDir>/test/integration/d5-cursor-repeats-and-skips.test.ts',
+  '<rootDir>/test/integration/keys-within-limits.test.ts',
+  '<rootDir>/test/integration/rederive-zone-rules.test.ts',
+  // A load's partitions under the writer's own call order: a city's (d1) and every one of a big host's.
+  '<rootDir>/test/integration/d1-load-hot-partitions.test.ts',
+  '<rootDir>/test/integration/load-partitions.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',
@@ -119,6 +139,16 @@ export const common = {
 export default function config() {
   const leftOut = secondStore() === 'leave out';
   const browserLeftOut = browserTests() === 'leave out';
+  const lambdaNodeLeftOut = lambdaNodeTests() === 'leave out';
+  // Its workers find the binary where the config did.
+  const lambdaNode = lambdaNodePath();
+  if (lambdaNode !== undefined) process.env.LAMBDA_NODE = lambdaNode;
+  const lambdaNodeProject = {
+    ...common,
+    displayName: LAMBDA_NODE,
+    testMatch: LAMBDA_NODE_TESTS,
+    globalSetup: '<rootDir>/test/support/lambda-node.setup.js',
+  };
   const browserProject = {
     ...common,
     displayName: BROWSER,
@@ -168,12 +198,14 @@ export default function config() {
       },
       ...(leftOut ? [] : [secondStoreProject]),
       ...(browserLeftOut ? [] : [browserProject]),
+      ...(lambdaNodeLeftOut ? [] : [lambdaNodeProject]),
     ],
     // The default reporter, and the one line each saying what a run left out: the second store, the browser tests.
     reporters: [
       'default',
       ['<rootDir>/test/support/second-store-reporter.js', { leftOut, changePathTests: CHANGE_PATH_TESTS, rootDir: ROOT }],
       ['<rootDir>/test/support/browser-reporter.js', { leftOut: browserLeftOut, projectsNamed: selectedProjects(process.argv).length > 0 }],
+      ['<rootDir>/test/support/lambda-node-reporter.js', { leftOut: lambdaNodeLeftOut, projectsNamed: selectedProjects(process.argv).length > 0 }],
     ],
   };
 }

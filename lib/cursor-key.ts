@@ -4,7 +4,8 @@
  * first request, then every five minutes while they answer) to sign and check
  * cursors (HMAC-SHA256, lambdas/core/feed-cursor.ts). Nobody else may read it:
  * only the functions whose route declares `cursorKey` get its ARN and
- * `secretsmanager:GetSecretValue` on it (RouteFunction.bindCursorKey).
+ * `secretsmanager:DescribeSecret` and `secretsmanager:GetSecretValue` on it
+ * (RouteFunction.bindCursorKey).
  *
  * Rotation is a new value (`aws secretsmanager put-secret-value`, docs/deploy.md):
  * Secrets Manager moves the old one to AWSPREVIOUS, which the functions keep

@@ -39,6 +39,8 @@ const ROOT = new URL('..', import.meta.url).pathname;
  * test/infra/bundling.test.ts bundle with the same list.
  */
 export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
+/** What a feed function may do with the cursor key's secret (bindCursorKey): read which version holds which stage, and the values. */
+export const CURSOR_KEY_READS = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] as const;
 /** Some CommonJS dependencies call require(); give the ESM bundle one. */
 export const ESM_REQUIRE_BANNER = "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);";
 
@@ -168,10 +170,13 @@ export class RouteFunction extends Construct {
     );
   }
 
-  /** The changes feeds' cursor key: its ARN, and GetSecretValue on that secret alone (lib/cursor-key.ts). */
+  /**
+   * The changes feeds' cursor key: its ARN, and on that secret alone DescribeSecret (which version holds which
+   * stage, in one answer: lambdas/http/cursor-keys.ts) and GetSecretValue (lib/cursor-key.ts).
+   */
   bindCursorKey(secret: ISecret): void {
     this.fn.addEnvironment('CURSOR_SECRET_ARN', secret.secretArn);
-    this.role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));
+    this.role.addToPolicy(new PolicyStatement({ actions: [...CURSOR_KEY_READS], resources: [secret.secretArn] }));
   }
 
   /** The authorizer: GetItem of API key items only (partition keys APIKEY#…). */

@@ -70,19 +70,35 @@ export async function writeDataset(
   const written = { retries: records.retries + rest.retries };
   const joined = await batchWriteAll(client, tableName, members, opts);
   const writer = new FeedWriter(new TableIO(client, tableName), opts?.clock ?? systemClock);
-  // One log a unit of work: each scope's members grouped by head shard, so that every bulk append is one head's.
-  const logs = [...feeds].flatMap(([scope, ids]) => [...groupByShard(ids)].map(([, some]) => [scope, some] as const));
-  const heads = logs.length;
-  let chunks = 0;
-  const worker = async () => {
-    for (let next = logs.shift(); next; next = logs.shift()) {
-      const [scope, ids] = next;
-      for (let i = 0; i < ids.length; i += BULK_APPEND) chunks += await writer.append(scope, ids.slice(i, i + BULK_APPEND));
-    }
-  };
-  await Promise.all(Array.from({ length: opts?.concurrency ?? 8 }, worker));
+  const { heads, chunks } = await appendByScope(writer, feeds, opts?.concurrency ?? 8);
   // Every item the load wrote: the dataset's, the member lists', each head shard appended to and the chunks its flushes wrote.
   return { ...summary, items: summary.items + members.length + heads + chunks, retries: written.retries + joined.retries };
+}
+
+/**
+ * Bulk appends of each scope's members (appends of BULK_APPEND, each one
+ * head shard's: groupByShard), `concurrency` scopes at once and one scope by
+ * one appender: a scope's heads and chunks are one partition, and a bulk
+ * append with its flush bills about 12 write units, so one appender (three
+ * calls an append, 10 ms each) keeps a partition near 400 a second, where
+ * eight on one scope put it past 3,000 (docs/data-model.md, "Partitions
+ * under a load"). The loader's and a resync's feed entries both go this way.
+ */
+export async function appendByScope(writer: FeedWriter, members: ReadonlyMap<string, readonly string[]>, concurrency: number): Promise<{ heads: number; chunks: number }> {
+  const scopes = [...members].map(([scope, ids]) => [scope, [...groupByShard(ids)].map(([, some]) => some)] as const);
+  let heads = 0;
+  let chunks = 0;
+  const worker = async () => {
+    for (let next = scopes.shift(); next; next = scopes.shift()) {
+      const [scope, logs] = next;
+      for (const ids of logs) {
+        heads++;
+        for (let i = 0; i < ids.length; i += BULK_APPEND) chunks += await writer.append(scope, ids.slice(i, i + BULK_APPEND));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  return { heads, chunks };
 }
 
 export function formatSummary(s: WriteSummary): string {

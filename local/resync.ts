@@ -42,6 +42,7 @@ import { sameContent } from '../lambdas/store/table/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
 import { INDEXES, PK, SK, guestShardOfPartition } from '../lambdas/store/table/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js';
+import { appendByScope } from './loader.js';
 import { markedShards, shardRecordOf } from '../lambdas/store/changes/shard-record.js';
 import { KeyStore, type PlanKeys, type RevokeAudit } from '../lambdas/store/keys/key-store.js';
 import { closeUserKeys } from '../lambdas/store/keys/user-keys.js';
@@ -317,12 +318,8 @@ async function finishFeeds(client: DynamoDBDocumentClient, tableName: string, no
   const writer = new FeedWriter(io, clock);
   const byScope = new Map<string, string[]>();
   for (const n of notes) for (const scope of n.scopes) byScope.set(scope, [...(byScope.get(scope) ?? []), n.member]);
-  // One log a unit of work: each scope's members grouped by head shard, so that every bulk append is one head's.
-  const scopes = [...byScope].flatMap(([scope, members]) => [...groupByShard(members)].map(([, some]) => [scope, some] as const));
-  const worker = async () => {
-    for (let next = scopes.shift(); next; next = scopes.shift()) for (let i = 0; i < next[1].length; i += BULK_APPEND) await writer.append(next[0], next[1].slice(i, i + BULK_APPEND));
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  // One appender a scope, 8 scopes at once: the loader's rule (loader.ts appendByScope).
+  await appendByScope(writer, byScope, 8);
   for (const n of notes) {
     // Only the version this run saw: one a change wrote since owes its own note.
     const condition = n.gen === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(gen)' : 'gen = :gen';

@@ -74,16 +74,16 @@ export function createMcpServer(api: PublicApiClient, tools: readonly ToolName[]
       title: 'Find public events in a place and date range',
       description:
         'Finds published, public events in a city, a country or both, by local start date (PRODUCT: "what is on in Lisbon this weekend?"). ' +
-        'city matches whatever its case, accents and spacing; country is an ISO code ("PT") or an English name ("Portugal"). ' +
+        'city matches whatever its case, accents and spacing, in any script; country is an ISO code ("PT"), an English name or alias ("Portugal", "UK") or its own name ("Deutschland"). ' +
         'from/to are YYYY-MM-DD dates compared with each event\'s start date in its own time zone (default: today to 30 days later; at most 92 days). ' +
-        'Returns {message, data: Event[], pagination: {limit, has_more}}, earliest local start first; has_more means more events are in the window: narrow the dates or raise limit. ' +
-        'Each event has id, title, description, start_date and end_date (ISO 8601 UTC), timezone (IANA; use it to state local times), location, cost (USD, null = free), creator and links.',
+        'Returns {message, data: Event[], pagination: {limit, has_more, next_cursor}}, earliest local start first. has_more means more events are in the window: call again with cursor = next_cursor (and the same city and country) for the next page, until has_more is false; every event of the window is reached that way, even on a day with more than 100. ' +
+        'Each event has id, title, description, start_date and end_date (ISO 8601 UTC), timezone (IANA), local_start (the start in the event\'s own zone, with its offset: state local times from it), location, cost (USD, null = free), creator and links.',
       inputSchema: searchEventsInput,
       outputSchema: searchEventsOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async ({ city, country, from, to, limit }) => {
-      const outcome = await api.get('/events', { city, country, from, to, limit });
+    async ({ city, country, from, to, limit, cursor }) => {
+      const outcome = await api.get('/events', { city, country, from, to, limit, cursor });
       if (!outcome.ok) return failure(outcome);
       const result = normaliseSearch(outcome.body);
       return result ? success(result) : unexpectedShape(outcome);

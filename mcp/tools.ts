@@ -7,6 +7,7 @@
  */
 import * as z from 'zod';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN } from '../lambdas/core/ids.js';
+import { localStartWithOffset } from '../lambdas/core/local-time.js';
 import type { Outcome } from './public-api.js';
 
 /**
@@ -75,13 +76,18 @@ const localDate = (name: string, meaning: string) =>
     .optional()
     .describe(meaning);
 
-/** A city or a country: 1-100 characters once trimmed (the API's bound on either). */
+/** The API's bound on `city` and `country` (lambdas/core/search-params.ts PLACE_MAX_LENGTH; test/e2e/mcp.test.ts holds them equal). */
+export const MCP_PLACE_MAX_LENGTH = 300;
+/** The API's bound on a discovery cursor (lambdas/core/search-cursor.ts SEARCH_CURSOR_MAX_LENGTH). */
+export const MCP_CURSOR_MAX_LENGTH = 2048;
+
+/** A city or a country: 1-300 characters once trimmed (the API's bound on either). */
 const placePart = (name: string, meaning: string) =>
   z
     .string()
     .trim()
     .min(1, { error: `${name} must not be empty` })
-    .max(100, { error: `${name} must be at most 100 characters` })
+    .max(MCP_PLACE_MAX_LENGTH, { error: `${name} must be at most ${MCP_PLACE_MAX_LENGTH} characters` })
     .optional()
     .describe(meaning);
 
@@ -89,35 +95,52 @@ const placePart = (name: string, meaning: string) =>
 export const PLACE_REQUIRED = 'Give a city, a country or both';
 
 /**
- * search-events' arguments: the route's query (`cursor` aside: an assistant
- * narrows the dates instead of paging). An object schema rather than a raw
- * shape, so that the "city or country" rule is checked before any request
- * like every other argument rule.
+ * search-events' arguments: the route's query, `cursor` included (a local
+ * day can hold more events than one call's 100: an assistant goes on with
+ * the answer's `next_cursor`). An object schema rather than a raw shape, so
+ * that the "city or country" rule is checked before any request like every
+ * other argument rule.
  */
 export const searchEventsInput = z
   .object({
-    city: placePart('city', 'A city, any case, with or without accents, e.g. "Lisbon" or "São Paulo"'),
-    country: placePart('country', 'An ISO 3166-1 alpha-2 code (e.g. "PT") or an English country name (e.g. "Portugal")'),
+    city: placePart('city', 'A city in any script, any case, with or without accents, e.g. "Lisbon", "São Paulo" or "Lodz"'),
+    country: placePart('country', 'An ISO 3166-1 code (e.g. "PT" or "PRT"), an English country name or alias (e.g. "Portugal", "UK"), or its name in its own language (e.g. "Deutschland")'),
     from: localDate('from', 'First local start date, YYYY-MM-DD, inclusive (default: today, UTC). Dates are local to each event: "Saturday in Lisbon" is Saturday in Lisbon.'),
     to: localDate('to', 'Last local start date, YYYY-MM-DD, inclusive (default: from + 30 days; at most 92 days after from)'),
     limit: z.number().int().min(1).max(100).optional().describe('How many events to return, 1-100 (the API defaults to 20)'),
+    cursor: z
+      .string()
+      .min(1, { error: 'cursor must not be empty' })
+      .max(MCP_CURSOR_MAX_LENGTH, { error: `cursor must be at most ${MCP_CURSOR_MAX_LENGTH} characters` })
+      .optional()
+      .describe('The next_cursor of the previous answer, with the same city and country (from and to may be left out: the cursor keeps its window). Omit for the first page.'),
   })
   .superRefine((args, ctx) => {
     if (args.city === undefined && args.country === undefined) ctx.addIssue({ code: 'custom', path: ['city'], message: PLACE_REQUIRED });
   });
 
-/** The route's pagination, less the cursor the tool takes no argument for. */
-const cursorPagination = z.object({ limit: z.number(), has_more: z.boolean() });
-export const searchEventsOutput = { message: z.string(), data: z.array(event), pagination: cursorPagination };
+/** The route's pagination: `next_cursor` while `has_more`. */
+const cursorPagination = z.object({ limit: z.number(), has_more: z.boolean(), next_cursor: z.string().optional() });
+/** An event as search-events gives it: the API's, and its start on the wall clock of its own zone. */
+const foundEvent = event.extend({
+  local_start: z.string().describe("The start in the event's own time zone, ISO 8601 with that zone's offset, e.g. 2027-03-06T21:30:00+00:00"),
+});
+export const searchEventsOutput = { message: z.string(), data: z.array(foundEvent), pagination: cursorPagination };
 export type SearchEventsResult = z.infer<z.ZodObject<typeof searchEventsOutput>>;
 
-/** `data = {events, pagination}` as the route answers it; null for any other shape. */
+/** `data = {events, pagination}` as the route answers it, each event with its local start; null for any other shape. */
 export function normaliseSearch(body: Extract<Outcome, { ok: true }>['body']): SearchEventsResult | null {
-  const data = body.data as { events?: unknown; pagination?: { limit?: unknown; has_more?: unknown } } | null;
+  const data = body.data as { events?: unknown; pagination?: { limit?: unknown; has_more?: unknown; next_cursor?: unknown } } | null;
   if (typeof data !== 'object' || data === null || !Array.isArray(data.events)) return null;
-  const { limit, has_more } = data.pagination ?? {};
-  if (typeof limit !== 'number' || typeof has_more !== 'boolean') return null;
-  return { message: body.message, data: data.events as SearchEventsResult['data'], pagination: { limit, has_more } };
+  const { limit, has_more, next_cursor } = data.pagination ?? {};
+  if (typeof limit !== 'number' || typeof has_more !== 'boolean' || (next_cursor !== undefined && typeof next_cursor !== 'string')) return null;
+  const events = data.events as { start_date?: unknown; timezone?: unknown }[];
+  if (!events.every((e) => typeof e?.start_date === 'string' && !Number.isNaN(Date.parse(e.start_date)) && typeof e.timezone === 'string')) return null;
+  return {
+    message: body.message,
+    data: events.map((e) => ({ ...e, local_start: localStartWithOffset(Date.parse(e.start_date as string), e.timezone as string) })) as SearchEventsResult['data'],
+    pagination: { limit, has_more, ...(has_more && next_cursor !== undefined ? { next_cursor } : {}) },
+  };
 }
 
 export const listEventsOutput = { message: z.string(), data: z.array(event), pagination: pagination.optional() };

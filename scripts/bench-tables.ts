@@ -9,17 +9,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleSizeTable, bundleSizes } from './bench-bundles.js';
-import { exactRouteFigures, exactRouteTable } from './bench-routes.js';
+import { BENCH_NOW, exactRouteFigures, exactRouteTable } from './bench-routes.js';
+import { exactRoundTripTable } from './bench-round-trips.js';
+import { fixedClock } from '../lambdas/core/clock.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const PERFORMANCE_PAGE = join(ROOT, 'docs/performance.md');
 
-export type HeldTables = Record<'routes' | 'bundles', string>;
+export type HeldTables = Record<'routes' | 'bundles' | 'roundTrips', string>;
 
 /** The exact tables, measured now (the bundles built into `outDir`). */
 export async function exactTables(outDir = join(ROOT, 'cdk.out', 'bench-bundles')): Promise<HeldTables> {
   mkdirSync(outDir, { recursive: true });
-  return { routes: exactRouteTable(await exactRouteFigures()), bundles: bundleSizeTable(await bundleSizes(outDir)) };
+  return { routes: exactRouteTable(await exactRouteFigures()), bundles: bundleSizeTable(await bundleSizes(outDir)), roundTrips: await exactRoundTripTable(fixedClock(BENCH_NOW)) };
 }
 
 const marker = (name: string) => new RegExp(`(<!-- bench:${name} -->\\n)([\\s\\S]*?)\\n?(<!-- /bench:${name} -->)`);

@@ -3,8 +3,10 @@
  * await` walks every item, page after page, passing each page's
  * `next_cursor` to the next request until `has_more` is false; `page()`
  * reads one page. Unlike an offset list there is no `total` to stop at: the
- * API says when the list ends, and a cursor never skips nor repeats an item
- * however the list changes between pages.
+ * API says when the list ends. A cursor is a position in the list's order,
+ * not a snapshot: an item that stays where it is is given exactly once; one
+ * that moves across the cursor between pages may be given again or not at
+ * all (a place's changes feed, `followPlace`, is exact under change).
  */
 
 export interface CursorPagination {

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { parseDateTime } from './dates.js';
 import { EVENT_ID_PATTERN, USERNAME_PATTERN, USER_ID_PATTERN } from './ids.js';
 import { textResponseBytes } from './response-size.js';
+import { isKnownZone } from './tz-database.js';
 
 /**
  * Stored datetimes are `toISOString()` output, which has four year digits
@@ -170,23 +171,15 @@ export type SourceRsvp = z.infer<typeof rsvpSchema>;
 export type SourceApiKey = z.infer<typeof apiKeySchema>;
 export type Dataset = z.infer<typeof datasetSchema>;
 
-export function isIanaTimeZone(tz: string): boolean {
-  if (knownZones.has(tz)) return true;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-  } catch {
-    return false;
-  }
-  if (tz.length > 0 && knownZones.size < KNOWN_ZONES_MAX) knownZones.add(tz);
-  return tz.length > 0;
-}
 /**
- * The zones already found valid: a formatter per record was a tenth of a large dataset's validation. Bounded,
- * because Intl also accepts every spelling of a name in any letter case (a request's zone reaches this too).
+ * Whether `tz` names a zone of the project's time-zone database (any letter
+ * case; lambdas/core/tz-database.ts), the same answer on every runtime: an
+ * offset such as "+05:30" is none (Intl on Node 22.23 and later accepts it,
+ * Node 20 does not), so it reads as UTC everywhere, as the loader warns.
  */
-const KNOWN_ZONES_MAX = 1_000;
-const knownZones = new Set<string>();
-
+export function isIanaTimeZone(tz: string): boolean {
+  return isKnownZone(tz);
+}
 /** `['events', 12, 'start_date']` → `events[12].start_date` */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';

@@ -7,7 +7,7 @@
  * With no end date an event is ongoing until the end of its start's calendar
  * day in the event's own time zone.
  */
-import { isIanaTimeZone } from './dataset.js';
+import { isKnownZone } from './tz-database.js';
 import { partsIn } from './local-time.js';
 import type * as z from 'zod';
 import type { EventPayload } from './read-items.js';
@@ -30,7 +30,7 @@ function offsetAt(instant: number, timeZone: string): number {
  * the offset in force at the next local midnight. Unknown zones count as UTC.
  */
 export function endOfLocalDay(instant: number, timeZone: string): number {
-  const zone = isIanaTimeZone(timeZone) ? timeZone : 'UTC';
+  const zone = isKnownZone(timeZone) ? timeZone : 'UTC';
   const p = partsIn(instant, zone);
   const nextMidnightWall = Date.UTC(p.year, p.month - 1, p.day + 1);
   let guess = nextMidnightWall - offsetAt(nextMidnightWall, zone);

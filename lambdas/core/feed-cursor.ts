@@ -159,14 +159,30 @@ export interface CursorKeys {
  * cursor check must not turn an outage into a 500.
  */
 export interface CursorKeyring {
+  /** The keys to sign with: waits for a read that is due or under way (the first, one past the keys' age). */
   keys(): Promise<CursorKeys>;
   refresh(): Promise<boolean>;
+  /**
+   * The keys held now, without waiting (none before the first read), and
+   * whether a read is under way; starts a read that is due, so that it goes
+   * beside the caller's own reads (cursor-reads.ts). Optional: a keyring
+   * without it is asked with keys() first.
+   */
+  held?(): HeldKeys;
+  /** Settles once no read of the keys is under way (a Lambda answers only then: nothing is left in flight when it freezes). */
+  settled?(): Promise<void>;
+}
+
+/** What a keyring holds at one moment (CursorKeyring.held). */
+export interface HeldKeys {
+  keys: CursorKeys | undefined;
+  reading: boolean;
 }
 
 /** A keyring of fixed keys (the local server's own secret, tests). */
 export function staticKeyring(signing: Uint8Array, ...previous: Uint8Array[]): CursorKeyring {
   const keys = { signing, accepted: [signing, ...previous] };
-  return { keys: async () => keys, refresh: async () => false };
+  return { keys: async () => keys, refresh: async () => false, held: () => ({ keys, reading: false }) };
 }
 
 const MODES: Record<string, CursorMode> = { m: 'members', e: 'entries' };
@@ -255,7 +271,7 @@ export function parseCursor(text: string): SealedCursor | null {
  * (`unknown`: it names a key not here, or, without a key id, none of them
  * signed it: a key newer than these may have). Constant-time comparison.
  */
-function verdict(sealed: SealedToken, accepted: readonly Uint8Array[]): 'signed' | 'forged' | 'unknown' {
+export function verdict(sealed: SealedToken, accepted: readonly Uint8Array[]): 'signed' | 'forged' | 'unknown' {
   const candidates = sealed.keyId === undefined ? accepted : accepted.filter((key) => keyIdOf(key) === sealed.keyId);
   const given = Buffer.from(sealed.mac);
   if (candidates.some((key) => timingSafeEqual(Buffer.from(macOf(key, sealed.signed)), given))) return 'signed';

@@ -15,6 +15,7 @@
  * so it is either listed or has an entry after the start's position.
  */
 import { CURSOR_CLOCK_SKEW_SECONDS, CURSOR_INVALID, CURSOR_LIFETIME_SECONDS, FEED_SHARDS, feedScopes, openCursor, sealCursor, type CursorKeyring, type FeedCursor, type SealedCursor } from './feed-cursor.js';
+import { readIfGenuine, warmKeys } from './cursor-reads.js';
 import { HttpError, MESSAGES, NotFoundError, ValidationError, BadRequestError } from './errors.js';
 import { isPublicPayload, toGuest, toPublicEvent, type Guest, type PublicEvent } from './event-mapper.js';
 import type { EventPayload, EventReader, FeedMemberState, FeedReader, RsvpItem } from './ports.js';
@@ -62,9 +63,10 @@ export interface FeedContext {
 const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 /**
- * The cursor, if it claims a scope this route serves (else 400), not older
- * than the lifetime (else 410) and signed by this API (else 400). An `asOf`
- * in the future is no cursor this API gave: 400.
+ * The page `answer` gives from the request's cursor, if it claims a scope
+ * this route serves (else 400), is not older than the lifetime (else 410)
+ * and was signed by this API (else 400); or from no cursor. An `asOf` in the
+ * future is no cursor this API gave: 400.
  *
  * The age comes before the MAC: a consumer back after more than 30 days
  * holds a cursor whose key may have been retired since (two rotations), and
@@ -78,16 +80,29 @@ const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
  * A genuine cursor with another number of positions than the scopes' head
  * shards (one from before the shards, or from a layout with another count)
  * names positions of logs this feed no longer keeps: 410, start again.
+ *
+ * The cursor's MAC is judged by the keys held when they can (no I/O), else
+ * beside the page's reads (lambdas/core/cursor-reads.ts): `answer` may run
+ * before the cursor is known genuine, its result dropped if it is not. So a
+ * page is two round trips at most, a container's first and the keys'
+ * refreshes included; without a cursor, the keys are read beside the page
+ * and waited for only to sign its next cursor.
  */
-async function openFor(sealed: SealedCursor | undefined, belongs: (scope: string) => boolean, ctx: FeedContext): Promise<FeedCursor | undefined> {
-  if (!sealed) return undefined;
+async function opened<T>(sealed: SealedCursor | undefined, belongs: (scope: string) => boolean, ctx: FeedContext, answer: (cursor: FeedCursor | undefined) => Promise<T>): Promise<T> {
+  if (!sealed) {
+    warmKeys(ctx.keyring);
+    return answer(undefined);
+  }
   const now = seconds(ctx.now);
   if (!belongs(sealed.cursor.scope) || sealed.cursor.asOf > now + CURSOR_CLOCK_SKEW_SECONDS) throw badCursor();
   if (now - sealed.cursor.asOf > CURSOR_LIFETIME_SECONDS) throw new CursorExpiredError();
-  const cursor = await openCursor(sealed, ctx.keyring);
-  if (!cursor) throw badCursor();
-  if (cursor.position.length !== FEED_SHARDS) throw new CursorExpiredError();
-  return cursor;
+  if (sealed.cursor.position.length !== FEED_SHARDS) {
+    if (!(await openCursor(sealed, ctx.keyring))) throw badCursor();
+    throw new CursorExpiredError();
+  }
+  const read = await readIfGenuine(sealed, ctx.keyring, () => answer(sealed.cursor));
+  if (!read) throw badCursor();
+  return read.value;
 }
 
 type Item = Record<string, unknown>;
@@ -184,8 +199,9 @@ function page<C>(ctx: FeedContext, scope: string, cursor: FeedCursor | undefined
 
 export async function catalogueChanges(ctx: FeedContext, req: FeedRequest, siteUrl: string): Promise<FeedPage<EventChange>> {
   const scope = feedScopes.catalogue();
-  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
-  return page<EventChange>(ctx, scope, cursor, req.limit, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null));
+  return opened(req.cursor, (s) => s === scope, ctx, (cursor) =>
+    page<EventChange>(ctx, scope, cursor, req.limit, (id, state) => (shownEvent(state) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null)),
+  );
 }
 
 /**
@@ -196,16 +212,17 @@ export async function catalogueChanges(ctx: FeedContext, req: FeedRequest, siteU
  * and the start reads only its position then: at most two round trips.
  */
 export async function hostChanges(ctx: FeedContext, req: FeedRequest & { username: string; variant: 'typed' | 'dated' }, siteUrl: string): Promise<FeedPage<EventChange>> {
-  const cursor = await openFor(req.cursor, (s) => s.startsWith(feedScopes.host('')), ctx);
-  const cursorUser = cursor?.scope.slice(feedScopes.host('').length);
   const read = (userId: string, c: FeedCursor | undefined) =>
     page<EventChange>(ctx, feedScopes.host(userId), c, req.limit, (id, state) =>
       shownEvent(state) && (state.item.creator as { id: string }).id === userId ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
     );
-  const [userId, answer] = await Promise.all([ctx.feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser, cursor) : Promise.resolve(undefined)]);
-  if (userId === null) throw req.variant === 'typed' ? new BadRequestError(MESSAGES.typedUserNotFound) : new NotFoundError(MESSAGES.userNotFound);
-  if (cursorUser !== undefined && cursorUser !== userId) throw badCursor();
-  return answer ?? read(userId, undefined);
+  return opened(req.cursor, (s) => s.startsWith(feedScopes.host('')), ctx, async (cursor) => {
+    const cursorUser = cursor?.scope.slice(feedScopes.host('').length);
+    const [userId, answer] = await Promise.all([ctx.feeds.userIdByName(req.username), cursorUser !== undefined ? read(cursorUser, cursor) : Promise.resolve(undefined)]);
+    if (userId === null) throw req.variant === 'typed' ? new BadRequestError(MESSAGES.typedUserNotFound) : new NotFoundError(MESSAGES.userNotFound);
+    if (cursorUser !== undefined && cursorUser !== userId) throw badCursor();
+    return answer ?? read(userId, undefined);
+  });
 }
 
 /**
@@ -216,19 +233,21 @@ export async function hostChanges(ctx: FeedContext, req: FeedRequest & { usernam
  */
 export async function placeChanges(ctx: FeedContext, req: FeedRequest & { place: PlaceKey }, siteUrl: string): Promise<FeedPage<EventChange>> {
   const scope = feedScopes.place(placeName(req.place));
-  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
-  return page<EventChange>(ctx, scope, cursor, req.limit, (id, state) =>
-    shownEvent(state) && placeMatches(placeOf(state.item.location as Parameters<typeof placeOf>[0]), req.place) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
+  return opened(req.cursor, (s) => s === scope, ctx, (cursor) =>
+    page<EventChange>(ctx, scope, cursor, req.limit, (id, state) =>
+      shownEvent(state) && placeMatches(placeOf(state.item.location as Parameters<typeof placeOf>[0]), req.place) ? { id, change: 'upserted', event: toPublicEvent(state.item, siteUrl) } : null,
+    ),
   );
 }
 
 /** An event's guests: 404 as the guest list while the event is not public. */
 export async function guestChanges(ctx: FeedContext, reader: EventReader, req: FeedRequest & { eventId: string }): Promise<FeedPage<GuestChange>> {
   const scope = feedScopes.guests(req.eventId);
-  const cursor = await openFor(req.cursor, (s) => s === scope, ctx);
-  const [, answer] = await Promise.all([
-    requirePublicEvent(reader, req.eventId),
-    page<GuestChange>(ctx, scope, cursor, req.limit, (id, state) => (state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null)),
-  ]);
-  return answer;
+  return opened(req.cursor, (s) => s === scope, ctx, async (cursor) => {
+    const [, answer] = await Promise.all([
+      requirePublicEvent(reader, req.eventId),
+      page<GuestChange>(ctx, scope, cursor, req.limit, (id, state) => (state?.shown && state.item?.type === 'RSVP' ? { id, change: 'upserted', guest: toGuest(state.item as unknown as RsvpItem) } : null)),
+    ]);
+    return answer;
+  });
 }

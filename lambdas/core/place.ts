@@ -1,49 +1,84 @@
 /**
  * Places (PRODUCT P17): how a city and a country are matched, one rule for the
  * dataset's values and a consumer's query, so that "São Paulo", "sao paulo"
- * and " SAO  PAULO " are one city, and "PT", "pt" and "Portugal" one country.
+ * and " SAO  PAULO " are one city, and "PT", "pt", "PRT", "Portugal" one
+ * country.
  *
- * - A city is folded: Unicode compatibility decomposition (NFKD), combining
- *   marks dropped, lower-cased, runs of white space made one space, trimmed.
- * - A country is its ISO 3166-1 alpha-2 code. The dataset's value and the
- *   query's are mapped by i18n-iso-countries (English names and their
- *   aliases, alpha-2 and alpha-3 codes); a value the library does not know
- *   is kept as its folded spelling behind `~`, so it matches that spelling
- *   and never a code.
+ * - A city is folded (lambdas/core/place-fold.ts: a full case fold, accents
+ *   dropped but never another script's letters, spaces collapsed).
+ * - A country is its ISO 3166-1 alpha-2 code whenever the country table
+ *   (country-names.generated.ts, from i18n-iso-countries and countries-list)
+ *   knows the value: a code of either length, the codes ISO reserves for a
+ *   country that has another (UK, EL), an English name or alias, or the
+ *   country's name in a language spoken there (Deutschland), with or without
+ *   a leading "the". A value it does not know is kept as its folded spelling
+ *   behind `~`, so it matches that spelling and never a code; two letters it
+ *   does not know too (the query side refuses nothing the data side keeps).
  *
- * Keys built from these (index keys, feed scopes) escape `%`, `#` and `*`
+ * A part whose folded spelling is longer than PLACE_PART_MAX_BYTES is named
+ * by its hash (boundedPart), so that every key built from a place stays
+ * within DynamoDB's limits whatever the contract lets through. Keys built
+ * from the parts (index keys, feed scopes) escape `%`, `#` and `*`
  * (placeKeyPart), so that a city cannot forge another key's separator or
  * the feeds' "any" marker.
  */
-// The library without its Node entry, which registers every one of its ~80 languages (about 700 KB in each
-// function's bundle, every function that writes or reads a feed among them): English is the one registered here.
-import countries from 'i18n-iso-countries/index.js';
-import en from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
+import { createHash } from 'node:crypto';
+import { AMBIGUOUS_COUNTRY_NAMES, COUNTRY_CODE_ALIASES, COUNTRY_TABLE } from './country-names.generated.js';
+import { foldPlaceName } from './place-fold.js';
 
-countries.registerLocale(en);
+export { foldPlaceName };
 
-/** The folded spelling of a place name: what two spellings of one city share. */
-export function foldPlaceName(raw: string): string {
-  return raw.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();
+const alpha2s = new Set<string>();
+const alpha3s = new Map<string, string>();
+const countryByName = new Map<string, string>();
+for (const line of COUNTRY_TABLE.split('\n')) {
+  const [codes, ...names] = line.split('|');
+  const [a2, a3] = codes!.split(' ') as [string, string];
+  alpha2s.add(a2);
+  alpha3s.set(a3, a2);
+  for (const name of names) countryByName.set(name, a2);
+}
+/** Kept for the docs' and tests' sake: names two countries share are in no lookup. */
+export const AMBIGUOUS_COUNTRIES: readonly string[] = AMBIGUOUS_COUNTRY_NAMES;
+
+/**
+ * The longest part of a place key that is kept as it is spelt, in UTF-8
+ * bytes: every real place name is far shorter (the contract's 100 bytes,
+ * folded), and a key of two such parts escaped (each at most 3 times as
+ * long) is about 1.2 KB, within DynamoDB's 2,048 bytes for a partition key,
+ * an index's included (docs/data-model.md, "Discovery").
+ */
+export const PLACE_PART_MAX_BYTES = 200;
+const utf8 = new TextEncoder();
+
+/**
+ * A folded part as keys carry it: itself, or past PLACE_PART_MAX_BYTES
+ * (compatibility decomposition lengthens a few characters 18 times: a city of
+ * 33 U+FDFA is 99 bytes and folds to about 1,100) `H=` and the base64url of
+ * its SHA-256. No folded spelling holds a capital letter, so no city spells
+ * another's hash.
+ */
+export function boundedPart(folded: string): string {
+  return utf8.encode(folded).length <= PLACE_PART_MAX_BYTES ? folded : `H=${createHash('sha256').update(folded).digest('base64url')}`;
 }
 
 /** A city's key, or undefined when there is none (null, empty or only spaces). */
 export function cityKey(raw: string | null | undefined): string | undefined {
   if (raw == null) return undefined;
   const folded = foldPlaceName(raw);
-  return folded === '' ? undefined : folded;
+  return folded === '' ? undefined : boundedPart(folded);
 }
 
-/** An alpha-2 code the standard assigns (any case), upper-cased; undefined otherwise. */
+/** An alpha-2 code the standard assigns (any case), or one it reserves for a country that has another, as that country's code; undefined otherwise. */
 export function knownAlpha2(raw: string): string | undefined {
   const code = raw.trim().toUpperCase();
-  return /^[A-Z]{2}$/.test(code) && countries.isValid(code) ? code : undefined;
+  if (!/^[A-Z]{2}$/.test(code)) return undefined;
+  return alpha2s.has(code) ? code : COUNTRY_CODE_ALIASES[code];
 }
 
 /**
- * A country's key: its alpha-2 code when the library knows the value (a code
- * of either length, an English name or alias, also without its accents), else
- * `~` and the folded spelling; undefined when there is no value.
+ * A country's key: its alpha-2 code when the table knows the value (above),
+ * else `~` and the folded spelling; undefined when there is no value.
  */
 export function countryKey(raw: string | null | undefined): string | undefined {
   if (raw == null) return undefined;
@@ -52,12 +87,12 @@ export function countryKey(raw: string | null | undefined): string | undefined {
   const alpha2 = knownAlpha2(trimmed);
   if (alpha2) return alpha2;
   if (/^[A-Za-z]{3}$/.test(trimmed)) {
-    const fromAlpha3 = countries.alpha3ToAlpha2(trimmed.toUpperCase());
+    const fromAlpha3 = alpha3s.get(trimmed.toUpperCase());
     if (fromAlpha3) return fromAlpha3;
   }
-  const byName = countries.getAlpha2Code(trimmed, 'en') ?? countries.getSimpleAlpha2Code(foldPlaceName(trimmed), 'en');
-  if (byName) return byName;
-  return `~${foldPlaceName(trimmed)}`;
+  const folded = foldPlaceName(trimmed);
+  const byName = countryByName.get(folded) ?? (folded.startsWith('the ') ? countryByName.get(folded.slice(4)) : undefined);
+  return byName ?? (folded === '' ? undefined : boundedPart(`~${folded}`));
 }
 
 /** A place as the index and the feeds see it: either part may be absent, not both for a query. */

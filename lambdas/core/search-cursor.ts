@@ -15,10 +15,12 @@ import type { PlaceKey } from './place.js';
 
 export const SEARCH_CURSOR_VERSION = 'd1';
 /**
- * Longest cursor accepted: two place keys of at most 100 characters each
- * (escaped as JSON, up to 6 bytes a character for a control character),
- * two dates and a sort key of at most 88 characters, in base64url, plus
- * the version, key id and MAC.
+ * Longest cursor accepted: two place keys of at most 200 bytes each
+ * (lambdas/core/place.ts PLACE_PART_MAX_BYTES: a longer part is its hash;
+ * the fold leaves no control character, so JSON doubles at most a quote or
+ * a backslash), two dates and a sort key of at most 88 characters, in
+ * base64url (about 1,300 characters), plus the version, key id and MAC
+ * (test/integration/keys-within-limits.test.ts).
  */
 export const SEARCH_CURSOR_MAX_LENGTH = 2048;
 export const SEARCH_CURSOR_INVALID = 'Invalid cursor: pass a next_cursor of this same search (same city, country, from and to), or no cursor to start again.';

@@ -7,10 +7,18 @@
 import * as z from 'zod';
 import { ValidationError } from './errors.js';
 import { limitParam } from './params.js';
-import { cityKey, countryKey, knownAlpha2, type PlaceKey } from './place.js';
+import { cityKey, countryKey, type PlaceKey } from './place.js';
 import { parseSearchCursor, SEARCH_CURSOR_INVALID, SEARCH_CURSOR_MAX_LENGTH, type SealedSearchCursor } from './search-cursor.js';
 
-export const PLACE_MAX_LENGTH = 100;
+/**
+ * The longest `city` or `country` a query may send, in characters: three
+ * times the contract's 100 bytes, so that every place a dataset can hold is
+ * asked for by its own spelling and by any spelling of it in another case or
+ * normalisation form (an upper case letter can be three, a decomposed one
+ * several). What is asked is folded and bounded like the data's
+ * (lambdas/core/place.ts), so no length here makes a key DynamoDB refuses.
+ */
+export const PLACE_MAX_LENGTH = 300;
 /** `to` may be at most this many days after `from`. */
 export const SEARCH_WINDOW_MAX_DAYS = 92;
 /** Without `to`: `from` plus this many days. */
@@ -23,7 +31,6 @@ export const SEARCH_MESSAGES = {
   cityTooLong: `City must be at most ${PLACE_MAX_LENGTH} characters`,
   countryEmpty: 'Country must not be empty',
   countryTooLong: `Country must be at most ${PLACE_MAX_LENGTH} characters`,
-  unknownCountryCode: 'Unknown country code: give an ISO 3166-1 alpha-2 code (such as PT) or an English country name',
   invalidDate: 'Invalid date: use YYYY-MM-DD',
   toBeforeFrom: 'to must not be before from',
   windowTooLong: `to must be at most ${SEARCH_WINDOW_MAX_DAYS} days after from`,
@@ -49,32 +56,27 @@ class Failure {
 const fail = (message: string) => new Failure(message);
 
 export const cityParam = field<string>((raw) => {
-  // The length of what was sent and of its folded form (folding may lengthen a few characters): both bounded.
   if (raw.length > PLACE_MAX_LENGTH) return fail(SEARCH_MESSAGES.cityTooLong);
-  const key = cityKey(raw);
-  if (key === undefined) return fail(SEARCH_MESSAGES.cityEmpty);
-  return key.length > PLACE_MAX_LENGTH ? fail(SEARCH_MESSAGES.cityTooLong) : key;
+  return cityKey(raw) ?? fail(SEARCH_MESSAGES.cityEmpty);
 }).meta({
   type: 'string',
   minLength: 1,
   maxLength: PLACE_MAX_LENGTH,
-  description: 'A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`.',
+  description:
+    'A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city; "Łódź" is "Lodz", "Gießen" is "GIESSEN"), in any script. At least one of `city` and `country`.',
   example: 'Lisbon',
 });
 
 export const countryParam = field<string>((raw) => {
   if (raw.length > PLACE_MAX_LENGTH) return fail(SEARCH_MESSAGES.countryTooLong);
-  const trimmed = raw.trim();
-  if (trimmed === '') return fail(SEARCH_MESSAGES.countryEmpty);
-  // Two letters are a code: one the standard does not assign is a mistake, not a name.
-  if (/^[A-Za-z]{2}$/.test(trimmed) && !knownAlpha2(trimmed)) return fail(SEARCH_MESSAGES.unknownCountryCode);
-  const key = countryKey(trimmed)!;
-  return key.length > PLACE_MAX_LENGTH + 1 ? fail(SEARCH_MESSAGES.countryTooLong) : key;
+  // Mapped as the dataset's values are: a code or name the country table does not know is matched by its spelling.
+  return countryKey(raw) ?? fail(SEARCH_MESSAGES.countryEmpty);
 }).meta({
   type: 'string',
   minLength: 1,
   maxLength: PLACE_MAX_LENGTH,
-  description: 'A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`.',
+  description:
+    'A country: its ISO 3166-1 code (alpha-2 or alpha-3, any case), its English name or a common alias (`PT`, `pt`, `PRT` and `Portugal` are one country; `UK` is `GB`, `Viet Nam` is `VN`), or its name in its own language (`Deutschland`). A value no country is known by matches the events whose country is spelt the same way. At least one of `city` and `country`.',
   example: 'PT',
 });
 
@@ -178,11 +180,18 @@ export function placeFrom(p: { city?: string | undefined; country?: string | und
   return { ...(p.country !== undefined ? { country: p.country } : {}), ...(p.city !== undefined ? { city: p.city } : {}) };
 }
 
-/** The search with its defaults (`from`: today's UTC date; `to`: `from` + 30 days); a stated `to` judged against a defaulted `from`. */
+/**
+ * The search with its defaults (`from`: today's UTC date; `to`: `from` + 30
+ * days); a stated `to` judged against a defaulted `from`, but only on a
+ * first page: with a cursor the window is the cursor's (search-events.ts
+ * holds the stated ends to it), and today's date, which moves between two
+ * pages, judges nothing (a walk that states `to` goes on across UTC
+ * midnight).
+ */
 export function resolveSearch(p: SearchParams, now: Date): SearchRequest {
   const from = p.from ?? now.toISOString().slice(0, 10);
   const to = p.to ?? addDays(from, SEARCH_DEFAULT_DAYS);
-  const failure = p.from === undefined ? windowFailure(from, to) : undefined;
+  const failure = p.from === undefined && p.cursor === undefined ? windowFailure(from, to) : undefined;
   if (failure) throw new ValidationError([{ field: 'to', message: failure }]);
   return {
     place: placeFrom(p),

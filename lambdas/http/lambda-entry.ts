@@ -23,5 +23,11 @@ const lambdaDeps = (): Deps => (shared ??= createDeps(configFromEnv(process.env)
 export function lambdaEntry<H extends AnyHandler>(build: (deps: Deps) => H, kind: EntryKind = 'http'): H {
   const instrumented = (deps: Deps) => instrument(build(deps), deps, kind);
   let built: H | undefined = process.env.AWS_LAMBDA_FUNCTION_NAME ? instrumented(lambdaDeps()) : undefined;
-  return ((event, context) => (built ??= instrumented(lambdaDeps()))(event, context)) as H;
+  return (async (event, context) => {
+    const answer = await (built ??= instrumented(lambdaDeps()))(event, context);
+    // A read of the cursor keys started beside the page (lambdas/core/cursor-reads.ts) ends before the answer: Lambda
+    // freezes the container once the handler returns, and a call left in flight would end on a dead connection.
+    await lambdaDeps().cursorKeys.settled?.();
+    return answer;
+  }) as H;
 }

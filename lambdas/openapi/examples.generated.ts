@@ -635,12 +635,8 @@ export const EXAMPLES = {
   },
   "searchValidationError": {
     "success": false,
-    "message": "Unknown country code: give an ISO 3166-1 alpha-2 code (such as PT) or an English country name",
+    "message": "Invalid date: use YYYY-MM-DD",
     "errors": [
-      {
-        "field": "country",
-        "message": "Unknown country code: give an ISO 3166-1 alpha-2 code (such as PT) or an English country name"
-      },
       {
         "field": "from",
         "message": "Invalid date: use YYYY-MM-DD"

@@ -226,19 +226,25 @@ export async function startAwsEndpoint(opts: EndpointOptions): Promise<AwsEndpoi
         if (denial) return awsError(res, 400, 'com.amazon.coral.service#AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: ${denial.action} on resource: ${denial.resource}`);
         return forward(opts.dynaliteEndpoint, req, body, res);
       }
-      if (service === 'secretsmanager' && operation === 'GetSecretValue') {
+      if (service === 'secretsmanager' && (operation === 'GetSecretValue' || operation === 'DescribeSecret')) {
         const id = String(parsed.SecretId);
         const arn = [...opts.secrets.keys()].find((a) => a === id || a.split(':').pop()?.replace(/-[A-Za-z0-9]{6}$/, '') === id);
-        // AWS authorizes on the secret's ARN (the one in the role's policy), whatever the request names it by. The call is
-        // recorded with the version stage it asks for.
-        const denial = await authorize(fn, [{ fn, action: 'secretsmanager:GetSecretValue', resource: arn ?? id, context: {} }], `${operation} ${String(parsed.VersionStage)}`);
-        if (denial) return awsError(res, 400, 'AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: secretsmanager:GetSecretValue on resource: ${id}`, false);
+        // AWS authorizes on the secret's ARN (the one in the role's policy), whatever the request names it by. A value's
+        // read is recorded with the version stage or id it asks for.
+        const action = `secretsmanager:${operation}`;
+        const asked = operation === 'GetSecretValue' ? ` ${String(parsed.VersionId ?? parsed.VersionStage ?? 'AWSCURRENT')}` : '';
+        const denial = await authorize(fn, [{ fn, action, resource: arn ?? id, context: {} }], `${operation}${asked}`);
+        if (denial) return awsError(res, 400, 'AccessDeniedException', `User: arn:aws:sts::${ACCOUNT}:assumed-role/${fn} is not authorized to perform: ${action} on resource: ${id}`, false);
         const secret = arn ? opts.secrets.get(arn) : undefined;
-        const stage = String(parsed.VersionStage ?? 'AWSCURRENT');
-        const value = stage === 'AWSCURRENT' ? secret?.current : stage === 'AWSPREVIOUS' ? secret?.previous : undefined;
-        if (!arn || value === undefined) return awsError(res, 400, 'ResourceNotFoundException', `Secrets Manager can't find the specified secret value for staging label: ${stage}`, false);
+        if (!arn || !secret) return awsError(res, 400, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.", false);
+        // Each value's version id is its SHA-1 here; the current one is AWSCURRENT, the one before it AWSPREVIOUS.
+        const versionOf = (value: string) => createHash('sha1').update(value).digest('hex');
+        const staged: [string, string][] = [['AWSCURRENT', secret.current], ...(secret.previous !== undefined ? [['AWSPREVIOUS', secret.previous] as [string, string]] : [])];
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID() });
-        return res.end(JSON.stringify({ ARN: arn, Name: arn.split(':').pop(), VersionId: createHash('sha1').update(value).digest('hex'), SecretString: value, VersionStages: [stage], CreatedDate: 0 }));
+        if (operation === 'DescribeSecret') return res.end(JSON.stringify({ ARN: arn, Name: arn.split(':').pop(), VersionIdsToStages: Object.fromEntries(staged.map(([stage, value]) => [versionOf(value), [stage]])) }));
+        const found = staged.find(([stage, value]) => (parsed.VersionId !== undefined ? versionOf(value) === parsed.VersionId : stage === String(parsed.VersionStage ?? 'AWSCURRENT')));
+        if (!found) return awsError(res, 400, 'ResourceNotFoundException', `Secrets Manager can't find the specified secret value for ${asked.trim()}`, false);
+        return res.end(JSON.stringify({ ARN: arn, Name: arn.split(':').pop(), VersionId: versionOf(found[1]), SecretString: found[1], VersionStages: [found[0]], CreatedDate: 0 }));
       }
       if (service === 'AmazonSQS' && (operation === 'SendMessage' || operation === 'SendMessageBatch')) {
         const queueUrl = String(parsed.QueueUrl);

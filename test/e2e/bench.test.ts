@@ -1,6 +1,7 @@
 /** `npm run bench` keeps running as routes are added (tiny sample counts; the figures are not checked here). */
 import { describe, expect, it } from '@jest/globals';
 import { routes } from '../../lambdas/routes.js';
+import { PLACE_SHARDS } from '../../lambdas/store/table/place-keys.js';
 import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
@@ -14,9 +15,9 @@ describe('npm run bench', () => {
     for (const handler of [...routes.map((r) => r.handler), 'authorizer', 'legacy-redirect', 'ingest', 'key-admin']) expect(stdout).toMatch(new RegExp(`^\\| ${handler} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
     // The sizes include Powertools (bundled, no layer), and the bench says so.
     expect(stdout).toMatch(/Powertools is bundled into every function \(no layer\)/);
-    // Discovery: a page of a city's events, first and after a cursor, in 5 calls and 2 round trips at every size.
-    expect(stdout).toMatch(/^\| 200 \| 10 \| first \| \d+ \| 5 \| 2 \|/m);
-    expect(stdout).toMatch(/^\| 200 \| 10 \| half way \(after a cursor\) \| \d+ \| 5 \| 2 \|/m);
+    // Discovery: a page of a city's events, first and after a cursor, in a Query per place shard and a BatchGetItem, 2 round trips at every size.
+    expect(stdout).toMatch(new RegExp(`^\\| 200 \\| 10 \\| first \\| \\d+ \\| ${PLACE_SHARDS + 1} \\| 2 \\|`, 'm'));
+    expect(stdout).toMatch(new RegExp(`^\\| 200 \\| 10 \\| half way \\(after a cursor\\) \\| \\d+ \\| ${PLACE_SHARDS + 1} \\| 2 \\|`, 'm'));
     expect(stdout).toMatch(/^\| RSVP flip yes → no \| applied \| [1-9]\d* \|/m);
     expect(stdout).toMatch(/^\| stale duplicate \| stale \| 0 \|/m);
     // Round trips per change, a fan-out by its size, and the burst on one event by 1 to 8 appliers.

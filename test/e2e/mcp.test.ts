@@ -17,7 +17,10 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { PublicApiClient, defaultClientDeps } from '../../mcp/public-api.js';
 import { createMcpServer } from '../../mcp/server.js';
-import { PLACE_REQUIRED, TOOL_NAMES, type ToolName } from '../../mcp/tools.js';
+import { MCP_CURSOR_MAX_LENGTH, MCP_PLACE_MAX_LENGTH, PLACE_REQUIRED, TOOL_NAMES, type ToolName } from '../../mcp/tools.js';
+import { localStartWithOffset } from '../../lambdas/core/local-time.js';
+import { PLACE_MAX_LENGTH } from '../../lambdas/core/search-params.js';
+import { SEARCH_CURSOR_MAX_LENGTH } from '../../lambdas/core/search-cursor.js';
 import { get } from '../support/http.js';
 import { buildMcp } from '../../scripts/build-mcp.js';
 import { KEYS } from '../support/fixtures.js';
@@ -66,7 +69,9 @@ describe('MCP tools over the SDK transport, against the local server', () => {
       to: { type: 'string' },
       limit: { type: 'integer', minimum: 1, maximum: 100 },
     });
-    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['city', 'country', 'from', 'limit', 'to']);
+    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['city', 'country', 'cursor', 'from', 'limit', 'to']);
+    // The tool's bounds are the API's (the tool refuses before a request what the API would refuse, and nothing more).
+    expect([MCP_PLACE_MAX_LENGTH, MCP_CURSOR_MAX_LENGTH]).toEqual([PLACE_MAX_LENGTH, SEARCH_CURSOR_MAX_LENGTH]);
     expect(search.outputSchema?.properties).toHaveProperty('pagination');
     expect(search.description).toMatch(/time zone/);
     expect(tools.find((t) => t.name === 'get-event')!.inputSchema.required).toEqual(['eventId']);
@@ -149,9 +154,9 @@ describe('MCP tools over the SDK transport, against the local server', () => {
 });
 
 describe('search-events (PRODUCT P17) over the SDK transport, against the local server', () => {
-  type Found = { message: string; data: { id: string }[]; pagination: { limit: number; has_more: boolean } };
+  type Found = { message: string; data: { id: string; start_date: string; timezone: string; local_start: string }[]; pagination: { limit: number; has_more: boolean; next_cursor?: string } };
   const route = async (query: string) =>
-    (await get<{ data: { events: { id: string }[]; pagination: { limit: number; has_more: boolean } } }>(`${typed.publicBaseUrl}/events?${query}`, { authorization: `Bearer ${KEYS.both}` })).body.data;
+    (await get<{ data: { events: { id: string }[]; pagination: { limit: number; has_more: boolean; next_cursor?: string } } }>(`${typed.publicBaseUrl}/events?${query}`, { authorization: `Bearer ${KEYS.both}` })).body.data;
 
   it('property: answers what GET /events lists, for any spelling of the place, any window and any limit', async () => {
     const client = await connect(typed);
@@ -175,7 +180,9 @@ describe('search-events (PRODUCT P17) over the SDK transport, against the local 
           const listed = await route(query.toString());
           const found = result.structuredContent as Found;
           expect(found.data.map((e) => e.id)).toEqual(listed.events.map((e) => e.id));
-          expect(found.pagination).toEqual({ limit: listed.pagination.limit, has_more: listed.pagination.has_more });
+          expect(found.pagination).toEqual(listed.pagination);
+          // Each event's start on its own zone's wall clock, with the zone's offset (issue 59, item 5).
+          for (const e of found.data) expect(e.local_start).toBe(localStartWithOffset(Date.parse(e.start_date), e.timezone));
         },
       ),
       { numRuns: 15 },
@@ -183,7 +190,9 @@ describe('search-events (PRODUCT P17) over the SDK transport, against the local 
     // Amsterdam holds a weekly series: the default window (today, 30 days) is not empty, and a limit of 1 leaves more.
     const one = (await client.callTool({ name: 'search-events', arguments: { city: 'amsterdam', limit: 1 } })).structuredContent as Found;
     expect(one.data).toHaveLength(1);
-    expect(one.pagination).toEqual({ limit: 1, has_more: true });
+    expect(one.pagination).toEqual({ limit: 1, has_more: true, next_cursor: expect.stringMatching(/^d1\./) });
+    // Amsterdam in the winter is UTC+1: the local start says so.
+    expect(one.data[0]!.local_start).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[12]:00$/);
     await client.close();
   });
 

@@ -120,6 +120,6 @@ describe('round trips per route, as documented in docs/data-model.md', () => {
   it('invalid parameters never reach DynamoDB beyond the authorizer', async () => {
     expect((await callsFor('/events/evt_jazz01/guests?limit=0')).calls).toEqual(['GetItemCommand']);
     expect((await callsFor('/users/%40alice/upcoming-events')).calls).toEqual(['GetItemCommand']);
-    expect((await callsFor('/changes/places/events?country=ZZ')).calls).toEqual(['GetItemCommand']);
+    expect((await callsFor('/changes/places/events?country=%20')).calls).toEqual(['GetItemCommand']);
   });
 });

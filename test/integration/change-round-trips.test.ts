@@ -1,10 +1,14 @@
 /**
- * How long a change takes to show is its chain of dependent DynamoDB calls
- * (scripts/bench-round-trips.ts: each call sent only once another was
- * answered counts one round trip; calls sent together count once), measured
- * with a client that releases calls in waves, so the figure does not depend
- * on how fast this machine's store answers. The bounds are the ones
- * docs/performance.md ("Freshness under load") builds its model on.
+ * How long a change takes to show is its chain of dependent DynamoDB
+ * requests (scripts/bench-round-trips.ts: each request sent only once
+ * another was answered counts one round trip; requests sent together count
+ * once), counted as DynamoDB sees them: the change path's own client
+ * (createWriteClient) through a proxy that releases requests in waves
+ * (test/support/wave-proxy.ts), so the figure includes what the SDK adds
+ * (its retries, a wait for a socket) and does not depend on how fast this
+ * machine's store answers. The bounds are the ones docs/performance.md
+ * ("Freshness under load") builds its model on; a burst's RSVPs:
+ * rsvp-burst-round-trips.test.ts.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { fixedClock } from '../../lambdas/core/clock.js';

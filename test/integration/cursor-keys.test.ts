@@ -26,7 +26,8 @@ describe('cursor keys from Secrets Manager', () => {
     secrets.stub.calls.splice(0);
     expect(Buffer.from((await keyring.keys()).signing).toString()).toBe('key-one');
     expect(await openCursor(sealedWith('key-one'), keyring)).toEqual(cursor);
-    expect(secrets.stub.calls.sort()).toEqual(['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS']);
+    // One answer says which version holds which stage (DescribeSecret), then the one version's value.
+    expect(secrets.stub.calls).toEqual(['DescribeSecret', expect.stringMatching(/^GetSecretValue [0-9a-f-]{36}$/)]);
 
     // A rotation in one step, a minute on: a cursor a new function signed is read after one more read of the secret.
     secrets.stub.rotate('key-two');
@@ -76,6 +77,7 @@ describe('cursor keys from Secrets Manager', () => {
     expect(secrets.stub.calls).toEqual([]);
     now += REFRESH_INTERVAL_MS + 1;
     for (let i = 0; i < 20; i++) expect(await openCursor(sealedWith(`forged-${i}`), keyring)).toBeNull();
-    expect(secrets.stub.calls.length).toBe(3);
+    // One read: which versions hold the stages (the values of versions already read are not read again).
+    expect(secrets.stub.calls).toEqual(['DescribeSecret']);
   });
 });

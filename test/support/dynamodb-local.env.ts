@@ -14,6 +14,12 @@ process.env.CHANGE_STREAM_RACE_RUNS ??= '8';
 // The feeds' properties likewise (6 of 15, and 6 of 12 resyncs).
 process.env.FEED_RUNS ??= '6';
 process.env.RESYNC_FEED_RUNS ??= '6';
+// The feed reads' property over chunk sizes, range splits and Query cuts (15 of 60).
+process.env.FEED_READ_RUNS ??= '15';
+// The RSVP burst counted at the HTTP level: one ingest batch (10 RSVPs of 160) on an event of 100 guests, not 1,000
+// (DynamoDB Local answers a wave of about 90 requests in about a second).
+process.env.RSVP_BURST_RSVPS ??= '10';
+process.env.RSVP_BURST_GUESTS ??= '100';
 // The fault sweeps (a crash after each call, a write failing at each write)
 // fail the first call of each kind and the last, not every one: what DynamoDB
 // Local may answer differently depends on the kind of call (fault-points.ts).

@@ -14,7 +14,8 @@ import { localDateTime } from '../../lambdas/core/local-time.js';
 import { placeMatches, placeOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { demoDataset } from './fixtures.js';
 
-const at = (id: string, start: string, timezone: string, city: string | null, country: string | null, over: Partial<SourceEvent> = {}): SourceEvent => ({
+/** A published, public event of usr_carol's at a place (`over` changes any field). */
+export const placeEvent = (id: string, start: string, timezone: string, city: string | null, country: string | null, over: Partial<SourceEvent> = {}): SourceEvent => ({
   id,
   creator_id: 'usr_carol',
   title: `Place ${id}`,
@@ -30,6 +31,7 @@ const at = (id: string, start: string, timezone: string, city: string | null, co
   created_at: '2026-01-01T00:00:00.000Z',
   ...over,
 });
+const at = placeEvent;
 
 /**
  * The edge events (UTC instants; the local reading in each comment):

@@ -45,6 +45,9 @@ export const ESTIMATED_SECONDS = {
   'dynalite test/e2e/smoke.test.ts': 18,
   'dynalite test/integration/guest-shards.test.ts': 17,
   'dynalite test/e2e/client-package.test.ts': 16,
+  // Issue 59's loads on the real loader's calls (measured on this branch, a loaded machine).
+  'dynalite test/integration/load-partitions.test.ts': 15,
+  'dynalite test/integration/d1-load-hot-partitions.test.ts': 14,
   'rehearsal test/e2e/keys-and-quota.test.ts': 22,
   'rehearsal test/rehearsal/stages.test.ts': 22,
   'rehearsal test/rehearsal/serve.test.ts': 15,
@@ -56,6 +59,10 @@ export const ESTIMATED_SECONDS = {
   'dynamodb-local test/integration/guest-shards.test.ts': 18,
   'dynamodb-local test/integration/ingest-throttle-window.test.ts': 25,
   'dynamodb-local test/integration/search-events.property.test.ts': 12,
+  // Measured alone on this machine (issue 57 item 2's property, item 7's burst).
+  'dynamodb-local test/integration/feed-reads-live.property.test.ts': 20,
+  'dynamodb-local test/integration/rsvp-burst-round-trips.test.ts': 15,
+  'dynalite test/integration/rsvp-burst-round-trips.test.ts': 15,
   // From CI's run at eb2bf22, where they ran alone after the rest (`npm run test:browser`).
   'browser test/browser/docs-page.test.ts': 18,
   'browser test/browser/widget.test.ts': 7,

@@ -36,6 +36,7 @@ const EXERCISED: Exercised[] = [
   // The jest half of `npm test` (the same command, held equal there), run on one file by that test.
   { shown: /^npm run jest -- test\/\S+\.test\.ts --selectProjects dynalite$/, by: 'test/e2e/second-store.test.ts', proof: () => "['run', 'jest', '--', FILE" },
   { shown: /^npm run data:load -- FILE \[--endpoint URL\]/, by: 'test/e2e/cli.test.ts', proof: () => "runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint'" },
+  { shown: /^npm run data:rederive -- \[--endpoint URL\] \[--table NAME\] \[--dry-run\]$/, by: 'test/integration/rederive-zone-rules.test.ts', proof: () => "runTs('local/cli/data-rederive.ts', ['--endpoint', store.endpoint, '--table', table, '--dry-run'])" },
   // The keeping-in-sync page's walk: the sync example and the committed change file, run as shown against the local server.
   { shown: /^PUBLIC_API_KEY=\$KEY PUBLIC_API_BASE_URL=\S+ npx tsx client\/examples\/keep-in-sync\.ts alice$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('client/examples/keep-in-sync.ts'" },
   { shown: /^npm run data:apply -- docs\/examples\/alice-changes\.jsonl --endpoint STORE_URL$/, by: 'test/e2e/client-example.test.ts', proof: () => "runTs('local/cli/data-apply.ts', [changeFile, '--endpoint', server.storeEndpoint])" },
@@ -84,7 +85,7 @@ const NEEDS_AWS: Array<{ shown: RegExp; check: (command: string) => void }> = [
       ]).toContain(command);
       expect(read('lib/cursor-key.ts')).toContain("new CfnOutput(scope, 'CursorKeySecretArn'");
       // The functions accept a pending key (lambdas/http/cursor-keys.ts).
-      expect(read('lambdas/http/cursor-keys.ts')).toContain("version('AWSPENDING')");
+      expect(read('lambdas/http/cursor-keys.ts')).toContain("const STAGES = ['AWSCURRENT', 'AWSPENDING', 'AWSPREVIOUS'] as const;");
     },
   },
   { shown: /^npx cdk bootstrap( aws:\/\/ACCOUNT\/(REGION|us-east-1))?$/, check: () => undefined },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { cityKey, countryKey, foldPlaceName, placeMatches, placeName, placeOf, placeQueriesOf } from '../../lambdas/core/place.js';
-import { localDate, localDateTime } from '../../lambdas/core/local-time.js';
+import { localDate, localDateTime, localStartWithOffset } from '../../lambdas/core/local-time.js';
 
 describe('a city is one city whatever its case, accents and spacing', () => {
   it.each([['São Paulo'], ['sao paulo'], [' SAO  PAULO '], ['SÃO\tPAULO']])('%j', (raw) => {
@@ -78,5 +78,18 @@ describe('local start dates', () => {
     // New York leaves daylight time at 02:00 on 2027-11-07: 00:30 local is 04:30 UTC.
     expect(localDateTime(Date.parse('2027-11-07T04:30:00Z'), 'America/New_York')).toBe('2027-11-07T00:30:00');
     expect(localDateTime(0, 'Nowhere/Zone')).toBe('1970-01-01T00:00:00');
+  });
+});
+
+describe('a local start with its offset (what the MCP adapter tells an assistant)', () => {
+  it.each([
+    ['2027-01-10T14:30:00.000Z', 'Asia/Kolkata', '2027-01-10T20:00:00+05:30'],
+    ['2027-01-10T14:30:00.000Z', 'America/New_York', '2027-01-10T09:30:00-05:00'],
+    ['2027-07-10T14:30:00.000Z', 'Europe/Lisbon', '2027-07-10T15:30:00+01:00'],
+    ['2027-01-10T14:30:00.000Z', 'Asia/Kathmandu', '2027-01-10T20:15:00+05:45'],
+    ['0050-06-01T12:00:00.000Z', 'UTC', '0050-06-01T12:00:00+00:00'],
+    ['2027-01-10T14:30:00.000Z', 'Nowhere/Zone', '2027-01-10T14:30:00+00:00'],
+  ])('%s in %s is %s', (iso, zone, local) => {
+    expect(localStartWithOffset(Date.parse(iso), zone)).toBe(local);
   });
 });

@@ -947,9 +947,9 @@ export interface operations {
     embedGetPlaceFeed: {
         parameters: {
             query?: {
-                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city; "Łódź" is "Lodz", "Gießen" is "GIESSEN"), in any script. At least one of `city` and `country`. */
                 city?: string;
-                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                /** @description A country: its ISO 3166-1 code (alpha-2 or alpha-3, any case), its English name or a common alias (`PT`, `pt`, `PRT` and `Portugal` are one country; `UK` is `GB`, `Viet Nam` is `VN`), or its name in its own language (`Deutschland`). A value no country is known by matches the events whose country is spelt the same way. At least one of `city` and `country`. */
                 country?: string;
             };
             header?: never;
@@ -1099,9 +1099,9 @@ export interface operations {
     embedSearchEvents: {
         parameters: {
             query?: {
-                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city). At least one of `city` and `country`. */
+                /** @description A city, matched whatever its case, accents and spacing ("São Paulo", "sao paulo" and " SAO  PAULO " are one city; "Łódź" is "Lodz", "Gießen" is "GIESSEN"), in any script. At least one of `city` and `country`. */
                 city?: string;
-                /** @description A country: its ISO 3166-1 alpha-2 code (any case) or its English name (`PT`, `pt` and `Portugal` are one country). At least one of `city` and `country`. */
+                /** @description A country: its ISO 3166-1 code (alpha-2 or alpha-3, any case), its English name or a common alias (`PT`, `pt`, `PRT` and `Portugal` are one country; `UK` is `GB`, `Viet Nam` is `VN`), or its name in its own language (`Deutschland`). A value no country is known by matches the events whose country is spelt the same way. At least one of `city` and `country`. */
                 country?: string;
                 /** @description First day (inclusive) of the events' local start dates, each in its event's own time zone. Default: today's UTC date. */
                 from?: string;

@@ -119,7 +119,13 @@ export class ChangeApplier {
     this.io.writes = 0;
     this.deriver.derivations = 0;
     const plan = this.plan(change);
-    const outcome = plan ? await this.replace(plan, change.version) : ({ result: 'applied' } as const);
+    let outcome: Outcome;
+    try {
+      outcome = plan ? await this.replace(plan, change.version) : ({ result: 'applied' } as const);
+    } finally {
+      // Its feeds' flushes went on beside the rest of its work (feed-append.ts, PendingFlushes): none is left in flight.
+      await this.deriver.versions.flushes.settled();
+    }
     return { ...outcome, writes: this.io.writes, derivations: this.deriver.derivations };
   }
 

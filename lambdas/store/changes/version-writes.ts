@@ -30,7 +30,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { keyOf, noteOf, withoutNote, isFedKey, isListedKey } from './derivation-plan.js';
-import { FEED_NOTE, FeedWriter, scopesToAppend } from '../feeds/feed.js';
+import { FEED_NOTE, FEED_SHARDS, FeedWriter, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, PendingFlushes, TAIL_FLUSH_BYTES, scopesToAppend } from '../feeds/feed.js';
 import type { Item, Key, TableIO } from '../table/table-io.js';
 import { SK, TTL_ATTRIBUTE } from '../table/table.js';
 import { sameTallyKey, tallyKeyOf, type TallyKey } from '../table/tally.js';
@@ -56,13 +56,15 @@ export interface Written {
 
 export class VersionWriter {
   private readonly feeds: FeedWriter;
+  /** The flushes its appends set off, which the change waits for only before it answers (feed-append.ts). */
+  readonly flushes = new PendingFlushes();
 
   constructor(
     private readonly io: TableIO,
     private readonly clock: Clock,
     private readonly moves: TallyMoves,
   ) {
-    this.feeds = new FeedWriter(io, clock);
+    this.feeds = new FeedWriter(io, clock, TAIL_FLUSH_BYTES, MAX_CHUNK_ENTRIES, MAX_TAIL_ENTRIES, FEED_SHARDS, this.flushes);
   }
 
   /** A reveal's first step: the item as it is, carrying `token`; a marked tombstone where there is nothing. Answers the marked version. */

@@ -24,6 +24,35 @@ export class FeedHeadFullError extends Error {
   }
 }
 
+/**
+ * The flushes a change's appends set off, run beside the rest of its work
+ * rather than before it (FeedWriter's `flushes`). An append is done when it
+ * has landed: its entries are in the head, where every reader finds them,
+ * and a flush only moves them to a chunk. So a change need not wait for its
+ * chunk and its trim (two round trips) before it goes on and clears its
+ * `pending`; it waits for them only before it answers, so that no call is
+ * left in flight. One that fails, or never runs (a crash), leaves its
+ * entries in the head as a failed flush always has: the head stays within
+ * MAX_TAIL_ENTRIES, and the next append that crosses the flush size, or one
+ * refused for room, flushes them (feed-head-bound.test.ts); the change is
+ * complete either way, so the failure is not its own.
+ */
+export class PendingFlushes {
+  private readonly running = new Set<Promise<void>>();
+
+  add(flush: Promise<void>): void {
+    // A failure is not the change's (above): the entries stay in the head for the next flush.
+    const tracked = flush.catch(() => undefined);
+    this.running.add(tracked);
+    void tracked.finally(() => this.running.delete(tracked));
+  }
+
+  /** Settles once every flush added has landed or failed. */
+  async settled(): Promise<void> {
+    while (this.running.size) await Promise.all([...this.running]);
+  }
+}
+
 /** The feeds' writes: membership and entries. */
 export class FeedWriter {
   constructor(
@@ -33,6 +62,8 @@ export class FeedWriter {
     private readonly maxChunkEntries = MAX_CHUNK_ENTRIES,
     private readonly maxTailEntries = MAX_TAIL_ENTRIES,
     private readonly shards = FEED_SHARDS,
+    /** The change path's: an append's flush goes on beside the change (PendingFlushes); without it an append waits for its flush (the loader's, a resync's). */
+    private readonly flushes?: PendingFlushes,
   ) {}
 
   /**
@@ -121,7 +152,9 @@ export class FeedWriter {
         const tail = head.tail as string[];
         const before = listBytes(tail.slice(0, tail.length - members.length));
         if (Math.floor(before / this.flushBytes) >= Math.floor(listBytes(tail) / this.flushBytes)) return chunks;
-        await flushTail(this.io, this.clock, scope, shard, Number(head.base), tail, this.maxChunkEntries);
+        const flush = flushTail(this.io, this.clock, scope, shard, Number(head.base), tail, this.maxChunkEntries);
+        if (this.flushes) this.flushes.add(flush);
+        else await flush;
         return chunks + 1;
       }
       // No room: the flushes of the appends before failed (or are still on their way). Flush what is stored, then

@@ -77,11 +77,23 @@ export interface EntriesAfter {
 
 /**
  * What a read left unread: `true` when the read stopped at its Limit before
- * its end (one Query: the heads are last, so unread too), or per shard,
- * whether the range that serves it stopped early (`cut`) and whether every
- * head was read (`headsRead`: the range through the heads reached its end).
+ * its end (one Query: the heads are last, so unread too), or the ranges
+ * read (entriesRanges) and, for each, whether its Queries reached its end
+ * (`done`): a range cut short left its keys after the last one read unread.
  */
-export type ReadCut = boolean | { cut: readonly boolean[]; headsRead: boolean };
+export type ReadCut = boolean | { ranges: readonly EntriesRange[]; done: readonly boolean[] };
+
+/**
+ * Whether every chunk key that may hold `position` (a chunk is keyed by its
+ * LAST position, so any key from `chunkRangeStart(position)` on, whatever
+ * range it falls in) and every head were read. A chunk of more than
+ * RANGE_GAP entries that starts in one range can end in the next, or in any
+ * later one: only the ranges wholly below `position` may have been cut.
+ */
+function readFrom(position: number, read: ReadCut): boolean {
+  if (typeof read === 'boolean') return !read;
+  return read.ranges.every((range, i) => read.done[i] || (range.to !== undefined && range.to < position));
+}
 
 /**
  * The entries a read of chunks and heads (in any state a concurrent flush
@@ -94,15 +106,18 @@ export type ReadCut = boolean | { cut: readonly boolean[]; headsRead: boolean };
  * same member. Items of another shard count (or none: the layout before the
  * shards) are not read.
  *
- * A shard is known to its end when its head was read and either its range
- * was read to its end or its head holds every entry after its position:
- * only then can its first position held nowhere be judged (a front hole),
- * and only then does it say nothing more is there.
+ * A shard is known to its end when its head was read and either its head
+ * holds every entry after the last one found or every key that may hold
+ * that next entry was read (readFrom): only then can its first position
+ * held nowhere be judged (a front hole), and only then does it say nothing
+ * more is there. Which range's Query serves a shard says nothing of where
+ * its next chunk lies: keyed by its last position, it may be in any range
+ * from its shard's on.
  */
 export function entriesAfter(items: readonly Item[], after: readonly number[], count: number, read: ReadCut): EntriesAfter {
   const shards = after.length;
-  const cut = typeof read === 'boolean' ? after.map(() => read) : read.cut;
-  const headsRead = typeof read === 'boolean' ? !read : read.headsRead;
+  // The heads are the last keys of the last range.
+  const headsRead = typeof read === 'boolean' ? !read : read.done.at(-1) === true;
   const byPosition = Array.from({ length: shards }, () => new Map<number, string>());
   const highest = [...after];
   const heads = new Map<number, number>();
@@ -124,8 +139,9 @@ export function entriesAfter(items: readonly Item[], after: readonly number[], c
     const base = heads.get(shard);
     // A head read, or (every head read) none: the shard has never had an entry.
     if (base === undefined) return headsRead && !items.some((item) => feedRun(item, shards)?.shard === shard);
-    const reached = runs[shard]!.at(-1)?.position ?? from;
-    return !cut[shard] || base <= reached + 1;
+    const next = (runs[shard]!.at(-1)?.position ?? from) + 1;
+    // Its head holds every entry from the next one on, or every key where a chunk holding that one could be was read.
+    return base <= next || readFrom(next, read);
   });
   const merged = runs.flat().sort((a, b) => a.position - b.position || a.shard - b.shard);
   const entries = merged.slice(0, count);

@@ -94,8 +94,7 @@ export class FeedReads {
           done[i] = out.LastEvaluatedKey === undefined;
         }),
       );
-      const cut = after.map((_, shard) => !done[ranges.findIndex((r) => r.shards.includes(shard))]);
-      const read = entriesAfter(items, after, count, { cut, headsRead: done[ranges.length - 1]! });
+      const read = entriesAfter(items, after, count, { ranges, done });
       if (read.entries.length || read.frontHole || !read.more || done.every(Boolean)) return read;
     }
   }
@@ -135,12 +134,14 @@ export class FeedReads {
         ConsistentRead: true,
       }),
     );
-    const read = (out.Items ?? []).filter((i) => i[SK] !== `${FEED_MEMBER_PREFIX}${after}`).slice(0, count);
+    const found = (out.Items ?? []).filter((i) => i[SK] !== `${FEED_MEMBER_PREFIX}${after}`);
+    const read = found.slice(0, count);
     const id = (i: Item) => String(i[SK]).slice(FEED_MEMBER_PREFIX.length);
     return {
       members: read.map(id),
       last: read.length ? id(read[read.length - 1]!) : after,
-      more: read.length === count && ((out.Items ?? []).length > read.length || out.LastEvaluatedKey !== undefined),
+      // A Query that stopped early (its Limit, or 1 MB) says so, however few it gave: never judged the end from its count alone.
+      more: found.length > count || out.LastEvaluatedKey !== undefined,
     };
   }
 

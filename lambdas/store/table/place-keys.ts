@@ -9,13 +9,15 @@ import { INDEXES, type IndexDefinition } from './indexes.js';
 /**
  * The shards of each place query's partition: an event is in shard
  * FNV-1a(id) mod PLACE_SHARDS, so a load or resync of 100,000 events in one
- * city spreads its index writes over four partitions per index (under 1,000
- * WCU/s each at the documented load rate: docs/data-model.md, "Discovery"),
- * and a page reads the four at once, one round trip.
+ * city spreads its index writes over eight partitions per index (about 500
+ * write units a second each at the loader's documented pace, and never two
+ * in one call: docs/data-model.md, "Partitions under a load"; four were
+ * about 990), and a page reads the eight at once, one round trip.
  *
- * Part of every place key: changing it moves every entry (a fresh load).
+ * Part of every place key: changing it moves every entry (`npm run
+ * data:rederive` moves the stored ones).
  */
-export const PLACE_SHARDS = 4;
+export const PLACE_SHARDS = 8;
 
 /** The place shard of an event (0 to PLACE_SHARDS - 1). */
 export function placeShard(eventId: string): number {

@@ -1,0 +1,115 @@
+/**
+ * The country table of lambdas/core/country-names.generated.ts, built from
+ * two libraries (`npm run places:countries` writes it;
+ * test/unit/country-names.test.ts holds the file equal to what this builds):
+ *
+ * - i18n-iso-countries: the assigned ISO 3166-1 codes (alpha-2, alpha-3),
+ *   the English names and aliases ISO and people write, and each country's
+ *   name in the languages spoken there (Deutschland, Brasil, España, Việt
+ *   Nam), as far as the library has those languages;
+ * - countries-list: its English name, native name and aliases for each
+ *   assigned code (Syria, Laos, Moldova, Cabo Verde, Vatican, Holland).
+ *
+ * and the project's own few (COUNTRY_ALIASES). Every name is folded with the
+ * place fold (lambdas/core/place-fold.ts), as the lookup folds what it is
+ * given. A name two countries share ("Congo") is left out: it is matched by
+ * its spelling, never by a code it may not mean.
+ *
+ * Why a generated table, not the libraries at run time: the table is about
+ * 12 KB, and every function that folds a place (the ingest, the feeds, the
+ * search: 16 of 22) bundles it. The libraries' every language would be about
+ * 240 KB in each (its names in 80 languages, a dataset's "Frankreich" among
+ * them); their English alone missed the other names (docs/data-model.md,
+ * "Discovery").
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { countries as countriesList } from 'countries-list';
+import { foldPlaceName } from '../lambdas/core/place-fold.js';
+
+const require = createRequire(import.meta.url);
+const ISO_DIR = dirname(require.resolve('i18n-iso-countries/codes.json'));
+
+/**
+ * Names no library maps, and where this project puts them. EL is Greece's
+ * code in the European Union's own lists, which ISO 3166-1 reserves for it;
+ * England, Scotland, Wales and Northern Ireland are in GB in ISO 3166-1 (their
+ * codes are ISO 3166-2 subdivisions of it), so a dataset's "Scotland" is GB
+ * and `country=GB` finds it (and `country=Scotland` is all of GB: a
+ * consumer asks for Edinburgh by its city).
+ */
+export const COUNTRY_ALIASES: Readonly<Record<string, string>> = {
+  EL: 'GR',
+  England: 'GB',
+  Scotland: 'GB',
+  Wales: 'GB',
+  'Northern Ireland': 'GB',
+};
+
+interface IsoLocale {
+  countries: Record<string, string | string[]>;
+}
+const locale = (lang: string): IsoLocale | undefined => {
+  try {
+    return JSON.parse(readFileSync(join(ISO_DIR, 'langs', `${lang}.json`), 'utf8')) as IsoLocale;
+  } catch {
+    return undefined;
+  }
+};
+
+/** [alpha-2, alpha-3] of every code ISO 3166-1 assigns, as the library lists them. */
+export function assignedCodes(): [string, string][] {
+  return (JSON.parse(readFileSync(join(ISO_DIR, 'codes.json'), 'utf8')) as string[][]).map(([a2, a3]) => [a2!, a3!]);
+}
+
+/** Folded name → the codes it names, over every source. */
+export function countryNames(): Map<string, Set<string>> {
+  const codes = new Set(assignedCodes().map(([a2]) => a2));
+  const names = new Map<string, Set<string>>();
+  const add = (name: string, code: string) => {
+    const key = foldPlaceName(name);
+    if (key === '' || !codes.has(code)) return;
+    names.set(key, (names.get(key) ?? new Set()).add(code));
+  };
+  const langs = readdirSync(join(ISO_DIR, 'langs')).map((f) => f.replace(/\.json$/, ''));
+  const english = locale('en')!;
+  for (const [code, value] of Object.entries(english.countries)) for (const name of [value].flat()) add(name, code);
+  const byLanguage = new Map(langs.map((l) => [l, locale(l)]));
+  for (const [code, c] of Object.entries(countriesList) as [string, { name: string; native: string; alias?: string[]; languages: string[] }][]) {
+    for (const name of [c.name, c.native, ...(c.alias ?? [])]) add(name, code);
+    // The country in the languages spoken there, in the library's words.
+    for (const lang of c.languages) {
+      const own = byLanguage.get(lang)?.countries[code];
+      if (own !== undefined) for (const name of [own].flat()) add(name, code);
+    }
+  }
+  for (const [name, code] of Object.entries(COUNTRY_ALIASES)) if (name.length > 2) add(name, code);
+  return names;
+}
+
+/** The module's text: one line per country, `{alpha-2} {alpha-3}|{name}|{name}…`, names folded and sorted. */
+export function countryNamesModule(): string {
+  const byCode = new Map<string, string[]>();
+  const ambiguous: string[] = [];
+  for (const [name, codes] of countryNames()) {
+    if (codes.size > 1) ambiguous.push(name);
+    else byCode.set([...codes][0]!, [...(byCode.get([...codes][0]!) ?? []), name]);
+  }
+  const lines = assignedCodes()
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([a2, a3]) => [`${a2} ${a3}`, ...(byCode.get(a2) ?? []).sort()].join('|'));
+  const codeAliases = Object.entries(COUNTRY_ALIASES).filter(([alias]) => alias.length === 2);
+  return `// Generated by \`npm run places:countries\` (local/country-names.ts) from i18n-iso-countries and countries-list: do not edit.
+/* eslint-disable */
+
+/** One line per assigned ISO 3166-1 code: \`{alpha-2} {alpha-3}|{folded name}|…\`. */
+export const COUNTRY_TABLE = ${JSON.stringify(lines.join('\n'))};
+
+/** Two-letter codes ISO 3166-1 reserves for a country that has another: the code they stand for. */
+export const COUNTRY_CODE_ALIASES: Readonly<Record<string, string>> = ${JSON.stringify(Object.fromEntries(codeAliases))};
+
+/** Names two countries share, matched by their spelling alone. */
+export const AMBIGUOUS_COUNTRY_NAMES: readonly string[] = ${JSON.stringify(ambiguous.sort())};
+`;
+}
