@@ -112,6 +112,9 @@ export const CHANGE_PATH_TESTS = [
   // Webhooks at scale: the delivery containers' feed cache under a change stream, and a run failed at each of its calls.
   '<rootDir>/test/integration/feed-cache.property.test.ts',
   '<rootDir>/test/integration/webhook-delivery-points.exhaustive.test.ts',
+  // Webhooks (PRODUCT P18): the delivery engine under its adversaries (the feed property above has them beside its consumer).
+  '<rootDir>/test/integration/webhooks-found.test.ts',
+  '<rootDir>/test/integration/webhooks-delivery.exhaustive.test.ts',
 ];
 
 /**

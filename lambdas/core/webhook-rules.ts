@@ -20,6 +20,13 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048;
 export const DELIVERY_MAX_CHANGES = 100;
 /** A receiver that has not answered within this long has failed the attempt (P18: 10 s). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long an attempt holds its delivery (the attempt's write, delivery-state.ts): the send's deadline and a margin
+ * for the clocks of two containers. No other run of the webhook starts a send until the attempt is answered or
+ * this has passed, so one webhook's sends never overlap even when its wake-up runs twice at once (a queue's
+ * visibility timeout passing while the first run still goes on).
+ */
+export const DELIVERY_LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 /** A webhook without a 2xx for this long is disabled (P18: 3 days). */
 export const FAILING_DISABLE_SECONDS = 3 * 86_400;
 /** After a rotation, deliveries carry the previous secret's signature too for this long (P18: 24 hours). */

@@ -31,7 +31,7 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { EventReader, FeedReader } from '../core/ports.js';
-import { failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
+import { DELIVERY_LEASE_MS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
 import { signDelivery } from '../core/webhook-signing.js';
 import type { DeliveryState } from '../store/webhooks/delivery-state.js';
 import type { SecretBox } from '../store/webhooks/secret-box.js';
@@ -159,7 +159,9 @@ class Run {
   /** A delivery from `start` to the page's end, its first attempt now. */
   private fresh(start: string, page: Extract<PageRead, { kind: 'page' }>): InFlight {
     const now = this.deps.clock().toISOString();
-    return { id: deliveryId(this.webhookId, start), start, end: page.next, first_at: now, attempts: 1, last_at: now };
+    // The write that puts it in flight counts its first attempt, so it takes that attempt's lease too (see send).
+    const lease_until = new Date(this.deps.clock().getTime() + DELIVERY_LEASE_MS).toISOString();
+    return { id: deliveryId(this.webhookId, start), start, end: page.next, first_at: now, attempts: 1, last_at: now, lease_until };
   }
 
   /** What to do with the webhook as read: a delivery to send, an outcome, or the item again after a write. */
@@ -171,7 +173,8 @@ class Run {
       return DONE;
     }
     if (item.inflight) {
-      const due = item.inflight.next_at ? Date.parse(item.inflight.next_at) - clock().getTime() : 0;
+      // Due at its retry time, and not while another run's attempt holds it (its lease; after a crash, until it passes).
+      const due = Math.max(...[item.inflight.next_at, item.inflight.lease_until].map((t) => (t ? Date.parse(t) : 0))) - clock().getTime();
       if (due > 0) return { kind: 'outcome', outcome: { kind: 'retry', seconds: Math.ceil(due / 1000) } };
       const inflight = item.inflight;
       const page = await this.pageOf(item, inflight.start, inflight.end);
@@ -213,7 +216,8 @@ class Run {
     const prior = counted ? inflight.attempts - 1 : inflight.attempts;
     if (!counted) {
       // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
-      const open = await deps.state.attempt(webhookId, inflight.id, deps.clock());
+      const at = deps.clock();
+      const open = await deps.state.attempt(webhookId, inflight.id, at, new Date(at.getTime() + DELIVERY_LEASE_MS));
       if (!open) return this.reread();
     }
     const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };

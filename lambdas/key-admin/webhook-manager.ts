@@ -260,7 +260,7 @@ export class WebhookManager {
   async resume(userId: string, keyId: string, webhookId: string): Promise<WebhookInfo> {
     await this.usableKey(userId, keyId);
     const before = await this.owned(userId, keyId, webhookId);
-    const item = await this.records.resume(webhookId);
+    const item = await this.records.resume(webhookId, this.clock());
     if (!item) throw new WebhookError('NOT_DISABLED', 'webhookId', `Webhook ${webhookId} is ${webhookInfo(before).state}, not disabled`);
     await this.records.putScopeEntry(item.feed, webhookId, 'active');
     this.audit?.({ event: 'resumed', userId, keyId, webhookId });

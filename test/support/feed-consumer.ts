@@ -36,7 +36,18 @@ export const placeKeyOf = (q: PlaceQuery): PlaceKey => ({ ...(q.country !== unde
 /** The replica name of a place's feed: its place name, so that two spellings of one place are one scope. */
 export const placeScopeName = (place: PlaceKey): string => `place:${placeName(place)}`;
 
+/**
+ * What follows the table beside the consumer and reads when it reads (test/support/webhook-world.ts: webhooks,
+ * delivered at each poll), seeing every write of the write side that landed as the table's stream would (`tap`).
+ */
+export interface Follower {
+  poll(): Promise<unknown>;
+  tap?(input: Record<string, unknown>): void;
+}
+
 export class FeedConsumer {
+  /** Read at each poll after the feeds: a consumer's webhooks go on whenever it reads. */
+  readonly followers: Follower[] = [];
   readonly replicas = new Map<string, Map<string, Content>>();
   private readonly cursors = new Map<string, string>();
   /** Whether the consumer followed any place (then every place that shows an event must be among them). */
@@ -80,6 +91,7 @@ export class FeedConsumer {
       this.followsPlaces = true;
       more = (await this.read(placeScopeName(place), (cursor) => placeChanges(this.contextOf('place'), { cursor, limit: 3, place }, FEED_SITE))) || more;
     }
+    for (const f of this.followers) await f.poll();
     return more;
   }
 
@@ -207,6 +219,8 @@ export async function withObservedClient(endpoint: string, every: number, fault:
         throw Object.assign(new Error('throttled (a window)'), { name: 'ThrottlingException' });
       }
       const out = await next(args);
+      // Landed (a crash below comes after it): the stream has it.
+      for (const f of consumer.followers) f.tap?.((args as { input: Record<string, unknown> }).input);
       calls++;
       if (calls % every === 0) await consumer.poll();
       if (calls === fault.crashAfter) throw new Error('crash');

@@ -5,9 +5,11 @@
  *   the cursor its page ended at) before its first send, and a crash after
  *   sending sends the same delivery again (same `webhook-id`, no further);
  * - every send is preceded by a write that holds only while the webhook is
- *   active, its key open and this delivery the one in flight: after a
- *   revoke or a user's deletion has closed the key (webhook-records.ts,
- *   closeWebhook), or the webhook was deleted, no send starts;
+ *   active, its key open, this delivery the one in flight and no other
+ *   attempt of it still being sent (its lease): after a revoke or a user's
+ *   deletion has closed the key (webhook-records.ts, closeWebhook), or the
+ *   webhook was deleted, no send starts, and two runs of one webhook at
+ *   once never send at once;
  * - the cursor moves only on a 2xx, from the delivery it acknowledges;
  * and the scope entries the fan-out reads (which webhooks to wake).
  */
@@ -51,13 +53,16 @@ export class DeliveryState extends WebhookTable {
     return this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET inflight = :f', `#cursor = :c AND attribute_not_exists(inflight) AND ${OPEN}`, { ':f': inflight, ':c': cursor, ':active': 'active' }, NAMES);
   }
 
-  /** What every send waits for: this delivery still in flight, the webhook active, its key open. Counts the attempt. */
-  attempt(webhookId: string, inflightId: string, at: Date): Promise<WebhookItem | undefined> {
+  /**
+   * What every send waits for: this delivery still in flight, the webhook active, its key open, and no other attempt
+   * being sent (none, or one whose lease has passed: its run died). Counts the attempt and takes the lease until `until`.
+   */
+  attempt(webhookId: string, inflightId: string, at: Date, until: Date): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(
       webhookKeys.webhook(webhookId),
-      'SET inflight.attempts = inflight.attempts + :one, inflight.last_at = :at',
-      `inflight.id = :id AND ${OPEN}`,
-      { ':one': 1, ':at': at.toISOString(), ':id': inflightId, ':active': 'active' },
+      'SET inflight.attempts = inflight.attempts + :one, inflight.last_at = :at, inflight.lease_until = :until',
+      `inflight.id = :id AND ${OPEN} AND (attribute_not_exists(inflight.lease_until) OR inflight.lease_until <= :at)`,
+      { ':one': 1, ':at': at.toISOString(), ':until': until.toISOString(), ':id': inflightId, ':active': 'active' },
       NAMES,
     );
   }
@@ -97,7 +102,7 @@ export class DeliveryState extends WebhookTable {
   failed(webhookId: string, inflightId: string, failure: DeliveryFailure, nextAt: Date): Promise<WebhookItem | undefined> {
     return this.update<WebhookItem>(
       webhookKeys.webhook(webhookId),
-      'SET last_failure = :f, inflight.next_at = :n, failing_since = if_not_exists(failing_since, :first)',
+      'SET last_failure = :f, inflight.next_at = :n, failing_since = if_not_exists(failing_since, :first) REMOVE inflight.lease_until',
       'inflight.id = :id',
       { ':f': failure, ':n': nextAt.toISOString(), ':first': failure.at, ':id': inflightId },
       NAMES,

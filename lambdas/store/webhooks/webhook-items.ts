@@ -51,6 +51,8 @@ export interface InFlight {
   last_at?: string;
   /** When the next attempt is due (after a failed one). */
   next_at?: string;
+  /** An attempt is being sent: no other starts before this time unless it is answered first (DELIVERY_LEASE_MS). */
+  lease_until?: string;
 }
 
 export interface WebhookItem {

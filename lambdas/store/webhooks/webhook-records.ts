@@ -173,16 +173,24 @@ export class WebhookRecords extends WebhookTable {
   }
 
   /**
-   * A disabled webhook active again, from where it stopped (its cursor kept); the disable's audit claim cleared, so
-   * the next disable has its line. Undefined unless it was disabled, its key is open and no delete took effect.
+   * A disabled webhook active again, from where it stopped: its cursor kept, and the delivery it was making, if any,
+   * kept too (the same `webhook-id`, held to the same page: a receiver that took it once and keeps only the first of
+   * an id must not find a later change under it), due now and counted as failing from now. Undefined unless it was
+   * disabled, its key is open and no delete took effect; the disable's audit claim is cleared, so the next disable
+   * has its line.
    */
-  resume(webhookId: string): Promise<WebhookItem | undefined> {
-    return this.update<WebhookItem>(
-      webhookKeys.webhook(webhookId),
-      'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since, inflight, audited_disabled',
-      '#state = :disabled AND attribute_not_exists(key_closed) AND attribute_not_exists(deleted_at)',
-      { ':active': 'active', ':disabled': 'disabled' },
-      { '#state': 'state' },
+  async resume(webhookId: string, at: Date): Promise<WebhookItem | undefined> {
+    const disabled = '#state = :disabled AND attribute_not_exists(key_closed) AND attribute_not_exists(deleted_at)';
+    const names = { '#state': 'state' };
+    return (
+      (await this.update<WebhookItem>(
+        webhookKeys.webhook(webhookId),
+        'SET #state = :active, inflight.first_at = :at REMOVE disabled_reason, disabled_at, failing_since, audited_disabled, inflight.next_at, inflight.lease_until',
+        `${disabled} AND attribute_exists(inflight)`,
+        { ':active': 'active', ':disabled': 'disabled', ':at': at.toISOString() },
+        names,
+      )) ??
+      this.update<WebhookItem>(webhookKeys.webhook(webhookId), 'SET #state = :active REMOVE disabled_reason, disabled_at, failing_since, audited_disabled', `${disabled} AND attribute_not_exists(inflight)`, { ':active': 'active', ':disabled': 'disabled' }, names)
     );
   }
 }
