@@ -3,7 +3,9 @@
  * blocks), sent as shown to the real local server over HTTP, demo data, with
  * the block's variables substituted: it gets the status its page says (the
  * leading number of its comment, else 200), and its answer matches the
- * surface's OpenAPI document (test/support/http.ts). The key-management
+ * surface's OpenAPI document (test/support/http.ts). `$TODAY` is the date of
+ * the server's clock (pinned at NOW, the demo's own week), never the wall
+ * clock's; docs-requests-any-day runs them in other weeks. The key-management
  * API's requests (`curl --aws-sigv4`, signed with the local key pair) are
  * run with curl itself against the server's key-management port: what is
  * tested is curl's own signing, as a reader runs it.
@@ -17,7 +19,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const curls = shownCommands().filter((c) => c.command.startsWith('curl '));
-const requests = curls.filter((c) => !c.command.includes('--aws-sigv4')).map(asRequest);
+const requests = curls.filter((c) => !c.command.includes('--aws-sigv4')).map((c) => asRequest(c, new Date(NOW)));
 const signed = curls.filter((c) => c.command.includes('--aws-sigv4'));
 
 let server: TestServer;
