@@ -26,6 +26,7 @@ import { createGateway } from './gateway.js';
 import { onDynamoCall, type CallListener } from './instrument.js';
 import { CLOCK_PATH, MovableClock } from './clock-control.js';
 import { readDataset, writeDataset } from './loader.js';
+import { demoWeeks, shiftDataset } from './demo-dates.js';
 import { LocalDailyQuota } from './quota.js';
 import { DAILY_QUOTA } from '../lambdas/core/rate-limit.js';
 import { serveAsset, widgetAssets } from './widget.js';
@@ -68,6 +69,11 @@ export interface LocalServerOptions {
   siteUrl?: string;
   /** Embed Cache-Control max-age in seconds (default 60). */
   embedCacheMaxAgeSeconds?: number;
+  /**
+   * 'follow-clock': the data is the demo's, its dates moved by whole weeks to the clock's week at start
+   * (demo-dates.ts; `npm start` on data/demo.json). Default 'fixed': the file's dates as written.
+   */
+  demoDates?: 'fixed' | 'follow-clock';
   /** The data's base clock (default: real time); the server runs it `clockOffsetDays` ahead, movable at CLOCK_PATH. */
   clock?: Clock;
   clockOffsetDays?: number;
@@ -108,6 +114,8 @@ export interface LocalServer {
   demoKey: { key: string; source: 'dataset' | 'generated' };
   summary: WriteSummary;
   warnings: string[];
+  /** Whole weeks the demo's dates were moved by (demoDates 'follow-clock'; 0 otherwise). */
+  demoWeeksMoved: number;
   /** A public event and its host from the loaded data, for ready-to-run examples. */
   sample: { username: string; eventId: string } | null;
   /** The webhooks' delivery (PRODUCT P18): `settled()` waits for what is due now. */
@@ -145,7 +153,10 @@ function sampleOf(dataset: Dataset): LocalServer['sample'] {
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
   // Validate before anything starts: a bad dataset fails fast and writes nothing.
   const loaded = await readDataset(opts.dataFile);
-  const { dataset, demoKey } = withDemoKey(loaded.dataset);
+  // The clock the data's dates follow: the server's own at start (its offset included), as the movable clock begins.
+  const startedAt = new Date((opts.clock ?? systemClock)().getTime() + (opts.clockOffsetDays ?? 0) * 86_400_000);
+  const demoWeeksMoved = opts.demoDates === 'follow-clock' ? demoWeeks(startedAt) : 0;
+  const { dataset, demoKey } = withDemoKey(shiftDataset(loaded.dataset, demoWeeksMoved));
   const warnings = loaded.warnings;
 
   // The store's writes wake the webhooks of the feeds they move, as the table's stream does in AWS (local/webhooks.ts).
@@ -254,6 +265,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       demoKey,
       summary,
       warnings,
+      demoWeeksMoved,
       sample: sampleOf(dataset),
       webhooks: liveWebhooks,
       close: async () => {

@@ -17,9 +17,15 @@ import { DAILY_QUOTA } from '../../lambdas/core/rate-limit.js';
 import { apiKeyHeaderName } from '../../lambdas/core/api-key.js';
 import { USER_EVENTS_VARIANTS } from '../../lambdas/core/config.js';
 import { readableLogger } from '../../lambdas/http/logger.js';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fail } from './fail.js';
 import { DatasetError } from '../loader.js';
 import { startLocalServer } from '../server.js';
+import { describeMove } from '../demo-dates.js';
+
+/** The demo dataset npm start serves by default, whose dates follow the clock. */
+const BUNDLED_DEMO = fileURLToPath(new URL('../../data/demo.json', import.meta.url));
 
 const portSchema = z.coerce.number({ error: 'must be a number' }).int().min(0).max(65535);
 
@@ -61,6 +67,8 @@ async function main(): Promise<void> {
         'clock-offset-days': { type: 'string' },
         // Webhooks to receivers on this machine (http(s)://127.0.0.1 or [::1], any port): local runs and tests only; the CDK stack never sets it.
         'allow-loopback-webhooks': { type: 'boolean' },
+        // The demo's dates as written (2026's), instead of moved to this week (local/demo-dates.ts).
+        'fixed-dates': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -69,7 +77,7 @@ async function main(): Promise<void> {
     fail(`npm start: ${(error as Error).message}`, 2);
   }
   if (values.help) {
-    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N] [--clock-offset-days N] [--allow-loopback-webhooks]\n');
+    process.stdout.write('Usage: npm start -- [--port N] [--store-port N] [--data FILE] [--user-events-variant typed|dated] [--service-name NAME] [--site-url URL] [--embed-cache-max-age SECONDS] [--daily-quota N] [--key-admin-port N] [--clock-offset-days N] [--allow-loopback-webhooks] [--fixed-dates]\n');
     return;
   }
   const env = process.env;
@@ -100,6 +108,8 @@ async function main(): Promise<void> {
     embedCacheMaxAgeSeconds: o.embedCacheMaxAge,
     keyAdminPort: o.keyAdminPort ?? 0,
     clockOffsetDays: o.clockOffsetDays,
+    // The bundled demo's dates follow the clock, so that every example of the docs answers as shown on any day; a file of one's own keeps its dates.
+    demoDates: resolve(o.data) === BUNDLED_DEMO && values['fixed-dates'] !== true ? 'follow-clock' : 'fixed',
     allowLoopbackWebhooks: values['allow-loopback-webhooks'] === true,
     // Readable lines on stderr; access lines stay on stdout (Lambda logs JSON through Powertools instead).
     logger: readableLogger(),
@@ -142,6 +152,7 @@ async function main(): Promise<void> {
       `  Demo key:   ${server.demoKey.key}${server.demoKey.source === 'generated' ? ' (generated for this run)' : ''}`,
       `  Store:      ${server.storeEndpoint} (dynalite, table ${server.tableName})`,
       `  Quota:      ${o.dailyQuota} requests per key per UTC day`,
+      ...(resolve(o.data) === BUNDLED_DEMO ? [`  Dates:      ${values['fixed-dates'] === true ? "the demo's as written (--fixed-dates)" : `${describeMove(server.demoWeeksMoved)} (--fixed-dates keeps them as written)`}`] : []),
       `  Key admin:  ${server.keyAdminUrl} (SigV4-signed requests only: docs/managing-keys.md)`,
       '',
       'Try:',

@@ -80,7 +80,7 @@ function hostPage(widgetSrc: string): string {
   <div id="place" data-events-city=" AMSTERDAM " data-limit="3" data-locale="en-US"></div>
   <div id="country" data-country="Netherlands" data-locale="en-US"></div>
   <div id="bare-place" data-city="amsterdam" data-country="NL" data-limit="3" data-locale="en-US"></div>
-  <div id="quiet" data-events-city="Lisbon"></div>
+  <div id="quiet" data-events-city="Porto"></div>
   <div id="bad-place" data-events-country="${BAD_COUNTRY}"></div>
 </main>
   <script src="${widgetSrc}" async></script>

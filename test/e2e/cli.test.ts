@@ -15,6 +15,7 @@ import { send } from '../support/hostile.js';
 import { blockAfter } from '../support/shown-commands.js';
 import { freePorts, killGroup, newcomerEnv, portIsFree, processGroupGone, runNpm, runTs, waitForOutput, within } from '../support/process.js';
 import { startTestStore, type TestStore } from '../support/store.js';
+import { demoWeeks, describeMove } from '../../local/demo-dates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pe-cli-'));
 const badFile = join(dir, 'bad.json');
@@ -117,14 +118,21 @@ describe('npm start', () => {
   it('prints its banner and nothing else on a first run: no AWS SDK Node-version notice, no warning', async () => {
     // runTs starts it in the environment a newcomer's shell has: without the SDK switch jest sets for itself.
     expect(newcomerEnv().AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
+    const before = demoWeeks(new Date());
     const run = runTs('local/cli/start.ts', ['--port', '0']);
     const [banner, port, storePort, adminPort] = await waitForOutput(run, /^Public Events API[\s\S]*?127\.0\.0\.1:(\d+)[\s\S]*?Store: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?Key admin: +http:\/\/127\.0\.0\.1:(\d+)[\s\S]*?\nStop: .*\n/);
+    const after = demoWeeks(new Date());
     run.child.kill('SIGTERM');
     const { code, stderr } = await run.done;
     expect(code).toBe(0);
     // The banner the local-server page shows, on its ports (3000, and 41234 and 41235 for the store's and the key admin's free ones).
     const shown = blockAfter('docs/local-server.md', 'the widget on one port:');
-    expect(banner).toBe(
+    // The demo's dates follow the wall clock here (npm start as a reader runs it): the weeks moved are this week's
+    // (the week's start may pass during the start-up), and the page shows the line of the week it was written in.
+    const dates = /^ {2}Dates: {6}(.*) \(--fixed-dates keeps them as written\)$/m;
+    expect([describeMove(before), describeMove(after)]).toContain(dates.exec(banner!)?.[1]);
+    expect(dates.test(shown)).toBe(true);
+    expect(banner!.replace(dates, (dates.exec(shown) as RegExpExecArray)[0])).toBe(
       shown
         .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
         .replaceAll('127.0.0.1:41234', `127.0.0.1:${storePort}`)
@@ -245,7 +253,7 @@ describe('npm run data:load', () => {
     const { code, stdout, stderr } = await runTs('local/cli/data-load.ts', [DEMO_FILE, '--endpoint', store.endpoint]).done;
     expect(code).toBe(0);
     expect(stderr).toBe(''); // no AWS SDK Node-version notice on Node 20, nothing else either
-    expect(stdout).toMatch(/events: 37 \(33 public, 4 hidden\)/);
+    expect(stdout).toMatch(/events: 40 \(36 public, 4 hidden\)/);
     expect(stdout).toMatch(/items written: (\d+)/);
     const written = Number(/items written: (\d+)/.exec(stdout)![1]);
     expect(await count()).toBe(written);

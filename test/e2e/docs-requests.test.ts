@@ -3,7 +3,9 @@
  * blocks), sent as shown to the real local server over HTTP, demo data, with
  * the block's variables substituted: it gets the status its page says (the
  * leading number of its comment, else 200), and its answer matches the
- * surface's OpenAPI document (test/support/http.ts). The key-management
+ * surface's OpenAPI document (test/support/http.ts). `$TODAY` is the date of
+ * the server's clock (pinned at NOW, the demo's own week), never the wall
+ * clock's; docs-requests-any-day runs them in other weeks. The key-management
  * API's requests (`curl --aws-sigv4`, signed with the local key pair) are
  * run with curl itself against the server's key-management port: what is
  * tested is curl's own signing, as a reader runs it; so are the requests
@@ -25,7 +27,7 @@ import { promisify } from 'node:util';
 const curls = shownCommands().filter((c) => c.command.startsWith('curl '));
 /** Run with curl itself: signed, or sending a body or another method than GET. */
 const byCurl = (c: ShownCommand) => c.command.includes('--aws-sigv4') || /\s(-X|-d|--data)\s/.test(c.command);
-const requests = curls.filter((c) => !byCurl(c)).map(asRequest);
+const requests = curls.filter((c) => !byCurl(c)).map((c) => asRequest(c, new Date(NOW)));
 const signed = curls.filter(byCurl);
 
 let server: TestServer;

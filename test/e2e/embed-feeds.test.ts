@@ -160,7 +160,9 @@ describe('GET /api/embed/v1/events.ics?city&country (a place\'s calendar)', () =
     ['country=nl', 'Events in NL'],
     ['city=%20amsterdam%20&country=Netherlands', 'Events in Amsterdam, NL'],
     ['country=US', 'Events in US'],
-    ['city=Lisbon', 'Events in lisbon'],
+    // A place with events is named as its first event spells it; one with none, as the query's folded key.
+    ['city=LISBON', 'Events in Lisbon'],
+    ['city=Porto', 'Events in porto'],
   ])('%s (%s): the events discovery lists from today to 30 days on and the week before, as the Embed API shows them', async (query, name) => {
     const reply = await raw(`/events.ics?${query}`);
     expect(reply.status).toBe(200);

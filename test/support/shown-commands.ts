@@ -3,6 +3,11 @@
  * line of their ```sh blocks, continuations joined, with the block's
  * variables (`KEY=…`) substituted into the requests. test/unit/docs-commands
  * and test/e2e/docs-requests hold each one to a test that runs it.
+ *
+ * One command substitution is understood, the one the pages use to ask for
+ * today: `TODAY=$(date -u +%F)`, the UTC date, which a test fills with the
+ * date of the server's clock (never the wall clock's), as a reader's shell
+ * fills it with theirs.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +36,7 @@ export function shownCommands(): ShownCommand[] {
         const comment = /\s#\s(.*)$/.exec(line)?.[1] ?? '';
         const command = line.replace(/\s+#\s.*$/, '').trim();
         if (command === '' || command.startsWith('#')) continue;
-        const assignment = /^([A-Z_]+)=(\S+)$/.exec(command);
+        const assignment = /^([A-Z_]+)=(\S+|\$\(date -u \+%F\))$/.exec(command);
         if (assignment) {
           vars[assignment[1] as string] = assignment[2] as string;
           continue;
@@ -51,9 +56,21 @@ export interface ShownRequest {
   status: number;
 }
 
-/** A `curl` line as a request: its `-H` headers and its URL, the block's variables substituted. */
-export function asRequest(shown: ShownCommand): ShownRequest {
-  const expand = (s: string) => s.replace(/\$([A-Z_]+)/g, (_, name: string) => shown.vars[name] ?? `$${name}`);
+/** What a shell would give for `$(date -u +%F)` (the one command substitution the pages use). */
+export const TODAY_COMMAND = '$(date -u +%F)';
+
+/**
+ * A `curl` line as a request: its `-H` headers and its URL, the block's variables substituted,
+ * `$(date -u +%F)` as the UTC date of `now` (the server's clock; a page that uses it needs one).
+ */
+export function asRequest(shown: ShownCommand, now?: Date): ShownRequest {
+  const value = (name: string): string | undefined => {
+    const v = shown.vars[name];
+    if (v !== TODAY_COMMAND) return v;
+    if (now === undefined) throw new Error(`${shown.page}: ${shown.command} uses $${name}, today's date: give asRequest the server's clock`);
+    return now.toISOString().slice(0, 10);
+  };
+  const expand = (s: string) => s.replace(/\$([A-Z_]+)/g, (_, name: string) => value(name) ?? `$${name}`);
   const words = [...shown.command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => expand((m[1] ?? m[2] ?? m[3]) as string));
   const headers: Record<string, string> = {};
   let url = '';
