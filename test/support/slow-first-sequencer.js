@@ -56,6 +56,9 @@ export const ESTIMATED_SECONDS = {
   'dynamodb-local test/integration/guest-shards.test.ts': 18,
   'dynamodb-local test/integration/ingest-throttle-window.test.ts': 25,
   'dynamodb-local test/integration/search-events.property.test.ts': 12,
+  // Measured alone on this machine (wt-embed2): the calendar-history property, 30 runs and 8.
+  'dynalite test/integration/calendar-history.property.test.ts': 15,
+  'dynamodb-local test/integration/calendar-history.property.test.ts': 15,
   // From CI's run at eb2bf22, where they ran alone after the rest (`npm run test:browser`).
   'browser test/browser/docs-page.test.ts': 18,
   'browser test/browser/widget.test.ts': 7,
