@@ -78,6 +78,9 @@ export const CHANGE_PATH_TESTS = [
   '<rootDir>/test/integration/guest-shards.test.ts',
   // A place's feed over HTTP, the local server serving from the file's store.
   '<rootDir>/test/integration/place-feed-http.test.ts',
+  // An event's calendar history (SEQUENCE, LAST-MODIFIED) through the change path and a resync.
+  '<rootDir>/test/integration/calendar-history.property.test.ts',
+  '<rootDir>/test/integration/calendar-revisions.test.ts',
   // Discovery (PRODUCT P17): the place indexes under a change stream, and the routes' handlers.
   '<rootDir>/test/integration/search-events.property.test.ts',
   '<rootDir>/test/integration/search-handlers.test.ts',

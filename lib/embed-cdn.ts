@@ -32,6 +32,8 @@
  *   Error Caching Minimum TTL of 0 and no page of its own, so no error
  *   answer is served from the edge (docs/deploy.md says so).
  * - A web ACL (lib/embed-waf-stack.ts, in us-east-1), attached by ARN.
+ * - The embed widget's files under `/embed/*`, from a bucket of their own
+ *   (lib/embed-widget.ts).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
@@ -51,17 +53,22 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import { RestApiOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { UserEventsVariant } from '../lambdas/core/config.js';
 import { queryParameterNames } from '../lambdas/openapi/route-queries.js';
 import { resourcePath, routes, type RouteDefinition } from '../lambdas/routes.js';
+import { EmbedWidget } from './embed-widget.js';
 
 export interface EmbedCdnProps {
   readonly embedApi: RestApi;
   /** ARN of a CloudFront-scope (us-east-1) web ACL to attach (a token when it is a deploy-time parameter). */
   readonly webAclArn?: string;
   readonly userEventsVariant: UserEventsVariant;
+  /** The widget deployment's logs. */
+  readonly logRetention: RetentionDays;
+  readonly retainLogs: boolean;
 }
 
 /** The bounds on what the origin may ask for; the origin's Cache-Control picks within them. */
@@ -86,6 +93,7 @@ export function embedEdgeRoutes(userEventsVariant: UserEventsVariant): { id: str
 export class EmbedCdn extends Construct {
   readonly distribution: Distribution;
   readonly logBucket: Bucket;
+  readonly widget: EmbedWidget;
 
   constructor(scope: Construct, id: string, props: EmbedCdnProps) {
     super(scope, id);
@@ -144,5 +152,6 @@ export class EmbedCdn extends Construct {
       logFilePrefix: 'embed/',
       ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
     });
+    this.widget = new EmbedWidget(this, 'Widget', { distribution: this.distribution, logBucket: logs, logRetention: props.logRetention, retainLogs: props.retainLogs });
   }
 }

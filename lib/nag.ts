@@ -9,6 +9,15 @@ import type { PublicEventsStack } from './public-events-stack.js';
 
 const ack = (rule: string, reason: string) => ({ id: `AwsSolutions::AwsSolutions-${rule}`, reason });
 
+/**
+ * What aws-cdk-lib's BucketDeployment grants its copier (a CloudFormation custom resource that runs at deploy time
+ * only): read of the asset it copies in the CDK assets bucket, read/write of the widget's bucket. One reason for each
+ * of the findings those grants make (lib/embed-widget.ts).
+ */
+const WIDGET_DEPLOYMENT_GRANTS =
+  "The widget's BucketDeployment copier, a custom resource run only at deploy time, gets these grants from aws-cdk-lib itself: read of the CDK assets bucket's objects (it copies one staged asset) and read/write of the widget's own bucket (s3:GetObject*, s3:List*, s3:DeleteObject*, s3:Abort*, s3:GetBucket*). It holds nothing on event data, keys or any other bucket, and serves no request.";
+const widgetGrant = (finding: string) => ack(`IAM5[${finding}]`, WIDGET_DEPLOYMENT_GRANTS);
+
 export const NAG_REASONS = {
   requestValidation: ack(
     'APIG2',
@@ -30,10 +39,6 @@ export const NAG_REASONS = {
   apiGatewayLogsRole: ack(
     'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
     "API Gateway's account-level CloudWatch role for execution logs; AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy documented for it and grants only CloudWatch Logs actions.",
-  ),
-  cdnLogBucketLogs: ack(
-    'S1',
-    "This bucket is the destination of the Embed distribution's standard logs; only CloudFront writes to it, and logging its own access would need yet another bucket.",
   ),
   cdnDefaultCertificate: ack(
     'CFR4',
@@ -61,6 +66,17 @@ export const NAG_REASONS = {
     'IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/arn%3A<AWS::Partition>%3Aapigateway%3A<AWS::Region>%3A%3A%2Fapikeys%2F<*>]',
     "Not a wildcard: ${*} is IAM's literal asterisk. CreateApiKey with tags is authorized as a PUT on the tags of the API keys collection with a literal * where the new key's id will be; this resource matches that request and no existing resource's tags, with only this stack's usage-plan tag (aws:RequestTag, aws:TagKeys).",
   ),
+  widgetAssetRead: widgetGrant('Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*'),
+  widgetBucketObjects: widgetGrant('Resource::<EmbedWidgetBucket.Arn>/*'),
+  widgetGetBucket: widgetGrant('Action::s3:GetBucket*'),
+  widgetGetObject: widgetGrant('Action::s3:GetObject*'),
+  widgetList: widgetGrant('Action::s3:List*'),
+  widgetAbort: widgetGrant('Action::s3:Abort*'),
+  widgetDeleteObject: widgetGrant('Action::s3:DeleteObject*'),
+  widgetDeploymentRuntime: ack(
+    'L1',
+    "The widget's BucketDeployment runs aws-cdk-lib's own copier (Python with the AWS CLI layer) on the runtime aws-cdk-lib pins; it moves with aws-cdk-lib, at deploy time only, and serves no request.",
+  ),
   cursorKeyRotation: ack(
     'SMG4',
     "The cursor key is an HMAC key, not a credential of another service: rotating it is putting a new random value (docs/deploy.md), after which the feed functions keep accepting the previous one for a cursor's 30-day lifetime; an automatic schedule would need a rotation function for no gain in what the key protects (cursors that reveal only public positions).",
@@ -87,8 +103,11 @@ export function acknowledgeNagFindings(stack: PublicEventsStack): void {
   Validations.of(stack.webhooks.streamFailures).acknowledge(NAG_REASONS.webhookStreamFailures);
   const cdn = stack.embedCdn;
   if (cdn) {
-    Validations.of(cdn.logBucket).acknowledge(NAG_REASONS.cdnLogBucketLogs);
     Validations.of(cdn.distribution).acknowledge(NAG_REASONS.cdnDefaultCertificate, NAG_REASONS.cdnNoGeoRestriction);
     if (!stack.hasEmbedWebAcl) Validations.of(cdn.distribution).acknowledge(NAG_REASONS.cdnNoWaf);
+    const { widgetAssetRead, widgetBucketObjects, widgetGetBucket, widgetGetObject, widgetList, widgetAbort, widgetDeleteObject } = NAG_REASONS;
+    Validations.of(cdn.widget.deploymentRole).acknowledge(widgetAssetRead, widgetBucketObjects, widgetGetBucket, widgetGetObject, widgetList, widgetAbort, widgetDeleteObject);
+    // The copier is a singleton function at the stack's root, one per stack (aws-cdk-lib names it so).
+    for (const copier of stack.node.children.filter((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'))) Validations.of(copier).acknowledge(NAG_REASONS.widgetDeploymentRuntime);
   }
 }

@@ -198,9 +198,14 @@ export class PublicEventsStack extends Stack {
               constraintDescription: 'a CloudFront-scope web ACL ARN in us-east-1 (arn:aws:wafv2:us-east-1:ACCOUNT:global/webacl/…)',
             }).valueAsString
           : undefined);
-      this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn, userEventsVariant: config.userEventsVariant });
+      this.embedCdn = new EmbedCdn(this, 'EmbedCdn', { embedApi, webAclArn, userEventsVariant: config.userEventsVariant, logRetention, retainLogs: production });
       // The address widgets should use: the edge. The execute-api URL stays reachable (docs/deploy.md).
-      new CfnOutput(this, 'EmbedApiUrl', { value: `https://${this.embedCdn.distribution.distributionDomainName}${SURFACES.embed}` });
+      const edge = `https://${this.embedCdn.distribution.distributionDomainName}`;
+      new CfnOutput(this, 'EmbedApiUrl', { value: `${edge}${SURFACES.embed}` });
+      // The widget's release on the same host, and the integrity a host page's script tag carries (docs/embed.md).
+      const { release } = this.embedCdn.widget;
+      new CfnOutput(this, 'WidgetUrl', { description: 'The embed widget, served by the Embed distribution (immutable)', value: `${edge}${release.path}` });
+      new CfnOutput(this, 'WidgetIntegrity', { description: "The widget's Subresource Integrity hash: its script tag's integrity attribute", value: release.integrity });
       new CfnOutput(this, 'EmbedOriginUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });
     } else {
       new CfnOutput(this, 'EmbedApiUrl', { value: `${embedApi.url}${SURFACES.embed.slice(1)}` });

@@ -18,6 +18,11 @@
  *   the version the table knew (so an older change arriving later stays
  *   stale), and one FILE no longer has becomes a tombstone that keeps its
  *   version (so an older change cannot bring it back).
+ * - So is an event's calendar history (SEQUENCE, LAST-MODIFIED:
+ *   lambdas/core/calendar-revision.ts), counted as the change path counts it:
+ *   kept while FILE's event reads the same in a calendar as the table's, one
+ *   more, stamped with the run's clock, when it reads otherwise (or comes back
+ *   after a deletion); a removed event's tombstone keeps it.
  * - The changes feeds hear of it like of any change: every event or RSVP
  *   item it writes or removes is appended to each scope that the version
  *   replaced or the version written shows it in (the change path's own rule,
@@ -34,13 +39,15 @@
  *   in the derivations' ordering.
  */
 import { DeleteCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { calendarRevision, revisionOf, type RevisionSource } from '../lambdas/core/calendar-revision.js';
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
+import type { CalendarRevision } from '../lambdas/core/read-items.js';
 import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feeds/feed.js';
 import { TableIO } from '../lambdas/store/table/table-io.js';
 import { sameContent } from '../lambdas/store/table/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
-import { INDEXES, PK, SK, guestShardOfPartition } from '../lambdas/store/table/table.js';
+import { INDEXES, PK, SK, guestShardOfPartition, keys } from '../lambdas/store/table/table.js';
 import { apiKeyItems, readModelItems } from '../lambdas/store/changes/writer.js';
 import { appendByScope } from './loader.js';
 import { markedShards, shardRecordOf } from '../lambdas/store/changes/shard-record.js';
@@ -151,11 +158,12 @@ export function describeHistory(h: TableHistory): string | null {
   return `${h.entities} users or events, ${h.tombstones} tombstones, ${h.feeds} changes feeds`;
 }
 
-export function planResync(current: readonly Item[], dataset: Dataset): ResyncPlan {
+/** `now` stamps the calendar revisions this run counts (FILE's events that read otherwise than the table's). */
+export function planResync(current: readonly Item[], dataset: Dataset, now: Date = systemClock()): ResyncPlan {
   const plan: ResyncPlan = { added: zero(), changed: zero(), removed: zero(), puts: [], deletes: [], feeds: [], keys: { close: [], reopen: [], adopt: [] }, members: { join: [], drop: [] } };
   const have = new Map(current.map((i) => [keyOf(i), i]));
   const target = new Map<string, Item>();
-  const model = readModelItems(dataset).items as unknown as Item[];
+  const model = readModelItems(dataset, calendarRevisions(have, dataset, now)).items as unknown as Item[];
   for (const item of model) {
     if (item.type === GUEST_SHARDS_TYPE) continue; // planShardRecords
     const old = have.get(keyOf(item));
@@ -210,6 +218,16 @@ export function planResync(current: readonly Item[], dataset: Dataset): ResyncPl
   }
   planMembers(plan, current, [...target.values()]);
   return plan;
+}
+
+/** Each of FILE's events' calendar history against the table's source item for it, as the change path counts it. */
+function calendarRevisions(have: ReadonlyMap<string, Item>, dataset: Dataset, now: Date): Map<string, CalendarRevision> {
+  const revisions = new Map<string, CalendarRevision>();
+  for (const event of dataset.events) {
+    const revision = calendarRevision(have.get(keyOf(keys.eventSource(event.id))) as RevisionSource | undefined, event, now);
+    if (revision) revisions.set(event.id, revision);
+  }
+  return revisions;
 }
 
 /**
@@ -376,5 +394,7 @@ function withoutPending(item: Item): Item {
 function tombstoneOf(item: Item): Item {
   const keep = [PK, SK, 'type', 'user_id', 'event_id', 'version'];
   const tomb = Object.fromEntries(Object.entries(item).filter(([k]) => keep.includes(k) && !INDEX_ATTRIBUTES.includes(k)));
-  return { ...tomb, deleted: true };
+  // An event's tombstone keeps its calendar history, as the change path's do.
+  const revision = item.type === 'EVENT_SOURCE' ? revisionOf(item as RevisionSource) : undefined;
+  return { ...tomb, ...(revision ? { revision } : {}), deleted: true };
 }

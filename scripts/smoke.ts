@@ -1,7 +1,8 @@
 /**
  * `npm run smoke -- --public-url URL --embed-url URL --key KEY
  *                   [--username NAME] [--event-id ID] [--service-name NAME]
- *                   [--quota-key KEY [--quota-pace-ms MS]]`
+ *                   [--quota-key KEY [--quota-pace-ms MS]]
+ *                   [--widget-url URL --widget-integrity HASH]`
  *
  * Exercises every route of a deployment (or the local server) and reports
  * pass/fail per check; exits 1 if any failed. With --username and --event-id
@@ -22,7 +23,15 @@
  * paced (--quota-pace-ms, default 350: under the per-key throttle and the
  * production web ACL's 1000 per address per 5 minutes), so it takes about
  * six minutes in AWS; a per-second throttle's 429 on the way is waited out.
+ *
+ * With --widget-url and --widget-integrity (the `WidgetUrl` and
+ * `WidgetIntegrity` outputs, where the stage has the Embed distribution), it
+ * fetches the widget as a host page's tag does (CORS mode) and checks what a
+ * browser and the edge rely on: 200, JavaScript, `immutable`, CORS, nosniff,
+ * a SHA-384 equal to the integrity, and the API at the script's origin (the
+ * widget's default) is the --embed-url one and answers.
  */
+import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DAILY_QUOTA, RATE_LIMIT_HEADERS } from '../lambdas/core/rate-limit.js';
@@ -39,6 +48,9 @@ export interface SmokeOptions {
   quotaKey?: string;
   /** Pause between the quota run's requests (default 350 ms). */
   quotaPaceMs?: number;
+  /** The widget's release (WidgetUrl) and its integrity (WidgetIntegrity): checked together. */
+  widgetUrl?: string;
+  widgetIntegrity?: string;
 }
 
 export interface SmokeResult {
@@ -163,6 +175,27 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult[]> {
       return '304';
     });
   }
+  if (o.widgetUrl !== undefined) {
+    const widgetUrl = o.widgetUrl;
+    await check("The widget's release: immutable, CORS, its integrity, and the Embed API at its origin", async () => {
+      const res = await fetch(widgetUrl, { headers: { origin: 'https://smoke.example' }, signal: AbortSignal.timeout(15_000) });
+      const body = Buffer.from(await res.arrayBuffer());
+      const header = (name: string) => res.headers.get(name) ?? '';
+      expect(res.status === 200, `status ${res.status}`);
+      expect(/^(text|application)\/javascript\b/.test(header('content-type')), `content-type ${header('content-type')}`);
+      expect(/\bimmutable\b/.test(header('cache-control')) && /max-age=31536000\b/.test(header('cache-control')), `cache-control ${header('cache-control')}`);
+      expect(header('access-control-allow-origin') === '*', 'no Access-Control-Allow-Origin: * (a crossorigin tag would refuse it)');
+      expect(header('x-content-type-options') === 'nosniff', 'no X-Content-Type-Options: nosniff');
+      const integrity = `sha384-${createHash('sha384').update(body).digest('base64')}`;
+      expect(integrity === o.widgetIntegrity, `integrity ${integrity}, not ${o.widgetIntegrity}`);
+      // The widget's default API address: its script's origin + /api/embed/v1.
+      const api = `${new URL(widgetUrl).origin}/api/embed/v1`;
+      expect(api === embedBase, `the widget would call ${api}, not ${embedBase}`);
+      const doc = await request(`${api}/openapi.json`);
+      expect(doc.status === 200, `${api}/openapi.json: status ${doc.status}`);
+      return `${body.length} bytes`;
+    });
+  }
   if (o.quotaKey !== undefined) results.push(await quotaCheck(`${publicBase}/events/${event}`, { [`x-${o.serviceName ?? 'events'}-api-key`]: o.quotaKey }, o.quotaPaceMs ?? 350));
   return results;
 }
@@ -210,12 +243,14 @@ async function main(): Promise<void> {
       'service-name': { type: 'string' },
       'quota-key': { type: 'string' },
       'quota-pace-ms': { type: 'string' },
+      'widget-url': { type: 'string' },
+      'widget-integrity': { type: 'string' },
     },
     strict: true,
   });
-  if (!values['public-url'] || !values['embed-url'] || !values.key) {
+  if (!values['public-url'] || !values['embed-url'] || !values.key || (values['widget-url'] === undefined) !== (values['widget-integrity'] === undefined)) {
     process.stderr.write(
-      'Usage: npm run smoke -- --public-url URL --embed-url URL --key KEY [--username NAME] [--event-id ID] [--service-name NAME] [--quota-key KEY [--quota-pace-ms MS]]\n',
+      'Usage: npm run smoke -- --public-url URL --embed-url URL --key KEY [--username NAME] [--event-id ID] [--service-name NAME] [--quota-key KEY [--quota-pace-ms MS]] [--widget-url URL --widget-integrity HASH]\n',
     );
     process.exit(2);
   }
@@ -228,6 +263,8 @@ async function main(): Promise<void> {
     serviceName: values['service-name'],
     quotaKey: values['quota-key'],
     quotaPaceMs: values['quota-pace-ms'] === undefined ? undefined : Number(values['quota-pace-ms']),
+    widgetUrl: values['widget-url'],
+    widgetIntegrity: values['widget-integrity'],
   });
   for (const r of results) process.stdout.write(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}  (${r.detail})\n`);
   const failed = results.filter((r) => !r.ok).length;

@@ -20,16 +20,19 @@
  *   calendar day in the event's own time zone: the Embed status rule
  *   (PRODUCT P11), so a calendar shows the same span the widget calls ongoing.
  * - `UID` is `{eventId}@{site host name}`: stable for the event's lifetime.
- * - `DTSTAMP` (and `CREATED`) is the event's `created_at`. Without a METHOD,
- *   DTSTAMP means "last revised in the store"; the store records no update
- *   time, and a clock reading would change the body, and so the ETag, on
- *   every request. `LAST-MODIFIED` is left out rather than invented.
- * - `SEQUENCE` is the item's numeric `version` when the store has one (it only
- *   ever grows, as RFC 5545 requires), else 0. A content hash would not do:
- *   SEQUENCE must increase, and a hash goes up or down at random.
+ * - `SEQUENCE`, `LAST-MODIFIED` and `DTSTAMP` are the event's calendar
+ *   history (calendar-revision.ts), which the event item carries: SEQUENCE
+ *   counts the changes of what a calendar shows of it (calendar-view.ts),
+ *   LAST-MODIFIED is when the last was applied, and DTSTAMP the same (without
+ *   a METHOD it means "last revised in the store", RFC 5545 §3.8.7.2). Before
+ *   any such change: 0, and the event's creation for both stamps. Nothing here
+ *   reads a clock, so the body, and so the ETag, changes only with the event.
+ *   A content hash would not do for SEQUENCE: it must increase, and a hash
+ *   goes up or down at random.
  */
 import ical, { escape, type ICalEventData } from 'ical-generator';
-import { endOfLocalDay } from './embed.js';
+import { SEQUENCE_MAX } from './calendar-revision.js';
+import { calendarView, plainText } from './calendar-view.js';
 import type { EventPayload } from './read-items.js';
 
 /** PRODID `-//Public Events API//Embed feed//EN`. */
@@ -37,50 +40,36 @@ export const PRODUCT_ID = { company: 'Public Events API', product: 'Embed feed',
 /** How often subscribed calendars should refresh (REFRESH-INTERVAL, X-PUBLISHED-TTL). */
 export const REFRESH_SECONDS = 60 * 60;
 
-/** C0 controls but tab, LF and CR, and DEL: not allowed in a TEXT value (RFC 5545 §3.3.11, TSAFE-CHAR). */
-const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
-
-/** Text as a TEXT value may hold it (before escaping). */
-export function plainText(value: string): string {
-  return value.replace(CONTROLS, '');
-}
-
 /** A TEXT value escaped by the library's own rule, for the properties it writes as given (the calendar's name). */
 export function textValue(value: string): string {
   return escape(plainText(value), false);
 }
 
-/** The item's numeric version if the store keeps one (an optional attribute of newer items). */
-export function sequenceOf(e: EventPayload): number {
-  const version: unknown = (e as EventPayload & { version?: unknown }).version;
-  return typeof version === 'number' && Number.isSafeInteger(version) && version >= 0 ? version : 0;
+/** SEQUENCE: the event's revision count (0 before any), an INTEGER (RFC 5545 §3.3.8) that only grows. */
+export function sequenceOf(e: Pick<EventPayload, 'sequence'>): number {
+  const n: unknown = e.sequence;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? Math.min(n, SEQUENCE_MAX) : 0;
 }
 
-/** The instant the event ends for a calendar: its end date, or the end of its local start day. */
-export function calendarEnd(e: Pick<EventPayload, 'start_date' | 'end_date' | 'timezone'>): Date {
-  return e.end_date ? new Date(e.end_date) : new Date(endOfLocalDay(Date.parse(e.start_date), e.timezone) + 1);
+/** LAST-MODIFIED and DTSTAMP: when the last revision was applied, or the event's creation before any. */
+export function lastRevised(e: Pick<EventPayload, 'modified_at' | 'created_at'>): Date {
+  return new Date(e.modified_at ?? e.created_at);
 }
-
-/** "Name, City, Country" from the non-null parts, or null without a location. */
-export function locationText(location: EventPayload['location']): string | null {
-  if (!location) return null;
-  return [location.name, location.city, location.country].filter((p): p is string => !!p).join(', ');
-}
-
-const nullable = (text: string | null): string | null => (text === null ? null : plainText(text));
 
 function eventData(e: EventPayload, siteUrl: string): ICalEventData {
-  const created = new Date(e.created_at);
+  const shown = calendarView(e);
+  const revised = lastRevised(e);
   return {
     id: `${e.event_id}@${new URL(siteUrl).hostname}`,
-    start: new Date(e.start_date),
-    end: calendarEnd(e),
-    stamp: created,
-    created,
+    start: new Date(shown.start),
+    end: new Date(shown.end),
+    stamp: revised,
+    lastModified: revised,
+    created: new Date(shown.created),
     sequence: sequenceOf(e),
-    summary: plainText(e.title),
-    description: nullable(e.description),
-    location: nullable(locationText(e.location)),
+    summary: shown.summary,
+    description: shown.description,
+    location: shown.location,
     url: `${siteUrl}/e/${encodeURIComponent(e.event_id)}`,
   };
 }

@@ -39,6 +39,20 @@ export interface EventPayload {
   links: { spotify_url: string | null; wavlake_url: string | null };
   contributions: { cashapp: string | null; venmo: string | null; paypal: string | null; btc_lightning: string | null };
   creator: CreatorSnapshot;
+  /**
+   * The event's calendar history (calendar-revision.ts): how many changes of
+   * what a calendar shows it has had (SEQUENCE) and when the last was applied
+   * (LAST-MODIFIED, DTSTAMP). Absent until the first such change: SEQUENCE 0,
+   * stamped with `created_at`.
+   */
+  sequence?: number;
+  modified_at?: string;
+}
+
+/** An event's calendar history as its source item keeps it (the change path counts it; derive.ts copies it onto the event item). */
+export interface CalendarRevision {
+  sequence: number;
+  at: string;
 }
 
 export interface GuestCounts {

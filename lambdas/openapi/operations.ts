@@ -85,7 +85,7 @@ export interface OperationDoc {
 const json = 'application/json' as const;
 const calendar = 'text/calendar' as const;
 const calendarFormat =
-  'RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event\'s creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route\'s.';
+  'RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `CREATED` (the event\'s creation), `SEQUENCE` (how many times what a calendar shows of the event changed: title, description, location, start, end; 0 before any, never decreasing), `LAST-MODIFIED` and `DTSTAMP` (when the last such change was applied; the creation before any), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route\'s.';
 const dateWindow = 'Filter with `since` (alias `from`) and `to`, inclusive bounds on the start date.';
 /** The bound of the unpaginated lists (lambdas/core/queries.ts), so the answer stays under Lambda's 6 MB. */
 const unpaginatedBound = `A window holding more than ${UNPAGINATED_MAX_EVENTS} events (or more than ${UNPAGINATED_MAX_BYTES / 1_000_000} MB of them) answers 400 asking for a narrower one, never a cut list.`;

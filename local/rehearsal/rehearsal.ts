@@ -6,9 +6,12 @@
  * (aws-endpoint.ts), the table in dynalite with its stream (streams.ts), the
  * queues in memory and the KMS keys (kms.ts), each event source mapping
  * (SQS standard and FIFO, the table's stream) delivering batches as Lambda
- * does (event-sources.ts). Generic over the template: a new function, API or
- * queue is served without a change here, and what cannot be served fails at
- * start.
+ * does (event-sources.ts), and each CloudFront distribution routing to its
+ * API and bucket origins (distribution.ts; the buckets hold what the
+ * template's BucketDeployments copy there, which the rehearsal does itself
+ * instead of hosting their copier function). Generic over the template: a
+ * new function, API or queue is served without a change here, and what
+ * cannot be served fails at start.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -27,6 +30,7 @@ import { withDemoKey, type LocalServer } from '../server.js';
 import { LOCAL_KEY_ADMIN_PRINCIPAL } from '../sigv4-check.js';
 import { synthesizeAssembly, withCdkJsonContext, type Assembly } from './assembly.js';
 import { ApiKeyStore } from './api-keys.js';
+import { DistributionRehearsal, deployedObjects, interpretedFunctions } from './distribution.js';
 import { startAwsEndpoint, type AwsEndpoint, type KeySchema } from './aws-endpoint.js';
 import { EventSources, type DrainResult, type SqsMessage } from './event-sources.js';
 import { KmsStandIn } from './kms.js';
@@ -82,6 +86,8 @@ export interface Rehearsal {
    * routing rules say (priority order, base path match, the rule's API).
    */
   readonly domains: { id: string; name: string; url: string }[];
+  /** Each CloudFront distribution of the template on its own port, standing for its `*.cloudfront.net` name. */
+  readonly distributions: { id: string; domainName: string; url: string }[];
   /** The URL of `path` (and query) on the API that has a method for it (GET unless said). */
   urlFor(path: string, method?: string): string;
   readonly endpoint: AwsEndpoint;
@@ -209,8 +215,10 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
     const queueOfUrl = (url: string) => [...queues.keys()].find((qid) => url.endsWith(`/${qid}`));
     const roles = new Map<string, { roleName: string; policies: PolicyDocument[] }>();
     const specs: FunctionSpec[] = [];
-    const assets = JSON.parse(readFileSync(join(assembly.dir, `${assembly.stackName}.assets.json`), 'utf8')) as { files: Record<string, { source: { path: string } }> };
+    const assets = JSON.parse(readFileSync(join(assembly.dir, `${assembly.stackName}.assets.json`), 'utf8')) as { files: Record<string, { source: { path: string; packaging?: string } }> };
+    const interpreted = interpretedFunctions(template);
     for (const [fid, f] of template.ofType('AWS::Lambda::Function')) {
+      if (interpreted.has(fid)) continue; // a deployment's copier: its work is done by the rehearsal (distribution.ts)
       const where = `function ${fid}`;
       const p = f.Properties ?? {};
       const roleId = Template.targetOf(p.Role);
@@ -350,6 +358,20 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       domains.push({ id: did, name: domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     }
 
+    // CloudFront: each distribution on its own port, its buckets holding what the deployments copied.
+    const distributions: Rehearsal['distributions'] = [];
+    const distributionProblems: string[] = [];
+    const buckets = deployedObjects(template, assembly.dir, assets.files);
+    for (const [did] of template.ofType('AWS::CloudFront::Distribution')) {
+      const distribution = new DistributionRehearsal(template, did, apis.map((a) => ({ id: a.id, url: a.url })), buckets, distributionProblems);
+      const server: Server = servingWhenReady(Promise.resolve((req, res) => void distribution.handle(req, res).catch((error: unknown) => {
+        distributionProblems.push(`distribution ${did}: ${String(error)}`);
+        res.writeHead(502).end();
+      })));
+      await listenLocally(server, closers);
+      distributions.push({ id: did, domainName: distribution.domainName, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    }
+
     const urlFor = (path: string, method = 'GET') => {
       const api = apis.find((a) => a.rest.serves(method, path.split('?')[0]!));
       if (!api) throw new Error(`no API of the template serves ${path}`);
@@ -360,6 +382,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
       assembly,
       apis,
       domains,
+      distributions,
       urlFor,
       endpoint,
       roles,
@@ -384,6 +407,7 @@ export async function startRehearsal(opts: RehearsalOptions): Promise<Rehearsal>
         ...endpoint.unsupported,
         ...apis.flatMap((a) => a.rest.functionErrors),
         ...sources.functionErrors,
+        ...distributionProblems,
       ],
       close,
     };

@@ -26,12 +26,14 @@ export function serveBanner(stage: string, rehearsal: Rehearsal): string {
   const bases = servedBases(rehearsal);
   const publicUrl = bases.find((b) => b.name === 'Public API')!.url;
   const embedUrl = bases.find((b) => b.name === 'Embed API')!.url;
-  const width = Math.max(...bases.map((b) => b.name.length), 'Demo key'.length) + 1;
+  const edges = rehearsal.distributions.map((d) => ({ name: 'Embed edge', url: `${d.url} (CloudFront ${d.domainName}: the Embed API, and the widget under /embed/)` }));
+  const width = Math.max(...[...bases, ...edges].map((b) => b.name.length), 'Demo key'.length) + 1;
   const line = (name: string, value: string) => `  ${`${name}:`.padEnd(width + 1)} ${value}`;
   return [
     `Rehearsal of ${stage} (${rehearsal.assembly.stackName}, ${rehearsal.assembly.synthesized ? 'synthesized' : 'kept assembly'} ${rehearsal.assembly.dir}), serving until Ctrl-C:`,
     ...bases.map((b) => line(b.name, b.name === 'Key admin' ? `${b.url} (AWS_IAM: requests signed with the local key pair, docs/managing-keys.md)` : b.url)),
     ...rehearsal.domains.map((d) => line(d.name, `${d.url} (the custom domain, routed by its base paths)`)),
+    ...edges.map((e) => line(e.name, e.url)),
     line('Demo key', rehearsal.demoKey.key),
     '',
     'Try:',

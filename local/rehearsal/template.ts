@@ -66,6 +66,8 @@ export class Template {
     const r = this.resource(id, where);
     if (r.Type === 'AWS::SQS::Queue') return this.names.queueUrl(id);
     if (r.Type === 'AWS::SecretsManager::Secret') return Template.secretArn(id);
+    // A stage's Ref is its name (the execute-api URL's path segment), as CloudFormation gives it.
+    if (r.Type === 'AWS::ApiGateway::Stage') return String(this.prop(id, 'StageName', where));
     return id;
   }
 
@@ -97,6 +99,14 @@ export class Template {
         return `${id}/root`;
       case 'AWS::ApiGateway::DomainName.DomainNameArn':
         return `arn:aws:apigateway:${REGION}::/domainnames/${id}`;
+      case 'AWS::S3::Bucket.Arn':
+        return `arn:aws:s3:::${id}`;
+      case 'AWS::S3::Bucket.RegionalDomainName':
+        return `${id}.s3.${REGION}.amazonaws.com`;
+      case 'AWS::CloudFront::Distribution.DomainName':
+        return Template.distributionDomain(id);
+      case 'AWS::CloudFront::OriginAccessControl.Id':
+        return id;
       default:
         throw new TemplateError(where, `cannot resolve Fn::GetAtt ${id}.${attribute} (${r.Type})`);
     }
@@ -105,6 +115,11 @@ export class Template {
   /** A table's stream ARN as DynamoDB gives it: the table's, then the stream's label (its creation time; here fixed). */
   static streamArn(tableId: string): string {
     return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${tableId}/stream/2026-01-01T00:00:00.000`;
+  }
+
+  /** A distribution's `*.cloudfront.net` name in the rehearsal (the local port stands for it). */
+  static distributionDomain(id: string): string {
+    return `${id.toLowerCase()}.cloudfront.net`;
   }
 
   /** A secret's ARN as Secrets Manager gives it: its name, then a dash and six random characters (here fixed). */

@@ -5,6 +5,7 @@ import { createDocumentClient } from '../../lambdas/store/table/client.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { quotaCheck, runSmoke } from '../../scripts/smoke.js';
+import { widgetRelease } from '../../lib/widget-bundle.js';
 import { KEYS } from '../support/fixtures.js';
 import { runTs } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/local.js';
@@ -31,6 +32,15 @@ describe('npm run smoke', () => {
     const results = await runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.eventsOnly, username: 'alice', eventId: 'evt_jazz01' });
     // Every route that needs guests:read: the guest list and its changes feed.
     expect(results.filter((r) => !r.ok).map((r) => r.name)).toEqual(['GET public /events/{eventId}/guests', 'GET public /changes/events/{eventId}/guests']);
+  });
+
+  it("with --widget-url and --widget-integrity, checks the release a host page loads (the local server serves it as a stage does), and fails on another hash", async () => {
+    const release = widgetRelease();
+    const widget = (integrity: string) => runSmoke({ publicUrl: server.publicBaseUrl, embedUrl: server.embedBaseUrl, key: KEYS.both, widgetUrl: `${server.url}${release.path}`, widgetIntegrity: integrity });
+    const ok = (await widget(release.integrity)).find((r) => r.name.startsWith("The widget's release"));
+    expect(ok).toMatchObject({ ok: true, detail: `${Buffer.byteLength(release.body)} bytes` });
+    const wrong = (await widget('sha384-AAAA')).find((r) => r.name.startsWith("The widget's release"));
+    expect(wrong).toMatchObject({ ok: false, detail: `integrity ${release.integrity}, not sha384-AAAA` });
   });
 
   it("with --quota-key, spends that key's day and reports the headers of the quota's 429", async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { embedEdgeRoutes } from '../../lib/embed-cdn.js';
+import { WIDGET_PATH_PATTERN } from '../../lib/embed-widget.js';
 import { MESSAGES } from '../../lambdas/core/errors.js';
 import { resourcePath, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { resources, synthApp, synthesized, validationReport } from './support.js';
@@ -29,14 +30,17 @@ describe('Embed API behind CloudFront (default in production)', () => {
       });
     }
     const config = resources(template, 'AWS::CloudFront::Distribution')[0]![1].Properties.DistributionConfig;
+    // The API's behaviors; the widget's files have their own, last (test/infra/embed-widget.test.ts).
+    const apiBehaviors = config.CacheBehaviors.filter((b: { PathPattern: string }) => b.PathPattern !== WIDGET_PATH_PATTERN);
+    expect(config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern).at(-1)).toBe(WIDGET_PATH_PATTERN);
     const keyOf = (b: { CachePolicyId: { Ref: string } }) => {
       const q = policies.get(b.CachePolicyId.Ref)!.ParametersInCacheKeyAndForwardedToOrigin.QueryStringsConfig;
       return q.QueryStringBehavior === 'none' ? [] : [...q.QueryStrings].sort();
     };
     // The route table's own parameters, route by route, in the order CloudFront matches them.
     const edge = embedEdgeRoutes('typed');
-    expect(config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern)).toEqual(edge.map((r) => r.pattern));
-    expect(config.CacheBehaviors.map(keyOf)).toEqual(edge.map((r) => r.query));
+    expect(apiBehaviors.map((b: { PathPattern: string }) => b.PathPattern)).toEqual(edge.map((r) => r.pattern));
+    expect(apiBehaviors.map(keyOf)).toEqual(edge.map((r) => r.query));
     expect(Object.fromEntries(edge.map((r) => [r.id, r.query]))).toEqual({
       embedGetEvent: [],
       embedGetEventFeed: [],
@@ -48,7 +52,7 @@ describe('Embed API behind CloudFront (default in production)', () => {
     });
     // Anything else (a gateway 404) forwards no query string.
     expect(keyOf(config.DefaultCacheBehavior)).toEqual([]);
-    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) {
+    for (const b of [config.DefaultCacheBehavior, ...apiBehaviors]) {
       expect(b).toMatchObject({ Compress: true, ViewerProtocolPolicy: 'https-only', AllowedMethods: ['GET', 'HEAD', 'OPTIONS'], CachedMethods: ['GET', 'HEAD'] });
       expect(b.OriginRequestPolicyId).toBeUndefined();
     }
@@ -81,13 +85,16 @@ describe('Embed API behind CloudFront (default in production)', () => {
     expect(pattern.test(ACL.replace('us-east-1', 'eu-west-1'))).toBe(false);
   });
 
-  it('has the Embed REST API, at its stage, as its only origin; no origin request policy adds headers', () => {
+  it('has the Embed REST API, at its stage, as the origin of every API behavior (the widget bucket is the other origin); no origin request policy adds headers', () => {
     const dist = resources(template, 'AWS::CloudFront::Distribution')[0]?.[1];
     const config = dist!.Properties.DistributionConfig;
-    expect(config.Origins).toHaveLength(1);
-    expect(JSON.stringify(config.Origins[0].DomainName)).toContain('EmbedApi');
+    const api = config.Origins.filter((o: { CustomOriginConfig?: unknown }) => o.CustomOriginConfig);
+    expect(api).toHaveLength(1);
+    expect(config.Origins).toHaveLength(2);
+    expect(JSON.stringify(api[0].DomainName)).toContain('EmbedApi');
     // The origin path is the stage, cut from the API's URL at deploy time.
-    expect(JSON.stringify(config.Origins[0].OriginPath)).toContain('execute-api');
+    expect(JSON.stringify(api[0].OriginPath)).toContain('execute-api');
+    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors.filter((b: { PathPattern: string }) => b.PathPattern !== WIDGET_PATH_PATTERN)]) expect(b.TargetOriginId).toBe(api[0].Id);
   });
 
   it('gives the edge address as EmbedApiUrl and keeps the origin address as EmbedOriginUrl', () => {

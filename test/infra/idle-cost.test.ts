@@ -99,7 +99,11 @@ describe("docs/deploy.md's count of Lambda functions", () => {
     const m = /([\w-]+) Lambda functions \((\w+) Public data routes: (\w+) reads and (\w+) changes feeds; (\w+) Embed routes, (\w+) JSON and (\w+) iCalendar; the two OpenAPI documents, the authorizer, the old-prefix redirect, the ingest function, key management, the webhooks' fan-out and delivery;/.exec(text);
     expect(m).not.toBeNull();
     const [functions, publicData, reads, feeds, embed, json, ical] = m!.slice(1).map(number);
-    for (const stage of [templates.staging, templates.production]) expect(ofType(stage, 'AWS::Lambda::Function')).toHaveLength(functions!);
+    // Where the Embed distribution is (production by default), one more: the widget's copier, run at deploy time only.
+    const copier = /where the Embed distribution is \(production by default\), one more \(([\w-]+) in all\) that runs only at deploy time/.exec(text);
+    expect(number(copier?.[1] ?? '')).toBe(functions! + 1);
+    expect(ofType(templates.staging, 'AWS::Lambda::Function')).toHaveLength(functions!);
+    expect(ofType(templates.production, 'AWS::Lambda::Function')).toHaveLength(functions! + 1);
     const keyed = routes.filter((r) => r.surface === 'public' && r.auth === 'key');
     const embedData = routes.filter((r) => r.surface === 'embed' && r.handler !== 'openapi');
     expect({ publicData, reads, feeds, embed, json, ical }).toEqual({

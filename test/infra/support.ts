@@ -86,3 +86,18 @@ export function resources(template: Template, type: string): [string, CfnResourc
 }
 
 export const validationReport = (outdir: string) => join(outdir, 'validation-report.json');
+
+/**
+ * The functions that run only at deploy time, behind a custom resource: the
+ * widget's copier (aws-cdk-lib's BucketDeployment, lib/embed-widget.ts),
+ * where the stage has the Embed distribution. They serve no request.
+ */
+export function deployTimeFunctions(template: Template): string[] {
+  return resources(template, 'Custom::CDKBucketDeployment').map(([, r]) => String(r.Properties.ServiceToken['Fn::GetAtt'][0]));
+}
+
+/** The service's functions: every function but the deploy-time ones. */
+export function serviceFunctions(template: Template): [string, CfnResource][] {
+  const deployTime = new Set(deployTimeFunctions(template));
+  return resources(template, 'AWS::Lambda::Function').filter(([id]) => !deployTime.has(id));
+}

@@ -25,6 +25,7 @@ import { fixedClock } from '../../lambdas/core/clock.js';
 import { applyChange, fold, initialState, rsvpKey, stateToDataset, type FoldState } from '../../lambdas/core/fold.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { isPubliclyVisible } from '../../lambdas/store/changes/derive.js';
+import { applyUntilCrash as dyingApply } from '../support/crash.js';
 import { callKind, faultPoints, faultPointsLine } from '../support/fault-points.js';
 import { PRIVATE_MARKER, historyArb, type History } from '../support/change-streams.js';
 import { freshLoadReadModel, reachable, readModel, scanAll } from '../support/read-model.js';
@@ -102,32 +103,8 @@ async function appliersInTurns(table: string, work: readonly (readonly Change[])
   }
 }
 
-/**
- * Applies a change with an applier that dies right after its `crashAfter`-th DynamoDB call: the call lands,
- * its answer is lost, no later step of this attempt happens. True when the change needed fewer calls.
- */
-async function applyUntilCrash(table: string, change: Change, crashAfter: number): Promise<boolean> {
-  const dying = store.newClient();
-  let calls = 0;
-  dying.middlewareStack.add(
-    (next) => async (args) => {
-      const out = await next(args);
-      if (++calls === crashAfter) throw new Error('crash');
-      return out;
-    },
-    { step: 'initialize', name: 'crash' },
-  );
-  try {
-    await new ChangeApplier(dying, table, { clock, fanOutConcurrency: 1 }).apply(change);
-    return true;
-  } catch (error) {
-    // Only the injected crash is expected: every other failure of the applier fails the test.
-    if ((error as Error).message !== 'crash') throw error;
-    return false;
-  } finally {
-    dying.destroy();
-  }
-}
+/** Applies a change with an applier that dies right after its `crashAfter`-th DynamoDB call (test/support/crash.ts). */
+const applyUntilCrash = (table: string, change: Change, crashAfter: number): Promise<boolean> => dyingApply(store.newClient(), table, change, crashAfter, { clock, fanOutConcurrency: 1 });
 
 /** The kinds of the DynamoDB calls a change makes, in order, when nothing fails (fault-points.ts). */
 async function callKinds(table: string, change: Change): Promise<string[]> {

@@ -6,6 +6,7 @@
  * now), a change batch goes through the ingest queue and applies, and no
  * call is denied. Runs in jest's "rehearsal" project only.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WAITING_RECEIVES, waitingVisibility } from '../../lambdas/core/retry-backoff.js';
@@ -17,6 +18,7 @@ import { Template } from '../../local/rehearsal/template.js';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DEMO_FILE, NOW } from '../support/fixtures.js';
 import { routes } from '../../lambdas/routes.js';
+import { buildWidget } from '../../lib/widget-bundle.js';
 
 const CHANGES = readFileSync(new URL('../fixtures/changes-example.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean);
 
@@ -133,6 +135,35 @@ describe.each(Object.entries(REHEARSAL_STAGES))('the %s template, rehearsed', (_
     // The refusal is a denial the rehearsal reports, naming function, action and resource.
     expect(rehearsal.endpoint.denials.map((d) => [d.fn, d.action, d.resource])).toEqual([[ingestFn, 'sqs:SendMessage', `arn:aws:sqs:us-east-1:123456789012:${deadLetterId}`]]);
     rehearsal.endpoint.denials.length = 0;
+  });
+
+  it("serves the widget where the stage has the Embed distribution (production): the file by its WidgetUrl, its integrity, then the API at the script's origin", async () => {
+    const outputs = (rehearsal.assembly.template.Outputs ?? {}) as Record<string, { Value: unknown }>;
+    expect(rehearsal.distributions).toHaveLength(outputs.WidgetUrl ? 1 : 0);
+    const template = new Template(rehearsal.assembly.template, rehearsal.assembly.stackName, { queueUrl: (id) => id });
+    for (const d of rehearsal.distributions) {
+      const widgetUrl = String(template.resolve(outputs.WidgetUrl!.Value, 'Outputs.WidgetUrl'));
+      expect(widgetUrl).toMatch(new RegExp(`^https://${d.domainName.replace(/\./g, '\\.')}/embed/widget\\.[0-9a-f]{16}\\.js$`));
+      // The host page's tag: the file on the edge host, fetched in CORS mode (crossorigin="anonymous").
+      const file = widgetUrl.replace(`https://${d.domainName}`, d.url);
+      const res = await fetch(file, { headers: { origin: 'https://host.example' } });
+      const body = Buffer.from(await res.arrayBuffer());
+      expect([res.status, res.headers.get('cache-control'), res.headers.get('content-type'), res.headers.get('access-control-allow-origin'), res.headers.get('x-content-type-options')]).toEqual([200, 'public, max-age=31536000, immutable', 'text/javascript; charset=utf-8', '*', 'nosniff']);
+      expect(`sha384-${createHash('sha384').update(body).digest('base64')}`).toBe(String(template.resolve(outputs.WidgetIntegrity!.Value, 'Outputs.WidgetIntegrity')));
+      expect(body.toString('utf8')).toBe(buildWidget());
+      // A query string reaches no bucket (and changes nothing); a name no deploy put there is S3's 403; no POST.
+      expect(Buffer.from(await (await fetch(`${file}?v=2`)).arrayBuffer()).equals(body)).toBe(true);
+      expect((await fetch(`${d.url}/embed/widget.0000000000000000.js`)).status).toBe(403);
+      expect((await fetch(file, { method: 'POST' })).status).toBe(403);
+      // The widget's default API address is its script's origin + /api/embed/v1: the distribution routes it to the Embed API.
+      const api = `${new URL(file).origin}/api/embed/v1`;
+      // An event the change batch above leaves public (it makes evt_jazz01 private).
+      for (const path of ['/users/Alice/events?limit=1&_=1', '/events/evt_workshop05', '/events/evt_workshop05/event.ics']) {
+        const answer = await fetch(`${api}${path}`, { headers: { origin: 'https://host.example' } });
+        await answer.arrayBuffer();
+        expect([path, answer.status, answer.headers.get('access-control-allow-origin')]).toEqual([path, 200, '*']);
+      }
+    }
   });
 
   it('saw no denied call, no call it could not interpret, no function error', () => {

@@ -21,7 +21,7 @@ import { machineContention } from '../../local/rehearsal/contention.js';
 import { docsAssets } from '../../local/docs-page.js';
 import { matchRoute } from '../../local/gateway.js';
 import { parseRequestTarget } from '../../local/request-target.js';
-import { DEMO_PATH, WIDGET_PATH } from '../../local/widget.js';
+import { widgetAssets } from '../../local/widget.js';
 import { KEYS, demoDataset } from './fixtures.js';
 
 export const FUZZ = {
@@ -181,8 +181,8 @@ export function surfaceOf(target: string): 'embed' | 'public' | 'other' {
  */
 export type AnswerKind = 'envelope' | 'envelope-or-feed-redirect' | 'openapi' | 'calendar' | 'legacy-redirect' | 'asset';
 
-/** The local server's own files (not an API): the /docs pages and Redoc, the widget and its demo, the default images. */
-const ASSET_PATHS: ReadonlySet<string> = new Set([...docsAssets().keys(), WIDGET_PATH, DEMO_PATH, ...DEFAULT_IMAGES.keys()]);
+/** The local server's own files (not an API): the /docs pages and Redoc, the widget (both names) and its demo, the default images. */
+const ASSET_PATHS: ReadonlySet<string> = new Set([...docsAssets().keys(), ...widgetAssets().keys(), ...DEFAULT_IMAGES.keys()]);
 
 export function kindOfRoute(route: RouteDefinition): AnswerKind {
   if (route.handler === 'openapi') return 'openapi';

@@ -4,7 +4,11 @@
  * work, tombstones, user→event links, guest shard records, recount tickets, summaries of buckets
  * that became empty, key slot records that hold no key), which a fresh load and a table kept
  * current by changes may legitimately differ in; each item's attributes in
- * sorted order (canonical()).
+ * sorted order (canonical()). An event's calendar history (SEQUENCE and
+ * LAST-MODIFIED: lambdas/core/calendar-revision.ts) is set aside like the
+ * versions it sits beside: it records what happened, which a fresh load
+ * cannot know; test/integration/calendar-history.property.test.ts holds what
+ * calendars need of it over the same change streams.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Dataset } from '../../lambdas/core/dataset.js';
@@ -19,6 +23,9 @@ type Item = Record<string, unknown>;
 // record must mark is checked on its own (shard-marks.ts).
 const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER', 'GUEST_SHARDS']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted', 'revealing'];
+/** An event's calendar history: on its source item (`revision`) and on the event item (`sequence`, `modified_at`). */
+export const CALENDAR_HISTORY_ATTRIBUTES = ['revision', 'sequence', 'modified_at'];
+const SET_ASIDE = new Set([...BOOKKEEPING_ATTRIBUTES, ...CALENDAR_HISTORY_ATTRIBUTES]);
 /** A day, month or year that no longer holds anything: a fresh load has no summary for it. */
 const emptySummary = (i: Item) => (i.type === 'TALLY_SUMMARY' && !i.count) || (i.type === 'GUEST_COUNT_SUMMARY' && !i.yes && !i.maybe && !i.no);
 /**
@@ -49,7 +56,7 @@ export function canonical(value: unknown): unknown {
 export function readModel(items: readonly Item[]): Item[] {
   return items
     .filter((i) => !BOOKKEEPING_TYPES.has(String(i.type)) && !i.deleted && !emptySummary(i) && !emptySlots(i))
-    .map((i) => canonical(Object.fromEntries(Object.entries(i).filter(([k]) => !BOOKKEEPING_ATTRIBUTES.includes(k)))) as Item)
+    .map((i) => canonical(Object.fromEntries(Object.entries(i).filter(([k]) => !SET_ASIDE.has(k)))) as Item)
     .sort((a, b) => `${a.pk}\u0000${a.sk}`.localeCompare(`${b.pk}\u0000${b.sk}`));
 }
 

@@ -70,6 +70,9 @@ export const ESTIMATED_SECONDS = {
   'dynamodb-local test/integration/feed-reads-live.property.test.ts': 20,
   'dynamodb-local test/integration/rsvp-burst-round-trips.test.ts': 15,
   'dynalite test/integration/rsvp-burst-round-trips.test.ts': 15,
+  // Measured alone on this machine (wt-embed2): the calendar-history property, 30 runs and 8.
+  'dynalite test/integration/calendar-history.property.test.ts': 15,
+  'dynamodb-local test/integration/calendar-history.property.test.ts': 15,
   // From CI's run at eb2bf22, where they ran alone after the rest (`npm run test:browser`).
   'browser test/browser/docs-page.test.ts': 18,
   'browser test/browser/widget.test.ts': 7,

@@ -95,6 +95,7 @@ describe('the line before jest\'s summary when the browser tests were left out',
       'test/browser/s2-widget-markdown-nesting.test.ts',
       'test/browser/s3-widget-strict-csp.test.ts',
       'test/browser/widget-markdown.test.ts',
+      'test/browser/widget-release.test.ts',
       'test/browser/widget.test.ts',
     ]);
   });
@@ -102,7 +103,7 @@ describe('the line before jest\'s summary when the browser tests were left out',
   it('names the browser files the run would have run, and how to add them', () => {
     const line = browserLeftOutNotice({ leftOut: true, projectsNamed: false }, run(), files);
     expect(line).toBe(
-      `No Chromium at ${chromiumPath()}, so 6 browser test file(s) did not run: ${files.join(', ')}. ` +
+      `No Chromium at ${chromiumPath()}, so ${files.length} browser test file(s) did not run: ${files.join(', ')}. ` +
         'To add them: sudo apt-get install -y chromium (or CHROMIUM_PATH=/path/to/chromium), then npm test again ' +
         '(REQUIRE_BROWSER=1 makes a missing Chromium fail the run, as in CI).',
     );

@@ -7,7 +7,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import ICAL from 'ical.js';
 import { endOfLocalDay } from '../../lambdas/core/embed.js';
-import { calendarEnd, locationText, plainText, sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
+import { calendarEnd, locationText, plainText } from '../../lambdas/core/calendar-view.js';
+import { sequenceOf, toICalendar } from '../../lambdas/core/ical.js';
 import type { EventPayload } from '../../lambdas/store/table/items.js';
 import { eventPayload } from '../support/payloads.js';
 
@@ -114,16 +115,21 @@ describe('toICalendar', () => {
 
   it('leaves out what the event does not have', () => {
     const text = toICalendar([eventPayload()], { name: 'x', siteUrl: SITE });
-    expect(text).not.toMatch(/^(DESCRIPTION|LOCATION|LAST-MODIFIED|TZID)/m);
+    expect(text).not.toMatch(/^(DESCRIPTION|LOCATION|TZID)/m);
     expect(parse(text).events[0]).toMatchObject({ description: null, location: null });
   });
 
-  it('takes SEQUENCE from a numeric version when the item has one', () => {
-    expect(sequenceOf(eventPayload())).toBe(0);
-    expect(sequenceOf({ ...eventPayload(), version: 7 } as EventPayload)).toBe(7);
-    expect(sequenceOf({ ...eventPayload(), version: '7' } as unknown as EventPayload)).toBe(0);
-    const text = toICalendar([{ ...eventPayload(), version: 3 } as EventPayload], { name: 'x', siteUrl: SITE });
-    expect(parse(text).events[0]?.sequence).toBe(3);
+  it('writes the calendar history: SEQUENCE the revision count, LAST-MODIFIED and DTSTAMP its time (issue 61 item 3)', () => {
+    const time = (v: ICAL.Component, name: string) => (v.getFirstPropertyValue(name) as ICAL.Time).toJSDate().toISOString();
+    // Before any revision: 0, and the event's creation for both stamps.
+    const loaded = parse(toICalendar([eventPayload()], { name: 'x', siteUrl: SITE })).calendar.getFirstSubcomponent('vevent')!;
+    expect([loaded.getFirstPropertyValue('sequence'), time(loaded, 'last-modified'), time(loaded, 'dtstamp'), time(loaded, 'created')]).toEqual([0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+    const revised = parse(toICalendar([eventPayload({ sequence: 3, modified_at: '2026-11-21T14:30:00.000Z' })], { name: 'x', siteUrl: SITE })).calendar.getFirstSubcomponent('vevent')!;
+    expect([revised.getFirstPropertyValue('sequence'), time(revised, 'last-modified'), time(revised, 'dtstamp'), time(revised, 'created')]).toEqual([3, '2026-11-21T14:30:00.000Z', '2026-11-21T14:30:00.000Z', '2026-01-01T00:00:00.000Z']);
+    // SEQUENCE is an INTEGER (31 bits) whatever the item holds; something that is no count reads as none.
+    expect(sequenceOf({ sequence: 2 ** 40 })).toBe(2_147_483_647);
+    expect(sequenceOf({ sequence: '7' as unknown as number })).toBe(0);
+    expect(sequenceOf({ sequence: -1 })).toBe(0);
   });
 
   it('is the same text for the same events (so the ETag holds)', () => {

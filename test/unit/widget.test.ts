@@ -1,6 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
-import { buildWidget } from '../../local/widget.js';
+import { readFileSync } from 'node:fs';
+import { buildWidget, widgetRelease } from '../../lib/widget-bundle.js';
+import { EMBED_DOC, releaseSection, shownReleaseSection } from '../../scripts/widget-release-doc.js';
 
 describe('embed widget bundle', () => {
   const code = buildWidget();
@@ -16,5 +18,9 @@ describe('embed widget bundle', () => {
 
   it('has no imports left (dependency-free, one tag)', () => {
     expect(code).not.toMatch(/\bimport\s*[({"']|\brequire\(/);
+  });
+
+  it("is the release docs/embed.md shows a host page (else: npm run widget:release -- --write)", () => {
+    expect(shownReleaseSection(readFileSync(EMBED_DOC, 'utf8'))).toBe(releaseSection(widgetRelease(code)));
   });
 });

@@ -61,7 +61,7 @@ export interface paths {
         };
         /**
          * A user's calendar feed
-         * @description The user's own public events as an iCalendar feed to subscribe to: every upcoming one (earliest first, at most 100) and those that started within the last 90 days (at most 50), listed by start. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event's creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
+         * @description The user's own public events as an iCalendar feed to subscribe to: every upcoming one (earliest first, at most 100) and those that started within the last 90 days (at most 50), listed by start. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `CREATED` (the event's creation), `SEQUENCE` (how many times what a calendar shows of the event changed: title, description, location, start, end; 0 before any, never decreasing), `LAST-MODIFIED` and `DTSTAMP` (when the last such change was applied; the creation before any), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
          */
         get: operations["embedGetUserFeed"];
         put?: never;
@@ -85,7 +85,7 @@ export interface paths {
         };
         /**
          * An event's calendar
-         * @description One published, public event as an iCalendar file ("Add to calendar"). Also reachable as `/events/{eventId}.ics` by a 308. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event's creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
+         * @description One published, public event as an iCalendar file ("Add to calendar"). Also reachable as `/events/{eventId}.ics` by a 308. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `CREATED` (the event's creation), `SEQUENCE` (how many times what a calendar shows of the event changed: title, description, location, start, end; 0 before any, never decreasing), `LAST-MODIFIED` and `DTSTAMP` (when the last such change was applied; the creation before any), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
          */
         get: operations["embedGetEventFeed"];
         put?: never;
@@ -109,7 +109,7 @@ export interface paths {
         };
         /**
          * A place's calendar feed
-         * @description A place's public events as an iCalendar feed to subscribe to: `city`, `country` or both, matched as `GET /events` matches them (and refused as it refuses them). It holds the events `GET /events` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the 7 days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `DTSTAMP`/`CREATED` (the event's creation), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
+         * @description A place's public events as an iCalendar feed to subscribe to: `city`, `country` or both, matched as `GET /events` matches them (and refused as it refuses them). It holds the events `GET /events` lists by default, by local start date from today (UTC) to 30 days on (the earliest 100), and those of the 7 days before today (at most 50; a place with more in that week keeps yesterday's). No other parameter: the window is the feed's. RFC 5545 (`text/calendar; charset=utf-8`, CRLF lines, folded at 75 octets): one VEVENT per event with a stable `UID` (`{id}@{site host}`), `CREATED` (the event's creation), `SEQUENCE` (how many times what a calendar shows of the event changed: title, description, location, start, end; 0 before any, never decreasing), `LAST-MODIFIED` and `DTSTAMP` (when the last such change was applied; the creation before any), `DTSTART`/`DTEND` in UTC (an event without an end lasts to the end of its local day), `SUMMARY`, `DESCRIPTION`, `LOCATION`, `URL`. Errors are JSON envelopes like every other route's.
          */
         get: operations["embedGetPlaceFeed"];
         put?: never;

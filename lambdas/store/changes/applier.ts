@@ -35,7 +35,8 @@ import { randomUUID } from 'node:crypto';
 import type { Change } from '../../core/changes.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { Outcome } from '../../core/fold.js';
-import type { EventRecord } from '../table/items.js';
+import { calendarRevision, revisionOf, type RevisionSource } from '../../core/calendar-revision.js';
+import type { CalendarRevision, EventRecord } from '../table/items.js';
 import { eventSourceItem, guestProjection, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
 import { Deriver } from './derivation.js';
 import { sameContent } from '../table/item-content.js';
@@ -111,10 +112,12 @@ export class ChangeApplier {
   private readonly io: TableIO;
   private readonly deriver: Deriver;
   private readonly settler: Settler;
+  private readonly clock: Clock;
 
   constructor(client: DynamoDBDocumentClient, tableName: string, opts: ApplierOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
     this.io = new TableIO(client, tableName, opts.batchGet);
-    this.deriver = new Deriver(this.io, opts.clock ?? systemClock, opts.token ?? randomUUID);
+    this.deriver = new Deriver(this.io, this.clock, opts.token ?? randomUUID);
     this.settler = new Settler(this.io, this.deriver, { ...opts, closeUserKeys: opts.closeUserKeys ?? userKeysCloser(client, tableName, opts) });
   }
 
@@ -153,15 +156,24 @@ export class ChangeApplier {
         return {
           key: keys.eventSource(event.id),
           reads: [keys.user(event.creator_id)],
-          item: (stored) => ({ ...(eventSourceItem(event, v) as unknown as Item), pending: true, ...(fanout(stored) ? { fanout: true } : {}) }),
+          // The calendar history counts what a calendar shows changing (lambdas/core/calendar-revision.ts).
+          item: (stored) => ({
+            ...(eventSourceItem(event, v, calendarRevision(stored as RevisionSource | undefined, event, this.clock())) as unknown as Item),
+            pending: true,
+            ...(fanout(stored) ? { fanout: true } : {}),
+          }),
           missing: (got) => (isLive(got.get(keyString(keys.user(event.creator_id)))) ? null : `user ${event.creator_id}`),
           link: userEventLink(event.creator_id, event.id) as unknown as Item,
           unit: eventUnit(event.id),
           creator: () => event.creator_id,
         };
       }
-      case 'event.deleted':
-        return { key: keys.eventSource(change.event_id), reads: [], item: tombstone(keys.eventSource(change.event_id), 'EVENT_SOURCE', { event_id: change.event_id }), unit: eventUnit(change.event_id) };
+      case 'event.deleted': {
+        const key = keys.eventSource(change.event_id);
+        // The tombstone keeps the calendar history: an event re-created later goes on counting from it.
+        const revision = (stored: Item | undefined) => revisionOf(stored as RevisionSource | undefined);
+        return { key, reads: [], item: (stored) => ({ ...tombstone(key, 'EVENT_SOURCE', { event_id: change.event_id })(), ...withRevision(revision(stored)) }), unit: eventUnit(change.event_id) };
+      }
       case 'rsvp.upserted': {
         if (change.rsvp.user_id == null) return null; // an anonymous guest: accepted, nothing stored
         const record = rsvpRecord({ ...change.rsvp, user_id: change.rsvp.user_id });
@@ -240,4 +252,5 @@ export class ChangeApplier {
   }
 }
 
+const withRevision = (revision: CalendarRevision | undefined): Item => (revision ? { revision } : {});
 const isLive = (item: Item | undefined): boolean => !!item && !item.deleted && item.type !== undefined;

@@ -12,6 +12,7 @@
 import type { SourceEvent, SourceRsvp, SourceUser } from '../../core/dataset.js';
 import { toIso } from '../../core/dates.js';
 import type {
+  CalendarRevision,
   CreatorSnapshot,
   DerivationSeqItem,
   DerivedItem,
@@ -66,8 +67,9 @@ export function userItem(user: UserRecord, version: number): TableItem {
   return { ...keys.user(user.id), ...indexKeys.userByName(user.username), ...item };
 }
 
-export function eventSourceItem(event: EventRecord, version: number): TableItem {
-  const item: EventSourceItem = { type: 'EVENT_SOURCE', event_id: event.id, event, version };
+/** An event's source item; `revision` is its calendar history (lambdas/core/calendar-revision.ts), absent until the first revision. */
+export function eventSourceItem(event: EventRecord, version: number, revision?: CalendarRevision): TableItem {
+  const item: EventSourceItem = { type: 'EVENT_SOURCE', event_id: event.id, event, version, ...(revision ? { revision } : {}) };
   return { ...keys.eventSource(event.id), ...item };
 }
 
@@ -91,7 +93,7 @@ function guestSnapshot(user: UserRecord): GuestSnapshot {
   return { ...creatorSnapshot(user), name: user.name };
 }
 
-export function eventPayload(event: EventRecord, creator: UserRecord): EventPayload {
+export function eventPayload(event: EventRecord, creator: UserRecord, revision?: CalendarRevision): EventPayload {
   return {
     event_id: event.id,
     title: event.title,
@@ -115,6 +117,7 @@ export function eventPayload(event: EventRecord, creator: UserRecord): EventPayl
       btc_lightning: event.contributions?.btc_lightning ?? null,
     },
     creator: creatorSnapshot(creator),
+    ...(revision ? { sequence: revision.sequence, modified_at: revision.at } : {}),
   };
 }
 
@@ -127,6 +130,8 @@ export interface AggregateSources {
   rsvps: readonly RsvpRecord[];
   /** Users by id: at least every RSVP's user that exists. */
   users: ReadonlyMap<string, UserRecord>;
+  /** The event's calendar history, where the table has one (a resync keeps it: local/resync.ts); none as loaded. */
+  revision?: CalendarRevision;
 }
 
 /**
@@ -138,7 +143,7 @@ export interface AggregateSources {
  * a bucket's summary from its entries (guest-counts.ts).
  * Deterministic: items come sorted by key.
  */
-export function deriveEventAggregate({ event, creator, rsvps, users }: AggregateSources): TableItem[] {
+export function deriveEventAggregate({ event, creator, rsvps, users, revision }: AggregateSources): TableItem[] {
   if (!creator) return [];
   const byUser = new Map(rsvps.map((r) => [r.user_id, r]));
   const items: TableItem[] = [];
@@ -148,19 +153,20 @@ export function deriveEventAggregate({ event, creator, rsvps, users }: Aggregate
     const counter: DerivationSeqItem = { type: 'DERIVATION_SEQ', seq: 0 };
     items.push({ ...keys.guestSeq(event.id, userId), ...counter });
   }
-  items.push(...guestCountSummaries(event.id, items), ...deriveEventItem({ event, creator }));
+  items.push(...guestCountSummaries(event.id, items), ...deriveEventItem({ event, creator, revision }));
   return items.sort((a, b) => cmp(a.sk, b.sk));
 }
 
 /**
- * The event item: the public fields and the creator snapshot (its guest
- * counts are the count buckets' summaries, read beside it: items.ts). A
- * creator that is unknown or deleted: the event is on its way out (its
- * delete cascades), so it derives nothing anyone could read.
+ * The event item: the public fields, the creator snapshot and the calendar
+ * history its source item keeps (its guest counts are the count buckets'
+ * summaries, read beside it: items.ts). A creator that is unknown or
+ * deleted: the event is on its way out (its delete cascades), so it derives
+ * nothing anyone could read.
  */
-export function deriveEventItem({ event, creator }: { event: EventRecord | undefined; creator: UserRecord | undefined }): DerivedItem[] {
+export function deriveEventItem({ event, creator, revision }: { event: EventRecord | undefined; creator: UserRecord | undefined; revision?: CalendarRevision | undefined }): DerivedItem[] {
   if (!event || !creator) return [];
-  const payload = eventPayload(event, creator);
+  const payload = eventPayload(event, creator, revision);
   const eventItem: EventItem = { type: 'EVENT', ...payload };
   return [
     {

@@ -49,7 +49,8 @@
 import { userEventLink } from './derive.js';
 import type { DeriveOptions, Deriver, Outcome, Prepared } from './derivation.js';
 import { FanOut, type FanOutOptions, type SourceItem } from './fan-out.js';
-import type { EventSourceItem, UserItem, UserRecord } from '../table/items.js';
+import type { CalendarRevision, EventSourceItem, UserItem, UserRecord } from '../table/items.js';
+import { revisionOf } from '../../core/calendar-revision.js';
 import { PK, RSVP_SOURCE_PREFIX, SK, keys } from '../table/table.js';
 import { keyString, type Item, type Key, type TableIO } from '../table/table-io.js';
 import { eventUnit, guestUnit } from './units.js';
@@ -176,7 +177,7 @@ export class Settler {
       if (source?.deleted && source.pending) done = (await this.settle(source, true)) && done;
       if (!source?.event || source.deleted || source.event.creator_id !== userId) break;
       if (await this.liveUser(userId)) return done; // re-created since: whoever re-created it settled this deletion first
-      if (await this.tombstone(keys.eventSource(eventId), source.version)) {
+      if (await this.tombstone(keys.eventSource(eventId), source.version, true, revisionOf(source))) {
         done = (await this.cascadeEvent(eventId, source.version, recovering)) && done;
         break;
       }
@@ -197,7 +198,7 @@ export class Settler {
 
   /** A pending live item whose parent is gone: it becomes a tombstone (this exact version), then whatever is stored is settled. */
   private async tombstoneAndSettle(stored: SourceItem, recovering: boolean): Promise<boolean> {
-    await this.tombstone(keyOf(stored), stored.version);
+    await this.tombstone(keyOf(stored), stored.version, true, stored.type === 'EVENT_SOURCE' ? revisionOf(stored as unknown as EventSourceItem) : undefined);
     const now = (await this.io.get(keyOf(stored))) as SourceItem | undefined;
     return now ? this.settle(now, recovering) : true;
   }
@@ -248,19 +249,22 @@ export class Settler {
    * the exact version the decision was made on; false when that version is no
    * longer there. It owes its own follow-up (`pending`) unless the caller's
    * pending item covers it (an RSVP whose event the caller derives next).
+   * An event's tombstone keeps its calendar history (`revision`: the one read
+   * at that version), as the change path's own deletion does (applier.ts).
    */
-  private async tombstone(key: Key, version: number, owesFollowUp = true): Promise<boolean> {
+  private async tombstone(key: Key, version: number, owesFollowUp = true, revision?: CalendarRevision): Promise<boolean> {
     // A dependent whose follow-up the caller does (it derives the event next) owes nothing of its own, even if it was
     // still settling as a live item: that settle's work is moot now, and its clearing no longer matches.
     // A live walk's saved progress (`pending_after`, `fanout`) goes too: the tombstone's own walk starts from its
     // first guest, and a hide stopped half-way must not make it skip the guests the hide had done (they are derived
     // again for the deletion).
-    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''} REMOVE #user, #event, #rsvp, pending_after, fanout${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true }, {
+    const done = await this.io.updateIf(key, `SET #deleted = :true${owesFollowUp ? ', #pending = :true' : ''}${revision ? ', #revision = :revision' : ''} REMOVE #user, #event, #rsvp, pending_after, fanout${owesFollowUp ? '' : ', #pending'}`, '#version = :v AND attribute_not_exists(#deleted)', { ':v': version, ':true': true, ...(revision ? { ':revision': revision } : {}) }, {
       '#user': 'user',
       '#event': 'event',
       '#rsvp': 'rsvp',
       '#deleted': 'deleted',
       '#pending': 'pending',
+      ...(revision ? { '#revision': 'revision' } : {}),
     });
     return done !== undefined;
   }

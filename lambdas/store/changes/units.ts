@@ -12,7 +12,7 @@
  */
 import { deriveEventItem, deriveGuestItems } from './derive.js';
 import { expectation, type Expectation } from './derivation-plan.js';
-import type { EventRecord, RsvpSourceItem, UserRecord } from '../table/items.js';
+import type { CalendarRevision, EventRecord, RsvpSourceItem, UserRecord } from '../table/items.js';
 import { countBucket, keys, SK } from '../table/table.js';
 import { keyString, type Item, type Key } from '../table/table-io.js';
 
@@ -61,7 +61,10 @@ export function targetsOf(unit: Unit, got: ReadonlyMap<string, Item>): Derived {
     if (!got.has(keyString(key)) && !got.has(`absent:${keyString(key)}`)) return { needs: key };
     creator = live<UserRecord>(got.get(keyString(key)), 'user');
   }
-  if (unit.kind === 'event') return { targets: deriveEventItem({ event, creator }) as unknown as Item[], event, user, creator };
+  if (unit.kind === 'event') {
+    const revision = live<CalendarRevision>(got.get(keyString(keys.eventSource(unit.eventId))), 'revision');
+    return { targets: deriveEventItem({ event, creator, revision }) as unknown as Item[], event, user, creator };
+  }
   const rsvp = live<RsvpSourceItem['rsvp']>(got.get(keyString(keys.rsvpSource(unit.eventId, unit.userId!))), 'rsvp');
   return { targets: deriveGuestItems({ event, creator, rsvp, user }) as unknown as Item[], event, user, creator };
 }

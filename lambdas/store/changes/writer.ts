@@ -8,7 +8,7 @@
 import { hashApiKey, keyIdFromHash } from '../../core/api-key.js';
 import { SCOPES, type Dataset } from '../../core/dataset.js';
 import { deriveEventAggregate, eventSourceItem, guestShardsRecord, isPubliclyVisible, rsvpRecord, rsvpSourceItem, userEventLink, userItem, userRecord } from './derive.js';
-import type { ApiKeyItem, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from '../table/items.js';
+import type { ApiKeyItem, CalendarRevision, DerivedItem, KeyCounterItem, KeyRecordItem, RsvpRecord, TableItem, UserRecord } from '../table/items.js';
 import { keys } from '../table/table.js';
 import { tallyItems } from '../table/tally.js';
 
@@ -21,8 +21,12 @@ export interface WriteSummary {
   items: number;
 }
 
-/** The read model of a dataset's users, events and RSVPs (no keys). */
-export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvps'>): { items: TableItem[]; summary: Omit<WriteSummary, 'apiKeys' | 'items'> } {
+/**
+ * The read model of a dataset's users, events and RSVPs (no keys). A load has
+ * no calendar history (SEQUENCE 0); a resync passes the one it keeps or counts
+ * for each event (`revisions`, by event id: local/resync.ts).
+ */
+export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvps'>, revisions: ReadonlyMap<string, CalendarRevision> = new Map()): { items: TableItem[]; summary: Omit<WriteSummary, 'apiKeys' | 'items'> } {
   const users = new Map<string, UserRecord>(dataset.users.map((u) => [u.id, userRecord(u)]));
   const rsvpsByEvent = new Map<string, RsvpRecord[]>();
   let anonymous = 0;
@@ -44,9 +48,10 @@ export function readModelItems(dataset: Pick<Dataset, 'users' | 'events' | 'rsvp
   for (const event of dataset.events) {
     const rsvps = rsvpsByEvent.get(event.id) ?? [];
     const sources = rsvps.map((rsvp) => rsvpSourceItem(rsvp, 0));
-    const derived = deriveEventAggregate({ event, creator: users.get(event.creator_id), rsvps, users });
+    const revision = revisions.get(event.id);
+    const derived = deriveEventAggregate({ event, creator: users.get(event.creator_id), rsvps, users, revision });
     // The record of the guest shards the event's sources and derived items are in (the loader writes records first).
-    items.push(eventSourceItem(event, 0), ...guestShardsRecord(event.id, [...sources, ...derived]), ...sources);
+    items.push(eventSourceItem(event, 0, revision), ...guestShardsRecord(event.id, [...sources, ...derived]), ...sources);
     // One link per user and event, however many ways the user is related to it.
     for (const userId of new Set([event.creator_id, ...rsvps.map((r) => r.user_id)])) items.push(userEventLink(userId, event.id));
     items.push(...derived);

@@ -5,10 +5,10 @@
  * anonymous guest: the read model never stores what it must never return.
  */
 import type { Scope, SourceEvent } from '../../core/dataset.js';
-import type { ApiKeyItem, EventItem, GuestCounts, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
+import type { ApiKeyItem, CalendarRevision, EventItem, GuestCounts, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
 
 // The items the read routes map live in the core, which the ports return them by; the store writes and reads them.
-export type { ApiKeyItem, CreatorSnapshot, EventItem, EventPayload, GuestCounts, GuestSnapshot, LiveApiKeyItem, RevokedApiKeyItem, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
+export type { ApiKeyItem, CalendarRevision, CreatorSnapshot, EventItem, EventPayload, GuestCounts, GuestSnapshot, LiveApiKeyItem, RevokedApiKeyItem, RsvpItem, RsvpStatus, VerificationStatus } from '../../core/read-items.js';
 
 /**
  * A member's entry in their profile list: where the event is listed, no
@@ -76,6 +76,8 @@ export interface EventSourceItem extends SourceBookkeeping {
   event_id: string;
   /** Absent on a tombstone. */
   event?: EventRecord;
+  /** The event's calendar history (lambdas/core/calendar-revision.ts): absent until the first revision; a tombstone keeps it. */
+  revision?: CalendarRevision;
 }
 
 /** A linked user's RSVP as the source sent it, without the private fields. */
