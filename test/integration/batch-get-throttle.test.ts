@@ -188,13 +188,14 @@ describe('the ingest when getMany uses up its attempts', () => {
     const window = unprocessedKeysWindow(client);
     const metrics = recordingMetrics();
     const visibility = new Map<string, number>();
+    const sentAgain: { body: string; delaySeconds: number }[] = [];
     const sleeps: number[] = [];
     const ingest = buildIngest({
       client,
       tableName: t,
       logger: recordingLogger(),
       metrics,
-      continueLater: async () => undefined,
+      continueLater: async (body, again) => void sentAgain.push({ body, delaySeconds: again?.delaySeconds ?? 0 }),
       retryIn: async (handle, seconds) => void visibility.set(handle, seconds),
       random: () => 0,
       batchGet: { maxAttempts: 3, sleep: async (ms) => void sleeps.push(ms) },
@@ -206,10 +207,12 @@ describe('the ingest when getMany uses up its attempts', () => {
     });
     const lambda = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'r' } as unknown as Context;
     window.open(Number.POSITIVE_INFINITY);
-    expect(await ingest(sqs(1), lambda)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    // A throttle uses none of the record's receives (issue 57 r2): it is sent again as a new, delayed message, and this delivery is done.
+    expect(await ingest(sqs(1), lambda)).toEqual({ batchItemFailures: [] });
     expect(metrics.value('Changes', { result: 'throttled' })).toEqual([1]);
     expect(metrics.value('Changes', { result: 'failed' })).toEqual([]);
-    expect(visibility.get('h1')).toBeGreaterThan(0);
+    expect(sentAgain).toEqual([{ body: JSON.stringify(change), delaySeconds: expect.any(Number) }]);
+    expect(sentAgain[0]!.delaySeconds).toBeGreaterThan(0);
     expect(sleeps.length).toBeGreaterThan(0);
     expect(sleeps.length % 2).toBe(0); // two waits per throttled chunk of three attempts
     window.open(0);

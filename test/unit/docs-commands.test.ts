@@ -64,6 +64,7 @@ const EXERCISED: Exercised[] = [
   // The deploy page's forms of the same command: without the optional arguments, and with the quota report.
   { shown: /^npm run smoke -- --public-url PUBLIC_API_URL --embed-url EMBED_API_URL --key KEY$/, by: 'test/e2e/smoke.test.ts', proof: () => "runTs('scripts/smoke.ts', args)" },
   { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--quota-key' },
+  { shown: /^npm run smoke -- .* \[--quota-key SPARE_KEY \[--quota-pace-ms 350\]\] \[--widget-url WIDGET_URL --widget-integrity WIDGET_INTEGRITY\]$/, by: 'test/e2e/smoke.test.ts', proof: () => '--widget-integrity' },
   // `npm run -s mcp` as a client runs it (stdout checked to be JSON-RPC only); the bin from build:mcp under the MCP Inspector.
   { shown: /^npm run -s mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => "['npm run -s mcp', ['run', '-s', 'mcp'], ROOT]" },
   { shown: /^npm run build:mcp$/, by: 'test/e2e/mcp.test.ts', proof: () => 'await buildMcp()' },
