@@ -292,7 +292,7 @@ function exceptionViolations(kind: Exclude<AnswerKind, 'envelope' | 'envelope-or
       return problems;
     case 'asset':
       if (status !== 200) return [`static file answered ${status}`];
-      if (!/^(text\/html|application\/javascript|image\/png)\b/.test(contentType)) problems.push(`static file as ${contentType}`);
+      if (!/^(text\/html|text\/javascript|application\/javascript|image\/png)\b/.test(contentType)) problems.push(`static file as ${contentType}`);
       if (h['access-control-allow-origin'] !== '*') problems.push('static file without Access-Control-Allow-Origin: *');
       if (bodyExpected && body === '') problems.push('static file with an empty body');
       return problems;
