@@ -18,7 +18,8 @@
  *
  * The function's role may do exactly what key management does:
  * - DynamoDB on the base table, only on items whose partition key is a key
- *   item's (USERKEYS#, APIKEY#, KEYREQ#, KEYSWEEP#; dynamodb:LeadingKeys), and GetItem
+ *   item's (USERKEYS#, APIKEY#, KEYREQ#, KEYSWEEP#; dynamodb:LeadingKeys), BatchGetItem
+ *   only on key records (USERKEYS#: the sweep's page), and GetItem
  *   on a user's partition (USER#: is the user id a live user; keys belong to
  *   user ids, so no index is read);
  * - API Gateway (ARN formats and condition keys: the Service Authorization
@@ -58,8 +59,12 @@ export const KEY_ADMIN = {
   handlerFile: 'lambdas/key-admin/handler',
   /** Partition-key prefixes of the items key management reads and writes (lambdas/store/table/table.ts; KEYSWEEP#: the sweep's progress). */
   leadingKeys: ['USERKEYS#*', 'APIKEY#*', 'KEYREQ#*', 'KEYSWEEP#*'],
-  /** BatchGetItem: the sweep reads a page's records at once (dynamodb:LeadingKeys applies to each key it names). */
-  tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+  /**
+   * BatchGetItem: only the sweep's, which reads a page's key records at once
+   * (keys.keyRecord: USERKEYS#); dynamodb:LeadingKeys applies to each key it names.
+   */
+  batchReadLeadingKeys: ['USERKEYS#*'],
   /** One web product's settings area: far above its users' clicks, far below what could hurt the table or API Gateway's key quotas. */
   throttle: { rateLimit: 10, burstLimit: 20 },
   /**
@@ -227,6 +232,12 @@ export function keyAdminStatements(stack: Stack, table: ITableV2, usagePlanId: s
       actions: [...KEY_ADMIN.tableActions],
       resources: [table.tableArn],
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...KEY_ADMIN.leadingKeys] } },
+    }),
+    new PolicyStatement({
+      sid: 'KeyRecordsAtOnce',
+      actions: ['dynamodb:BatchGetItem'],
+      resources: [table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...KEY_ADMIN.batchReadLeadingKeys] } },
     }),
     new PolicyStatement({
       sid: 'LiveUserById',
