@@ -257,8 +257,10 @@ describe("a key's revoke puts each of its webhooks' closing on the record once",
     await applier.apply({ type: 'user.deleted', version: 9_000, user_id: 'usr_frank' });
     await applier.apply({ type: 'user.deleted', version: 9_000, user_id: 'usr_frank' });
     // In whatever order the key's places list them (a map: DynamoDB keeps no order in it).
-    const byId = (a: unknown, b: unknown) => String((a as { webhookId: string }).webhookId).localeCompare((b as { webhookId: string }).webhookId);
-    expect(closed.sort(byId)).toEqual(hooks.sort().map((webhookId) => ({ event: 'closed', userId: 'usr_frank', keyId: key.keyId, webhookId, by: 'user deleted' })));
+    // One order for both sides: code-unit order (localeCompare would fold case and disagree with sort()).
+    const codeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const byId = (a: unknown, b: unknown) => codeUnits((a as { webhookId: string }).webhookId, (b as { webhookId: string }).webhookId);
+    expect(closed.sort(byId)).toEqual([...hooks].sort(codeUnits).map((webhookId) => ({ event: 'closed', userId: 'usr_frank', keyId: key.keyId, webhookId, by: 'user deleted' })));
   });
 });
 
