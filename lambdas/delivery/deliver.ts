@@ -13,7 +13,9 @@
  *    as every later attempt's write does (a revoke or a user's deletion
  *    closes it before answering: no send starts after that);
  * 3. signs (Standard Webhooks, every secret in use) and POSTs through the
- *    outbound guard;
+ *    outbound guard; the secrets are opened before the write that leases
+ *    the attempt (a throttled KMS call never eats the lease), and a send
+ *    whose deadline no longer fits in its lease is not made;
  * 4. a 2xx moves the cursor and the next page follows at once (changes that
  *    came meanwhile are in it, up to 100), read before the 2xx is recorded
  *    so that one write records both: the cursor moved and the next delivery
@@ -31,7 +33,7 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { EventReader, FeedReader } from '../core/ports.js';
-import { DELIVERY_LEASE_MS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
+import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
 import { signDelivery } from '../core/webhook-signing.js';
 import type { DeliveryState } from '../store/webhooks/delivery-state.js';
 import type { SecretBox } from '../store/webhooks/secret-box.js';
@@ -126,6 +128,8 @@ export function runWebhooks(deps: DeliveryDeps, webhookIds: readonly string[], b
 
 class Run {
   private started = 0;
+  /** Secrets opened in this run, by their sealed form: opened before the write that takes a lease, so a slow KMS call is never inside one. */
+  private readonly opened = new Map<string, string>();
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -145,6 +149,20 @@ class Run {
       step = await this.send(step.ready);
       this.started += 1;
     }
+  }
+
+  /** The secrets a delivery is signed with now: the current one, and the previous one within its overlap (P18: 24 hours). */
+  private async signingSecrets(item: WebhookItem): Promise<string[]> {
+    const open = async (sealed: string): Promise<string> => {
+      const known = this.opened.get(sealed);
+      if (known !== undefined) return known;
+      const secret = await this.deps.secrets.open(sealed, this.webhookId);
+      this.opened.set(sealed, secret);
+      return secret;
+    };
+    const secrets = [await open(item.secret)];
+    if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > this.deps.clock().getTime()) secrets.push(await open(item.previous_secret));
+    return secrets;
   }
 
   private pageOf(item: WebhookItem, cursor: string | undefined, clip?: string): Promise<PageRead> {
@@ -196,6 +214,7 @@ class Run {
       const moved = (await state.advance(id, item.cursor, page.next, page.endsStart)) ?? (await state.webhook(id));
       return page.hasMore ? { kind: 'item', item: moved } : DONE;
     }
+    await this.signingSecrets(item);
     const begun = await state.begin(id, item.cursor, this.fresh(item.cursor, page));
     if (!begun) return this.reread();
     return { kind: 'ready', ready: { item: begun, inflight: begun.inflight!, page, counted: true } };
@@ -214,16 +233,26 @@ class Run {
     const ids = { userId: item.user_id, keyId: item.key_id, webhookId };
     // The attempts before this one (a fresh delivery's write counted this one already).
     const prior = counted ? inflight.attempts - 1 : inflight.attempts;
+    let leaseEnd = Date.parse(inflight.lease_until ?? '') || 0;
     if (!counted) {
+      await this.signingSecrets(item);
       // The key's state, checked by the write itself: a revoke or deletion that closed it first makes this fail, and nothing is sent.
       const at = deps.clock();
-      const open = await deps.state.attempt(webhookId, inflight.id, at, new Date(at.getTime() + DELIVERY_LEASE_MS));
+      leaseEnd = at.getTime() + DELIVERY_LEASE_MS;
+      const open = await deps.state.attempt(webhookId, inflight.id, at, new Date(leaseEnd));
       if (!open) return this.reread();
     }
     const body: DeliveryBody<Change> = { webhook_id: webhookId, scope: item.scope, changes: page.changes, cursor: page.next, ...(item.reset ? { reset: true as const } : {}) };
     const text = JSON.stringify(body);
-    const secrets = [await deps.secrets.open(item.secret, webhookId)];
-    if (item.previous_secret && item.previous_until && Date.parse(item.previous_until) > deps.clock().getTime()) secrets.push(await deps.secrets.open(item.previous_secret, webhookId));
+    // Opened already unless a rotation landed between the read and the leasing write.
+    const secrets = await this.signingSecrets(item);
+    const left = leaseEnd - deps.clock().getTime();
+    if (left < DELIVERY_TIMEOUT_MS) {
+      // The send's deadline no longer fits in the lease (a slow call since it was taken): another run may start once it
+      // passes, so this one sends nothing and the delivery is tried again after the lease, never two sends at once.
+      deps.logger.info('Webhook delivery not sent: its lease was too short for the send', { ...ids, deliveryId: inflight.id, leaseLeftMs: left });
+      return { kind: 'outcome', outcome: { kind: 'retry', seconds: Math.max(1, Math.ceil(left / 1000)) } };
+    }
     const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
     const outcome = await deps.post({ url: item.url, body: text, headers });
     const now = deps.clock();
@@ -269,6 +298,7 @@ class Run {
     const next = mayGoOn ? await this.pageOf(moved, page.next) : undefined;
     let step: Step | undefined;
     if (next?.kind === 'page' && sendable(moved, next)) {
+      await this.signingSecrets(moved);
       const both = await state.ackAndBegin(webhookId, inflight.id, page.next, now, page.endsStart, this.fresh(page.next, next));
       if (both) step = { kind: 'ready', ready: { item: both, inflight: both.inflight!, page: next, counted: true } };
     }
