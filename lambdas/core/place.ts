@@ -49,6 +49,16 @@ export const AMBIGUOUS_COUNTRIES: readonly string[] = AMBIGUOUS_COUNTRY_NAMES;
  * an index's included (docs/data-model.md, "Discovery").
  */
 export const PLACE_PART_MAX_BYTES = 200;
+/**
+ * The longest city or country a query or a webhook's scope may name, in
+ * characters: three times the contract's 100 bytes, so that every place a
+ * dataset can hold can be asked for in any case or normalisation form (an
+ * upper-case letter can be three, a decomposed one several). What is asked
+ * is folded and bounded like the data's, so no length here makes a key
+ * DynamoDB refuses. One bound for every way of naming a place: the search
+ * and feed routes' parameters and a webhook's place scope.
+ */
+export const PLACE_QUERY_MAX_LENGTH = 300;
 const utf8 = new TextEncoder();
 
 /**

@@ -7,18 +7,11 @@
 import * as z from 'zod';
 import { ValidationError } from './errors.js';
 import { limitParam } from './params.js';
-import { cityKey, countryKey, type PlaceKey } from './place.js';
+import { cityKey, countryKey, PLACE_QUERY_MAX_LENGTH, type PlaceKey } from './place.js';
 import { parseSearchCursor, SEARCH_CURSOR_INVALID, SEARCH_CURSOR_MAX_LENGTH, type SealedSearchCursor } from './search-cursor.js';
 
-/**
- * The longest `city` or `country` a query may send, in characters: three
- * times the contract's 100 bytes, so that every place a dataset can hold is
- * asked for by its own spelling and by any spelling of it in another case or
- * normalisation form (an upper case letter can be three, a decomposed one
- * several). What is asked is folded and bounded like the data's
- * (lambdas/core/place.ts), so no length here makes a key DynamoDB refuses.
- */
-export const PLACE_MAX_LENGTH = 300;
+/** The longest `city` or `country` a query may send (place.ts says why 300). */
+export const PLACE_MAX_LENGTH = PLACE_QUERY_MAX_LENGTH;
 /** `to` may be at most this many days after `from`. */
 export const SEARCH_WINDOW_MAX_DAYS = 92;
 /** Without `to`: `from` plus this many days. */

@@ -9,7 +9,7 @@
 import * as z from 'zod';
 import { EVENT_ID_PATTERN, USER_ID_PATTERN } from './ids.js';
 import { feedScopes } from './feed-cursor.js';
-import { cityKey, countryKey, placeName, type PlaceKey } from './place.js';
+import { cityKey, countryKey, placeName, PLACE_QUERY_MAX_LENGTH, type PlaceKey } from './place.js';
 import type { Scope } from './dataset.js';
 
 /** At most this many webhooks per key (PRODUCT P18). */
@@ -59,8 +59,17 @@ export type WebhookScope =
   | { type: 'place'; city?: string; country?: string }
   | { type: 'guests'; eventId: string };
 
-const PLACE_PART_MAX = 200;
-const placePart = (field: string) => z.string({ error: `scope.${field} must be a string` }).trim().min(1, { error: `scope.${field} must not be empty` }).max(PLACE_PART_MAX, { error: `scope.${field} is at most ${PLACE_PART_MAX} characters` });
+/**
+ * A place part as the search and feed routes take it (search-params.ts): at most PLACE_QUERY_MAX_LENGTH characters as
+ * sent, and something left once folded (a value of spaces, punctuation or marks names no place). Every place a pull
+ * consumer can follow, a webhook can, and nothing else.
+ */
+const placePart = (field: 'city' | 'country', key: (raw: string) => string | undefined) =>
+  z
+    .string({ error: `scope.${field} must be a string` })
+    .max(PLACE_QUERY_MAX_LENGTH, { error: `scope.${field} is at most ${PLACE_QUERY_MAX_LENGTH} characters` })
+    .trim()
+    .refine((v) => key(v) !== undefined, { error: `scope.${field} must not be empty` });
 
 /** The scope of a create: a feed of P16/P17, named by ids (a host by user id, never by username). */
 export const webhookScopeSchema = z.discriminatedUnion(
@@ -69,7 +78,7 @@ export const webhookScopeSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('catalogue') }),
     z.strictObject({ type: z.literal('host'), userId: z.string({ error: 'scope.userId is required (the host\'s user id, usr_…)' }).regex(USER_ID_PATTERN, { error: 'scope.userId must be a user id (usr_…)' }) }),
     z
-      .strictObject({ type: z.literal('place'), city: placePart('city').optional(), country: placePart('country').optional() })
+      .strictObject({ type: z.literal('place'), city: placePart('city', cityKey).optional(), country: placePart('country', countryKey).optional() })
       .refine((p) => p.city !== undefined || p.country !== undefined, { error: 'A place scope needs a city, a country or both', path: ['city'] }),
     z.strictObject({ type: z.literal('guests'), eventId: z.string({ error: 'scope.eventId is required (evt_…)' }).regex(EVENT_ID_PATTERN, { error: 'scope.eventId must be an event id (evt_…)' }) }),
   ],
