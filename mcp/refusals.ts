@@ -16,7 +16,7 @@ export interface ArgumentError {
   message: string;
 }
 
-const result = (error: { status: number; message: string; details: ArgumentError[] | null; attempts: number }): ToolResult => ({
+const result = (error: { status: number | null; message: string; details: ArgumentError[] | null; attempts: number }): ToolResult => ({
   content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }],
   isError: true,
 });
@@ -31,8 +31,12 @@ export function unknownTool(name: string, offered: readonly string[]): ToolResul
   return result({ status: 404, message: `This server has no tool named "${name}"; it offers ${offered.join(', ')}`, details: null, attempts: 0 });
 }
 
-/** A tool that failed before the API answered (never expected: the client turns network failures into outcomes). */
-export function toolFailed(name: string, cause: unknown): ToolResult {
-  const why = cause instanceof Error ? cause.message : String(cause);
-  return result({ status: 500, message: `${name} failed before the Public API answered: ${why}`, details: null, attempts: 0 });
+/**
+ * A tool that failed before the API answered (never expected: the client turns network failures into outcomes). No
+ * HTTP status was answered, so none is made up (`null`, as an unreachable API's outcome has): the caller is told to
+ * try again, and the cause goes to the server's log (stderr), not into an assistant's context.
+ */
+export function toolFailed(name: string, cause: unknown, log: (line: string) => void): ToolResult {
+  log(`${name} failed before the Public API answered: ${cause instanceof Error ? cause.message : String(cause)}`);
+  return result({ status: null, message: `${name} failed before the Public API answered (this server's log says why); try again`, details: null, attempts: 0 });
 }

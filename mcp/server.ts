@@ -31,7 +31,7 @@ export const SERVER_INFO = { name: 'public-events-mcp', version: '1.0.0' };
 const unexpectedShape = (outcome: Extract<Outcome, { ok: true }>) =>
   failure({ ok: false, status: outcome.status, message: 'The API answered with an unexpected shape', details: null, attempts: outcome.attempts });
 
-export function createMcpServer(api: PublicApiClient, tools: readonly ToolName[] = TOOL_NAMES): McpServer {
+export function createMcpServer(api: PublicApiClient, tools: readonly ToolName[] = TOOL_NAMES, log: (line: string) => void = (line) => void process.stderr.write(`public-events-mcp: ${line}\n`)): McpServer {
   const server = new McpServer(SERVER_INFO);
   const offered = new Set(tools);
   const registered = new Map<string, RegisteredTool>();
@@ -110,7 +110,7 @@ export function createMcpServer(api: PublicApiClient, tools: readonly ToolName[]
       // The SDK types a handler for task tools too; these are plain callbacks of (arguments, extra).
       return await (tool.handler as (a: unknown, e: typeof extra) => Promise<ToolResult>)(parsed.data, extra);
     } catch (cause) {
-      return toolFailed(name, cause);
+      return toolFailed(name, cause, log);
     }
   });
 

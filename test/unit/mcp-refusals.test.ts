@@ -101,3 +101,23 @@ describe('MCP refusals', () => {
     expect((await call('get-event', { eventId: 'evt_a', include: 'guests' })).result.isError).toBeFalsy();
   });
 });
+
+describe('a tool that fails before the API answers', () => {
+  it('answers the envelope with no made-up status and no internal text, and logs the cause', async () => {
+    const logged: string[] = [];
+    const failing = { get: async () => Promise.reject(new Error('socket hang up at 10.0.3.7:443 (internal detail)')) } as unknown as PublicApiClient;
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(failing, undefined, (line) => logged.push(line)).connect(serverSide);
+    const c = new Client({ name: 'failing-test', version: '1' });
+    await c.connect(clientSide);
+    try {
+      const result = await c.callTool({ name: 'get-event', arguments: { eventId: 'evt_a' } });
+      expect(result.isError).toBe(true);
+      const { error } = JSON.parse((result.content as { text: string }[])[0]!.text) as { error: Record<string, unknown> };
+      expect(error).toEqual({ status: null, message: "get-event failed before the Public API answered (this server's log says why); try again", details: null, attempts: 0 });
+      expect(logged).toEqual(['get-event failed before the Public API answered: socket hang up at 10.0.3.7:443 (internal detail)']);
+    } finally {
+      await c.close();
+    }
+  });
+});
