@@ -1,0 +1,203 @@
+/**
+ * Webhooks under the write side's races, explored exhaustively, not sampled
+ * (PRODUCT P14 and P18): two changes applied by two appliers at once, the
+ * first stopped after each of its DynamoDB calls in turn (every pause
+ * point, the call landed), the second applied whole meanwhile, and every
+ * webhook delivering at the pause (reading the feeds while the first change
+ * is half applied), after the second change, and to the end once the first
+ * resumes; both orders of each pair. Webhooks follow every scope the
+ * changes touch (the catalogue, the host, the place, the guest list; each
+ * start in turn: backfilled, handed over from a pull, from the next
+ * change), through the real engine, table and change path
+ * (test/support/webhook-world.ts). Checked at every send (the world's
+ * referee: signed, one in flight, content as the read routes show it then)
+ * and at the end: each receiver, and its idempotent copy, equals its
+ * scope's read route, and a pull from its cursor gives nothing more.
+ *
+ * The write side's own explorations (schedules-*.exhaustive.test.ts) hold
+ * the read model and the feeds read from no cursor under the same races;
+ * this file holds what a follower of the feeds by push sees of them. Each
+ * pair prints its number of schedules.
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Change } from '../../lambdas/core/changes.js';
+import { fixedClock } from '../../lambdas/core/clock.js';
+import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
+import { FEED_NOW as NOW } from '../support/feed-consumer.js';
+import { scanAll } from '../support/read-model.js';
+import { useFileStore } from '../support/store.js';
+import { expectReceiversMatch, followScopes, withHookOwners, type Following } from '../support/webhook-follow.js';
+import { WebhookWorld } from '../support/webhook-world.js';
+
+const store = useFileStore({ inProcess: true, direct: true });
+const clock = fixedClock(NOW.toISOString());
+
+const event = (id: string, creator: string, more: Partial<SourceEvent> = {}): SourceEvent => ({
+  id,
+  creator_id: creator,
+  title: `Event ${id}`,
+  start_date: '2026-12-31T23:30:00.000Z',
+  timezone: 'UTC',
+  status: 'published',
+  visibility: 'public',
+  created_at: '2026-11-01T00:00:00.000Z',
+  location: { name: 'Club', city: 'Lisbon', country: 'PT' },
+  ...more,
+});
+const gig = event('evt_gig', 'usr_ann');
+const users = [
+  { id: 'usr_ann', username: 'ann' },
+  { id: 'usr_bob', username: 'bob' },
+];
+const rsvp = (user_id: string, status: 'yes' | 'maybe' | 'no', day: number) => ({ event_id: 'evt_gig', user_id, status, rsvp_date: `2026-11-0${day}T00:00:00.000Z` });
+const following: Following = { hosts: ['usr_ann'], events: ['evt_gig'], places: [{ city: 'lisbon' }, { country: 'Portugal' }] };
+
+interface Race {
+  name: string;
+  d0: Dataset;
+  changes: [Change, Change];
+}
+
+const races: Race[] = [
+  {
+    name: "an edit and a hide of one event (the hide's version higher)",
+    d0: { users, events: [gig], rsvps: [rsvp('usr_bob', 'yes', 2)] },
+    changes: [
+      { type: 'event.upserted', version: 1, event: { ...gig, title: 'Gig, later' } },
+      { type: 'event.upserted', version: 2, event: { ...gig, visibility: 'private' } },
+    ],
+  },
+  {
+    name: "an event moving to another city and country, and a guest's RSVP to it",
+    d0: { users, events: [gig], rsvps: [] },
+    changes: [
+      { type: 'event.upserted', version: 1, event: { ...gig, location: { name: 'Bar', city: 'Madrid', country: 'ES' } } },
+      { type: 'rsvp.upserted', version: 1, rsvp: rsvp('usr_bob', 'maybe', 3) },
+    ],
+  },
+  {
+    name: 'a host renamed while a new event of theirs comes',
+    d0: { users, events: [gig], rsvps: [] },
+    changes: [
+      { type: 'user.upserted', version: 1, user: { id: 'usr_ann', username: 'annie' } },
+      { type: 'event.upserted', version: 1, event: event('evt_talk', 'usr_ann', { title: 'Talk' }) },
+    ],
+  },
+  {
+    name: 'an event deleted while its guest changes their answer',
+    d0: { users, events: [gig], rsvps: [rsvp('usr_bob', 'yes', 2)] },
+    changes: [
+      { type: 'event.deleted', version: 2, event_id: 'evt_gig' },
+      { type: 'rsvp.upserted', version: 2, rsvp: rsvp('usr_bob', 'no', 4) },
+    ],
+  },
+];
+
+/** Each race's table, emptied and seeded again before each schedule (a table made afresh costs more than the schedule). */
+const tables = new Map<Race, { name: string; seed: Record<string, unknown>[] }>();
+async function freshTable(race: Race): Promise<string> {
+  const known = tables.get(race);
+  if (!known) {
+    const name = await store.loaded('races', withHookOwners(race.d0));
+    tables.set(race, { name, seed: await scanAll(store.client, name) });
+    return name;
+  }
+  const now = await scanAll(store.client, known.name);
+  await batchWriteAll(store.client, known.name, [], {}, now.map((i) => ({ pk: i.pk, sk: i.sk })));
+  await batchWriteAll(store.client, known.name, known.seed);
+  return known.name;
+}
+
+/** A client that holds every call after its `pauseAfter`-th until released; `reached` once the first `pauseAfter` have landed and the next waits (or the change ended). */
+function pausingClient(client: DynamoDBDocumentClient, pauseAfter: number) {
+  let issued = 0;
+  let landed = 0;
+  let waiting = false;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let reach!: () => void;
+  const reached = new Promise<void>((r) => (reach = r));
+  const check = () => (waiting && landed === pauseAfter ? reach() : undefined);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (++issued > pauseAfter) {
+        waiting = true;
+        check();
+        await gate;
+      }
+      const out = await next(args);
+      landed++;
+      check();
+      return out;
+    },
+    { step: 'initialize', name: 'race-pause' },
+  );
+  return { reached, release, calls: () => issued };
+}
+
+/** Runs one schedule: `first` paused after `pauseAfter` calls, `second` applied whole meanwhile. Answers the first change's calls. */
+async function run(race: Race, order: readonly [number, number], pauseAfter: number): Promise<number> {
+  const table = await freshTable(race);
+  const world = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW });
+  const [first, second] = [race.changes[order[0]]!, race.changes[order[1]]!];
+  const where = `${race.name}: change ${order[0]} paused after its call ${pauseAfter}, change ${order[1]} applied meanwhile`;
+  const clients: DynamoDBDocumentClient[] = [];
+  const watched = () => {
+    const c = world.watch(store.newClient());
+    clients.push(c);
+    return c;
+  };
+  try {
+    await followScopes(world, following);
+    await world.drain();
+    const sends = () => [...world.receivers.answered.values()].reduce((a, b) => a + b, 0);
+    const sentBefore = sends();
+    const client = watched();
+    const pause = pausingClient(client, pauseAfter);
+    const running = new ChangeApplier(client, table, { clock }).apply(first);
+    // Paused indeed, unless the change makes no more calls than that.
+    if ((await Promise.race([pause.reached.then(() => 'paused'), running.then(() => 'ended')])) === 'ended') expect(pause.calls()).toBeLessThanOrEqual(pauseAfter);
+    // The webhooks deliver with the first change half applied, again once the second has landed, then to the end.
+    await world.step();
+    await new ChangeApplier(watched(), table, { clock }).apply(second);
+    await world.step();
+    pause.release();
+    await running;
+    await world.drain();
+    await expectReceiversMatch(world, store.client, table);
+    // Every scope followed, and the changes delivered, not only made.
+    expect({ webhooks: world.receivers.hooks.size, delivered: sends() > sentBefore }).toEqual({ webhooks: 5, delivered: true });
+    return pause.calls();
+  } catch (error) {
+    throw new Error(`${where}\n${(error as Error).message}`);
+  } finally {
+    for (const c of clients) c.destroy();
+    world.close();
+  }
+}
+
+const counts: string[] = [];
+afterAll(() => {
+  process.stdout.write(`webhooks under the write side's races:\n  ${counts.join('\n  ')}\n`);
+});
+
+describe("webhooks under two changes racing, every pause point of either: each receiver equals its scope (PRODUCT P14, P18)", () => {
+  for (const race of races) {
+    it(race.name, async () => {
+      let schedules = 0;
+      const calls: number[] = [];
+      for (const order of [[0, 1], [1, 0]] as const) {
+        // The first change's calls when it is not paused at all: the points to explore.
+        const n = await run(race, order, Number.MAX_SAFE_INTEGER);
+        expect(n).toBeGreaterThan(2);
+        calls.push(n);
+        for (let k = 0; k <= n; k++) await run(race, order, k);
+        schedules += n + 2;
+      }
+      counts.push(`${race.name}: ${schedules} schedules (the changes make ${calls.join(' and ')} calls)`);
+    }, 600_000);
+  }
+});
