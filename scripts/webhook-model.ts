@@ -21,10 +21,17 @@ export const FIFO_BATCH = 10;
 
 /** What the bench measured that the models use (its run at this branch's tip; the bench says when they move). */
 export const MEASURED = {
-  /** A webhook's delivery of one change in a batch of 10 (the exact table): read and write units, DynamoDB round trips before its POST. */
-  singleDelivery: { readUnits: 1.2, writeUnits: 2, tripsBeforePost: 4 },
-  /** A delivery of a catch-up, pages of 100 small events (the catch-up table, with the container's cache). */
-  catchUpDelivery: { contentReadUnits: 100, feedReadUnits: 0.4, writeUnits: 1.1, tripsBetweenPosts: 2 },
+  /**
+   * A webhook's delivery of one change in a batch of 10 (the exact table): read and write units, DynamoDB round trips
+   * before its POST is written (the last look, once connected, the last of them).
+   */
+  singleDelivery: { readUnits: 2.2, writeUnits: 2, tripsBeforePost: 5 },
+  /**
+   * A delivery of a catch-up, pages of 100 small events (the catch-up table, with the container's cache): its reads
+   * by partition (the webhook's item: the last look before each send), writes, and round trips from one POST's
+   * answer to the next POST (the 2xx's record with the next delivery's start, the next page's content, the look).
+   */
+  catchUpDelivery: { contentReadUnits: 100, feedReadUnits: 0.4, itemReadUnits: 1.1, writeUnits: 1.1, tripsBetweenPosts: 3 },
   /** The same without the cache (every page reading the feed partition). */
   uncachedFeedReadUnits: 2.8,
   /** A container's refresh at a scope's front (its heads): mean and largest read units. */
@@ -154,10 +161,10 @@ export function burst(a = ASSUMPTIONS, concurrency = DELIVERY_CONCURRENCY): Burs
       uncached: (deliveries * MEASURED.uncachedFeedReadUnits) / catchUpS,
     },
     itemReadUnitsPerS: a.webhooks / catchUpS,
-    tableReadUnitsPerS: (deliveries * c.contentReadUnits) / catchUpS,
+    tableReadUnitsPerS: (deliveries * (c.contentReadUnits + c.itemReadUnits)) / catchUpS,
     tableWriteUnitsPerS: (deliveries * c.writeUnits) / catchUpS,
     atDefaultQuotaS: (deliveries * c.contentReadUnits) / a.tableQuotaUnitsPerS,
-    costUsd: deliveries * (c.contentReadUnits + c.feedReadUnits) * PRICES.dynamoReadRequestUnit.usd + deliveries * c.writeUnits * WEBHOOK_PRICES.dynamoWriteRequestUnit.usd,
+    costUsd: deliveries * (c.contentReadUnits + c.feedReadUnits + c.itemReadUnits) * PRICES.dynamoReadRequestUnit.usd + deliveries * c.writeUnits * WEBHOOK_PRICES.dynamoWriteRequestUnit.usd,
   };
 }
 
@@ -176,8 +183,8 @@ export function monthlyCost(webhooks = 1000, perDay = 1000, a = ASSUMPTIONS): Mo
   const d = MEASURED.singleDelivery;
   const gbSeconds = ((a.postMeanMs + d.tripsBeforePost * a.dynamoRoundTripMs + a.dynamoRoundTripMs) / 1000) * (a.deliveryMemoryMb / 1024);
   const lines = [
-    // Its own invocation each: items, entries and content read alone (3 units), its two writes.
-    { what: 'DynamoDB reads (the webhook, the scope\'s entries, the content: 1 unit each)', usd: deliveries * 3 * PRICES.dynamoReadRequestUnit.usd },
+    // Its own invocation each: its item, entries and content read alone, and its item again before the send (4 units), its two writes.
+    { what: 'DynamoDB reads (the webhook twice: its run\'s read and the last look before the send; the scope\'s entries; the content: 1 unit each)', usd: deliveries * 4 * PRICES.dynamoReadRequestUnit.usd },
     { what: 'DynamoDB writes (in flight, acknowledged)', usd: deliveries * d.writeUnits * WEBHOOK_PRICES.dynamoWriteRequestUnit.usd },
     { what: 'the fan-out\'s Query of the scope\'s webhooks', usd: deliveries * PRICES.dynamoReadRequestUnit.usd },
     { what: 'SQS FIFO: the wake-up sent, received, deleted', usd: deliveries * 3 * WEBHOOK_PRICES.sqsFifoRequest.usd },
@@ -204,7 +211,7 @@ export function modelTables(): { freshness: string; burst: string; cost: string 
       '|---|---|',
       `| deliveries (${n(ASSUMPTIONS.webhooks)} webhooks × ${n(ASSUMPTIONS.burstChanges / ASSUMPTIONS.changesPerDelivery)} pages of ${ASSUMPTIONS.changesPerDelivery}) | ${n(b.deliveries)} |`,
       `| the delivery function's concurrency (its event source's maximum), webhooks a batch | ${n(DELIVERY_CONCURRENCY)}, ${FIFO_BATCH} |`,
-      `| deliveries running at once (packed at ${ASSUMPTIONS.batchPacking * 100} %), one cycle (POST and 2 round trips) | ${n(b.slots)}, ${n(b.cycleMs)} ms |`,
+      `| deliveries running at once (packed at ${ASSUMPTIONS.batchPacking * 100} %), one cycle (POST and ${MEASURED.catchUpDelivery.tripsBetweenPosts} round trips) | ${n(b.slots)}, ${n(b.cycleMs)} ms |`,
       `| bounds: the burst written, one webhook's 100 deliveries in a row, the capacity | ${n(b.writtenS, 1)} s, ${n(b.chainS, 1)} s, ${n(b.capacityS, 1)} s |`,
       `| **every healthy endpoint caught up, from the first change** | **${n(b.caughtUpS, 1)} s** |`,
       `| the scope's feed partition, read units a second: with the cache (average), its refresh bound (mean, largest), without the cache | ${n(b.feedReadUnitsPerS.cached)}, ${n(b.feedReadUnitsPerS.refreshBound)} (${n(b.feedReadUnitsPerS.refreshBoundMax)}), ${n(b.feedReadUnitsPerS.uncached)} |`,

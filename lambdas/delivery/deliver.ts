@@ -13,7 +13,10 @@
  *    as every later attempt's write does (a revoke or a user's deletion
  *    closes it before answering: no send starts after that);
  * 3. signs (Standard Webhooks, every secret in use) and POSTs through the
- *    outbound guard; the secrets are opened before the write that leases
+ *    outbound guard, which asks once connected whether the webhook is still
+ *    open with this delivery in flight (one consistent read: a revoke that
+ *    answered while the address was resolved and the connection made stops
+ *    the send before anything is written); the secrets are opened before the write that leases
  *    the attempt (a throttled KMS call never eats the lease), and a send
  *    whose deadline no longer fits in its lease is not made;
  * 4. a 2xx moves the cursor and the next page follows at once (changes that
@@ -97,10 +100,10 @@ const sendable = (item: Pick<WebhookItem, 'reset'>, page: Extract<PageRead, { ki
 
 export const USER_AGENT = 'PublicEventsAPI-Webhooks/1';
 
-const failureOf = (outcome: Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, at: Date): DeliveryFailure =>
+const failureOf = (outcome: Exclude<PostOutcome, { kind: 'answered'; status: 200 } | { kind: 'withdrawn' }>, at: Date): DeliveryFailure =>
   outcome.kind === 'answered' ? { at: at.toISOString(), status: outcome.status } : { at: at.toISOString(), errorClass: outcome.errorClass };
 
-const resultOf = (outcome: PostOutcome): DeliveryResult =>
+const resultOf = (outcome: Exclude<PostOutcome, { kind: 'withdrawn' }>): DeliveryResult =>
   outcome.kind === 'answered' ? (isAcknowledged(outcome.status) ? 'delivered' : 'rejected') : outcome.kind === 'refused' ? 'refused' : 'unanswered';
 
 /** A run's view of the feeds: a container's cache from the run's start (feed-cache.ts), else the reader as given. */
@@ -254,7 +257,11 @@ class Run {
       return { kind: 'outcome', outcome: { kind: 'retry', seconds: Math.max(1, Math.ceil(left / 1000)) } };
     }
     const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
-    const outcome = await deps.post({ url: item.url, body: text, headers });
+    // The last look, once connected (the guard resolves and connects first, which can take seconds): a revoke, a user's
+    // deletion or a delete that closed the webhook meanwhile has answered by now, and nothing is written.
+    const beforeSend = () => deps.state.maySend(webhookId, inflight.id);
+    const outcome = await deps.post({ url: item.url, body: text, headers, beforeSend });
+    if (outcome.kind === 'withdrawn') return this.reread();
     const now = deps.clock();
     deps.metrics.publish({ [DIMENSIONS.result]: resultOf(outcome) }, [{ name: METRICS.webhookDeliveries, unit: 'Count', value: 1 }]);
     if (outcome.kind === 'answered' && isAcknowledged(outcome.status)) {
@@ -262,7 +269,7 @@ class Run {
       deps.metrics.publish({}, [{ name: METRICS.webhookDeliveryLag, unit: 'Seconds', value: lag }]);
       return this.acknowledged(item, inflight, page, now, !!item.failing_since || prior > 0);
     }
-    const failure = failureOf(outcome as Exclude<PostOutcome, { kind: 'answered'; status: 200 }>, now);
+    const failure = failureOf(outcome as Exclude<PostOutcome, { kind: 'answered'; status: 200 } | { kind: 'withdrawn' }>, now);
     const gone = outcome.kind === 'answered' && outcome.status === 410;
     if (gone || failingTooLong(item.failing_since ?? inflight.first_at, now)) {
       const disabled = await deps.state.disable(webhookId, gone ? 'gone' : 'failing', now, failure);

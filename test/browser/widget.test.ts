@@ -241,7 +241,9 @@ describe('embed widget in Chromium', () => {
     expect(await cover.getAttribute('alt')).toBe('Cover image of Rooftop Jazz');
     expect(await cover.getAttribute('width')).toBe('640');
     expect(await cover.getAttribute('height')).toBe('360');
-    expect(await cover.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    // Lazy: fetched once near the viewport, so brought there, then waited for (decode() settles once it has loaded or failed).
+    await cover.scrollIntoViewIfNeeded();
+    expect(await cover.evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth > 0, () => false))).toBe(true);
     // A failing cover is removed; a null one never had an image (Bitcoin Meetup has none). The cover is lazy:
     // Chromium fetches it (and so fails it) only near the viewport, so bring its card there first.
     await page.evaluate(() => document.querySelector('#hostile')?.scrollIntoView());

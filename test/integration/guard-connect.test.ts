@@ -120,6 +120,20 @@ describe('TLS', () => {
     expect(receiver.received[0]).toMatchObject({ servername: 'receiver.test', headers: expect.arrayContaining([['host', `receiver.test:${receiver.port}`]]) });
   });
 
+  it('asks the last look once the handshake is done, and writes nothing over TLS when it says no', async () => {
+    const receiver = await httpsReceiver();
+    const url = `https://receiver.test:${receiver.port}/in`;
+    const asked: string[] = [];
+    const look = (ok: boolean) => guardedPost({ url, body: '{}', headers: {}, beforeSend: async () => (asked.push(ok ? 'yes' : 'no'), ok) }, LOOPBACK, { resolver: rebinding(['127.0.0.1']), ca: TLS.ca });
+    expect(await look(false)).toEqual({ kind: 'withdrawn' });
+    expect(receiver.received).toEqual([]);
+    expect(await look(true)).toEqual({ kind: 'answered', status: 204 });
+    expect({ asked, received: receiver.received.length }).toEqual({ asked: ['no', 'yes'], received: 1 });
+    // A certificate that fails is a tls failure before any look.
+    expect(await guardedPost({ url, body: '{}', headers: {}, beforeSend: async () => (asked.push('untrusted'), true) }, LOOPBACK, { resolver: rebinding(['127.0.0.1']) })).toEqual({ kind: 'failed', errorClass: 'tls' });
+    expect(asked).toEqual(['no', 'yes']);
+  });
+
   it('sends no SNI to a literal address, and verifies the certificate against the address', async () => {
     const receiver = await httpsReceiver();
     expect(await post(`${receiver.origin}/in`, LOOPBACK, undefined, TLS.ca)).toEqual({ kind: 'answered', status: 204 });

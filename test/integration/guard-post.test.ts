@@ -23,6 +23,29 @@ const failed = (errorClass: string) => ({ kind: 'failed', errorClass });
 
 afterEach(closeReceivers);
 
+describe('the last look before the send (beforeSend)', () => {
+  it('is asked once the connection is made; a no, a failure to say or no answer within the deadline writes nothing', async () => {
+    const receiver = await httpReceiver();
+    const asked: string[] = [];
+    const look = (answer: () => Promise<boolean>) => guardedPost({ url: `${receiver.origin}/`, body: '{}', headers: {}, beforeSend: () => (asked.push('asked'), answer()) }, LOOPBACK, SHORT);
+    expect(await look(async () => false)).toEqual({ kind: 'withdrawn' });
+    expect(await look(async () => Promise.reject(new Error('the table did not answer')))).toEqual({ kind: 'withdrawn' });
+    expect(await look(() => new Promise<boolean>(() => {}))).toEqual(failed('timeout'));
+    expect(asked).toHaveLength(3);
+    // Connected each time, and not one byte of a request written.
+    expect({ connections: receiver.connections.length, received: receiver.received }).toEqual({ connections: 3, received: [] });
+    expect(await look(async () => true)).toEqual(answered(204));
+    expect(receiver.received.map((r) => r.body)).toEqual(['{}']);
+  });
+
+  it('is never asked when no connection is made', async () => {
+    const asked: string[] = [];
+    const port = await closedPort();
+    expect(await guardedPost({ url: `http://127.0.0.1:${port}/`, body: '{}', headers: {}, beforeSend: async () => (asked.push('asked'), true) }, LOOPBACK, SHORT)).toEqual(failed('connect'));
+    expect(asked).toEqual([]);
+  });
+});
+
 describe('what the guard sends', () => {
   it("POSTs the body to the URL's path and query with the request's own headers and no others", async () => {
     const receiver = await httpReceiver((_req, res) => res.writeHead(200).end('ok'));

@@ -4,8 +4,10 @@
  * batch of up to 10 webhooks' messages:
  * - ten webhooks of one scope woken by one change read their ten items in
  *   one BatchGetItem, the scope's entries in one Query and the page's
- *   content in one BatchGetItem, and each writes twice (its delivery in
- *   flight, its 2xx): what docs/performance.md's webhooks table counts;
+ *   content in one BatchGetItem, and each reads its item once more before
+ *   its send (the guard's last look, once connected) and writes twice (its
+ *   delivery in flight, its 2xx): what docs/performance.md's webhooks table
+ *   counts;
  *   woken again with nothing new, they write nothing;
  * - a webhook whose endpoint does not answer holds only itself: the
  *   others' runs end, and say so, while its POST is still open.
@@ -51,13 +53,15 @@ async function scope(n: number): Promise<{ table: string; ids: string[] }> {
 
 function deps(client: DynamoDBDocumentClient, table: string, post: (req: PostRequest) => Promise<PostOutcome>, at: () => Date = clock): DeliveryDeps {
   const repo = new DynamoRepository(client, table);
-  return { state: new DeliveryState(client, table), feeds: new FeedCache(repo, { refreshIntervalMs: 0 }), events: repo, keyring: testKeyring, secrets, post, siteUrl: FEED_SITE, clock: at, wallClock: at, logger: silentLogger, metrics: noMetrics };
+  // As the guard does once connected: the last look first (guard/post.ts, beforeSend), then the receiver.
+  const guarded = async (req: PostRequest): Promise<PostOutcome> => ((await req.beforeSend?.()) === false ? { kind: 'withdrawn' } : post(req));
+  return { state: new DeliveryState(client, table), feeds: new FeedCache(repo, { refreshIntervalMs: 0 }), events: repo, keyring: testKeyring, secrets, post: guarded, siteUrl: FEED_SITE, clock: at, wallClock: at, logger: silentLogger, metrics: noMetrics };
 }
 
 const BUDGET = { maxDeliveries: 20, mayStart: () => true };
 
 describe('a batch of wake-ups in one container', () => {
-  it('ten webhooks of one change: one read of their items, one of the scope\'s entries, one of the content; two writes each', async () => {
+  it('ten webhooks of one change: one read of their items, one of the scope\'s entries, one of the content; a last look and two writes each', async () => {
     const { table, ids } = await scope(10);
     const calls: string[] = [];
     const client = store.newClient();
@@ -67,7 +71,7 @@ describe('a batch of wake-ups in one container', () => {
     client.destroy();
     expect(outcomes).toEqual(ids.map(() => ({ kind: 'done' })));
     const tally = Object.fromEntries([...new Set(calls)].map((c) => [c, calls.filter((x) => x === c).length]));
-    expect(tally).toEqual({ BatchGet: 2, Query: 1, Update: 20 });
+    expect(tally).toEqual({ BatchGet: 2, Query: 1, Get: 10, Update: 20 });
     expect(new Set(bodies).size).toBe(1);
     expect(JSON.parse(bodies[0]!)).toMatchObject({ changes: [{ id: 'evt_a', change: 'upserted', event: { title: 'A, edited' } }] });
     // Woken again an hour later with nothing new (a duplicate wake-up): the items and a refresh read, nothing written,

@@ -24,12 +24,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
 import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { DeliveryState } from '../../lambdas/store/webhooks/delivery-state.js';
 import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { FEED_NOW as NOW } from '../support/feed-consumer.js';
 import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
-import { expectReceiversMatch, followScopes, withHookOwners, type Following } from '../support/webhook-follow.js';
+import { OWNER, expectReceiversMatch, followScopes, withHookOwners, type Following } from '../support/webhook-follow.js';
 import { WebhookWorld } from '../support/webhook-world.js';
 
 const store = useFileStore({ inProcess: true, direct: true });
@@ -200,4 +202,66 @@ describe("webhooks under two changes racing, every pause point of either: each r
       counts.push(`${race.name}: ${schedules} schedules (the changes make ${calls.join(' and ')} calls)`);
     }, 600_000);
   }
+});
+
+/**
+ * A revoke landing at every point of a delivery run: the key's five webhooks are woken by a change, and the key is
+ * revoked (through the key manager, which closes its webhooks before it answers) right after each DynamoDB call of
+ * the first run in turn, and before it. From the revoke's answer on no send of theirs may start (the referee's
+ * rule, checked at every send); each webhook ends closed with its key, and the world drains with nothing due.
+ */
+describe('a revoke at every point of a delivery run: no send starts after it answers (PRODUCT P18)', () => {
+  it('every call of every run after a change, the revoke landing after it', async () => {
+    const race = races[0]!;
+    const change = race.changes[0];
+    /** The revoke lands after call `revokeAfter` of the `nth` run after the change (0: before it); answers that run's calls. */
+    const once = async (nth: number, revokeAfter: number): Promise<number> => {
+      const table = await freshTable(race);
+      let revoked = false;
+      const revoke = async () => {
+        if (revoked) return;
+        revoked = true;
+        await new KeyManager(store.client, table, { clock: world.clock }).revoke(OWNER.userId, OWNER.keyId);
+        world.keyClosed(OWNER.userId, OWNER.keyId);
+      };
+      let firstRun = Number.MAX_SAFE_INTEGER;
+      const world: WebhookWorld = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW, between: async (r, call) => (r === firstRun + nth && call === revokeAfter ? revoke() : undefined) });
+      const client = world.watch(store.newClient());
+      try {
+        // Five webhooks, their backfills and starts delivered; the next run is the first after the change.
+        const hooks = await followScopes(world, following);
+        await world.drain();
+        expect(hooks).toHaveLength(5);
+        firstRun = world.counts.runs;
+        await new ChangeApplier(client, table, { clock }).apply(change);
+        if (revokeAfter === 0) await revoke();
+        await world.drain();
+        await revoke();
+        await world.drain();
+        expect(world.receivers.violations.slice(0, 5)).toEqual([]);
+        const state = new DeliveryState(store.client, table);
+        for (const h of hooks) expect({ hook: h.name, closed: (await state.webhook(h.id))?.key_closed }).toEqual({ hook: h.name, closed: true });
+        return world.callsOfRun[firstRun + nth] ?? 0;
+      } catch (error) {
+        throw new Error(`the revoke after call ${revokeAfter} of run ${nth} after the change:\n${(error as Error).message}`);
+      } finally {
+        client.destroy();
+        world.close();
+      }
+    };
+    // Each run after the change (one a webhook it woke, in the queue's order, until there are no more), each of its calls.
+    let schedules = 0;
+    const made: number[] = [];
+    for (let nth = 0; ; nth++) {
+      const calls = await once(nth, Number.MAX_SAFE_INTEGER);
+      schedules++;
+      if (calls === 0) break;
+      made.push(calls);
+      for (let k = nth === 0 ? 0 : 1; k <= calls; k++) await once(nth, k);
+      schedules += calls + (nth === 0 ? 1 : 0);
+    }
+    // The edit wakes the catalogue's, the host's, the city's and the country's webhooks (not the guest list's).
+    expect(made).toHaveLength(4);
+    counts.push(`a revoke at every point of the delivery runs after a change: ${schedules} schedules (its ${made.length} runs make ${made.join(', ')} calls)`);
+  }, 600_000);
 });

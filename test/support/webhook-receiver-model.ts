@@ -141,6 +141,15 @@ export class ReceiverModel {
   async post(req: PostRequest): Promise<PostOutcome> {
     const hook = this.byUrl.get(req.url);
     if (!hook) return { kind: 'refused', errorClass: 'address' };
+    // The guard's last look once connected (guard/post.ts, beforeSend): no, and nothing is written. A failure to say
+    // is a no too, except our own death there (the delivery function dying after that read), which goes on up.
+    if (req.beforeSend) {
+      const ok = await req.beforeSend().catch((error: Error) => {
+        if (error.name === 'DeliveryCrash') throw error;
+        return false;
+      });
+      if (!ok) return { kind: 'withdrawn' };
+    }
     hook.sends++;
     const body = JSON.parse(req.body) as DeliveredBody;
     const deliveryId = req.headers['webhook-id']!;

@@ -257,21 +257,37 @@ export class WebhookWorld implements Follower {
     const hook = this.receivers.hooks.get(id);
     if (hook) hook.runs++;
     this.receivers.runStarts();
-    const context = { calls: 0 };
+    const context = { calls: 0, lastLook: false };
     // The run's own client: it dies right after its `crashAfter`-th call (the call landed), the write side going on between its calls.
     const client = this.opts.newClient();
     client.middlewareStack.add(
       (next) => async (args) => {
         const out = await next(args);
         context.calls++;
-        await this.opts.between?.(run, context.calls);
+        // Between the guard's last look and the send there is only the write to a connected socket: the write side
+        // lands nothing there (it may before the look, which the look then sees).
+        if (!context.lastLook) await this.opts.between?.(run, context.calls);
         if (context.calls === crashAfter) throw new DeliveryCrash(`after its call ${context.calls}`);
         return out;
       },
       { step: 'initialize', name: 'delivery-crash' },
     );
     const repo = new DynamoRepository(client, this.opts.table);
-    const deps: DeliveryDeps = { ...this.deps, state: new DeliveryState(client, this.opts.stateTable ?? this.opts.table), feeds: repo, events: repo };
+    const post: DeliveryDeps['post'] = (req) => {
+      const look = req.beforeSend;
+      const marked = look
+        ? async () => {
+            context.lastLook = true;
+            try {
+              return await look();
+            } finally {
+              context.lastLook = false;
+            }
+          }
+        : undefined;
+      return this.receivers.post({ ...req, ...(marked ? { beforeSend: marked } : {}) });
+    };
+    const deps: DeliveryDeps = { ...this.deps, state: new DeliveryState(client, this.opts.stateTable ?? this.opts.table), feeds: repo, events: repo, post };
     try {
       return await runWebhook(deps, id, { maxDeliveries: 20, mayStart: () => true });
     } catch (error) {

@@ -21,12 +21,20 @@ export interface PostRequest {
   readonly url: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Asked once the connection is made (TLS included) and just before the request is written: whether it may still
+   * be sent. False, or a failure to say, writes nothing (`withdrawn`). The caller's last look at what may have
+   * changed while the address was resolved and the connection made (a webhook closed meanwhile), so that nothing
+   * slower than writing to a connected socket lies between that look and the send.
+   */
+  readonly beforeSend?: () => Promise<boolean>;
 }
 
 export type PostOutcome =
   | { kind: 'answered'; status: number } // any status, 3xx included (never followed); at most maxAnswerBytes of the body read, then dropped
   | { kind: 'refused'; errorClass: 'url' | 'address' } // the guard refused before connecting (a private address at delivery time...)
-  | { kind: 'failed'; errorClass: 'dns' | 'connect' | 'tls' | 'timeout' | 'too_large' | 'protocol' };
+  | { kind: 'failed'; errorClass: 'dns' | 'connect' | 'tls' | 'timeout' | 'too_large' | 'protocol' }
+  | { kind: 'withdrawn' }; // beforeSend said no once connected: nothing was written
 
 export interface PostOptions {
   resolver?: Resolver;
@@ -137,12 +145,20 @@ function send(url: URL, addresses: readonly string[], req: PostRequest, opts: Po
       maxHeaderSize: MAX_ANSWER_HEAD_BYTES,
       ...(secure ? { servername: literal === undefined ? url.hostname.replace(/\.$/, '') : undefined, rejectUnauthorized: true, ...(opts.ca ? { ca: opts.ca } : {}) } : {}),
     });
+    // Nothing is written before the connection is made and beforeSend agrees (node writes a request's head with its
+    // first write or its end, not before).
+    const write = () => {
+      if (settled) return;
+      const asked = req.beforeSend ? req.beforeSend().catch(() => false) : Promise.resolve(true);
+      void asked.then((ok) => (settled ? undefined : ok ? request.end(req.body) : finish({ kind: 'withdrawn' })));
+    };
     request.on('socket', (socket: Socket) => {
       socket.once('connect', () => {
         if (!connectedToChecked(socket.remoteAddress, checked)) return finish({ kind: 'refused', errorClass: 'address' });
         phase = secure ? 'tls' : 'http';
+        if (!secure) write();
       });
-      if (secure) socket.once('secureConnect', () => (phase = 'http'));
+      if (secure) socket.once('secureConnect', () => ((phase = 'http'), write()));
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'HPE_HEADER_OVERFLOW') return finish(failed('too_large'));
@@ -166,6 +182,5 @@ function send(url: URL, addresses: readonly string[], req: PostRequest, opts: Po
     });
     if (signal.aborted) return finish(TIMED_OUT);
     signal.addEventListener('abort', onAbort, { once: true });
-    request.end(req.body);
   });
 }

@@ -10,6 +10,9 @@
  *   deletion has closed the key (webhook-records.ts, closeWebhook), or the
  *   webhook was deleted, no send starts, and two runs of one webhook at
  *   once never send at once;
+ * - once a send's connection is made, one consistent read looks again
+ *   (maySend), so a close that answered while the address was resolved and
+ *   the connection made stops the send before anything is written;
  * - the cursor moves only on a 2xx, from the delivery it acknowledges;
  * and the scope entries the fan-out reads (which webhooks to wake).
  */
@@ -32,6 +35,16 @@ export interface ScopePage {
 export class DeliveryState extends WebhookTable {
   webhook(webhookId: string): Promise<WebhookItem | undefined> {
     return this.get<WebhookItem>(webhookKeys.webhook(webhookId));
+  }
+
+  /**
+   * The last look before a send is written, once its connection is made (lambdas/delivery/deliver.ts): whether the
+   * webhook is still active, its key open and this delivery the one in flight. Consistent, so a revoke, a user's
+   * deletion or a delete that has answered is seen.
+   */
+  async maySend(webhookId: string, deliveryId: string): Promise<boolean> {
+    const now = await this.get<Pick<WebhookItem, 'state' | 'key_closed' | 'inflight'>>(webhookKeys.webhook(webhookId));
+    return now?.state === 'active' && !now.key_closed && now.inflight?.id === deliveryId;
   }
 
   /** Several webhooks at once (consistent), by id: one BatchGetItem for a batch of wake-ups; a webhook gone is absent. */
