@@ -216,8 +216,9 @@ function expected(role: string): RoleReach {
     // reads its feed's positions as a pull does (Query, the event index for a guest feed's event), never a member's item.
     return {
       table: merged(
-        // The sweep reads a page's records at once.
-        on(['key slots and records', "authorizer's key", 'create request', "the sweep's progress"], ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']),
+        // The sweep reads a page's records at once: BatchGetItem on key records only (KeyRecordsAtOnce).
+        on(['key slots and records'], ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']),
+        on(["authorizer's key", 'create request', "the sweep's progress"], ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']),
         on(['event', 'guest shard', 'tally', 'feed'], ['Query']),
         { user: ['GetItem', 'Query'] },
         on(WEBHOOK_FAMILIES, ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem']),
