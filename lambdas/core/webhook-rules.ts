@@ -27,6 +27,13 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
  * visibility timeout passing while the first run still goes on).
  */
 export const DELIVERY_LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+/**
+ * A webhook whose scope is not shown now (a guest list whose event is hidden or deleted, a host no longer there)
+ * looks again after this long: nothing is sent meanwhile, and the write that shows the scope again is another
+ * scope's (the event's own, in the catalogue), so no change of its own feed need wake it. What changed while it
+ * was hidden then arrives within this long of its showing again.
+ */
+export const HIDDEN_RECHECK_SECONDS = 300;
 /** A webhook without a 2xx for this long is disabled (P18: 3 days). */
 export const FAILING_DISABLE_SECONDS = 3 * 86_400;
 /** After a rotation, deliveries carry the previous secret's signature too for this long (P18: 24 hours). */

@@ -36,7 +36,7 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CursorKeyring } from '../core/feed-cursor.js';
 import type { EventReader, FeedReader } from '../core/ports.js';
-import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
+import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, HIDDEN_RECHECK_SECONDS, failingTooLong, isAcknowledged, retryDelaySeconds, type DeliveryBody, type DeliveryFailure } from '../core/webhook-rules.js';
 import { signDelivery } from '../core/webhook-signing.js';
 import type { DeliveryState } from '../store/webhooks/delivery-state.js';
 import type { SecretBox } from '../store/webhooks/secret-box.js';
@@ -70,12 +70,15 @@ export interface DeliveryDeps {
 }
 
 export type RunOutcome =
-  /** Caught up, or nothing to do (gone, disabled, closed, a guest feed's event hidden). */
+  /** Caught up, or nothing to do (gone, disabled, closed). */
   | { kind: 'done' }
   /** The wake-up's bound reached with more to deliver: wake it again now. */
   | { kind: 'more' }
-  /** The delivery in flight failed: wake it again in `seconds`. */
-  | { kind: 'retry'; seconds: number };
+  /**
+   * The delivery in flight failed: wake it again in `seconds`. `parked`: nothing failed, the scope is not shown now
+   * (HIDDEN_RECHECK_SECONDS); the same wake-up later, which a test's world tells apart from a failure's.
+   */
+  | { kind: 'retry'; seconds: number; parked?: true };
 
 export interface RunBudget {
   maxDeliveries: number;
@@ -94,6 +97,8 @@ interface Ready {
 type Step = { kind: 'outcome'; outcome: RunOutcome } | { kind: 'item'; item: WebhookItem | undefined } | { kind: 'ready'; ready: Ready };
 
 const DONE: Step = { kind: 'outcome', outcome: { kind: 'done' } };
+/** Its scope not shown now: nothing to send, looked at again later (the write that shows it again wakes no webhook of it). */
+const HIDDEN: Step = { kind: 'outcome', outcome: { kind: 'retry', seconds: HIDDEN_RECHECK_SECONDS, parked: true } };
 
 /** Whether a page is a delivery: changes, or the end of a fresh start's members (a `reset` with nothing left in it). */
 const sendable = (item: Pick<WebhookItem, 'reset'>, page: Extract<PageRead, { kind: 'page' }>): boolean => page.changes.length > 0 || (!!item.reset && page.endsStart);
@@ -199,7 +204,7 @@ class Run {
       if (due > 0) return { kind: 'outcome', outcome: { kind: 'retry', seconds: Math.ceil(due / 1000) } };
       const inflight = item.inflight;
       const page = await this.pageOf(item, inflight.start, inflight.end);
-      if (page.kind === 'hidden') return DONE;
+      if (page.kind === 'hidden') return HIDDEN;
       if (page.kind === 'expired') return this.restart(item);
       // A retry whose members have all left since: nothing to send again, the cursor moves on.
       if (!sendable(item, page)) return { kind: 'item', item: (await state.ack(id, inflight.id, page.next, clock(), page.endsStart)) ?? (await state.webhook(id)) };
@@ -207,7 +212,7 @@ class Run {
     }
     if (this.started >= this.budget.maxDeliveries || !this.budget.mayStart()) return { kind: 'outcome', outcome: { kind: 'more' } };
     const page = await this.pageOf(item, item.cursor);
-    if (page.kind === 'hidden') return DONE;
+    if (page.kind === 'hidden') return HIDDEN;
     if (page.kind === 'expired') return this.restart(item);
     if (!sendable(item, page)) {
       // Nothing to send: a start's position, members no longer shown, or nothing new. The cursor moves on without a delivery
@@ -226,6 +231,7 @@ class Run {
   /** P16's retention passed the position (a webhook down or disabled for weeks): the scope's present contents, `reset: true`. */
   private async restart(item: WebhookItem): Promise<Step> {
     const fresh = await this.pageOf(item, undefined);
+    if (fresh.kind === 'hidden') return HIDDEN;
     if (fresh.kind !== 'page') return DONE;
     return { kind: 'item', item: (await this.deps.state.restart(this.webhookId, item.cursor, fresh.next)) ?? (await this.deps.state.webhook(this.webhookId)) };
   }

@@ -68,6 +68,8 @@ const quiet: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 interface Group {
   /** When its next wake-up may run (ms of the world's clock). */
   due: number;
+  /** Its last run found its scope not shown (a `parked` retry): it looks again when due, with nothing to deliver until then. */
+  parked?: boolean;
   /** A wake-up came while it ran (the fan-out, a resume): it runs again. */
   again?: boolean;
 }
@@ -152,6 +154,7 @@ export class WebhookWorld implements Follower {
    * DynamoDB Streams hands the fan-out, filtered to head writes). Undelivered writes never call this.
    */
   tap(input: Record<string, unknown>): void {
+    this.writes++;
     const keys: Record<string, unknown>[] = [];
     const key = (input.Key ?? input.Item) as Record<string, unknown> | undefined;
     if (key) keys.push(key);
@@ -209,6 +212,9 @@ export class WebhookWorld implements Follower {
   }
 
   private turn: Promise<unknown> = Promise.resolve();
+  /** Write-side calls that landed (the stream's taps), and their count when parked webhooks last looked again. */
+  private writes = 0;
+  private parkedLookedAt = -1;
 
   private async turnOnce(): Promise<boolean> {
     this.receivers.newTurn();
@@ -242,6 +248,7 @@ export class WebhookWorld implements Follower {
       const outcomes = await Promise.all((dup ? [0, 1] : [0]).map(() => this.runOnce(id)));
       // What comes back to the group: a retry when due, 'more' at once, a run that died after the visibility timeout.
       const dues = outcomes.flatMap((o) => (o === 'crash' ? [this.now + VISIBILITY_SECONDS * 1000] : o.kind === 'retry' ? [this.now + o.seconds * 1000] : o.kind === 'more' ? [this.now] : []));
+      g.parked = !g.again && outcomes.every((o) => o !== 'crash' && o.kind === 'retry' && o.parked === true);
       const next = Math.min(...dues, g.again ? this.now : Infinity);
       if (Number.isFinite(next)) g.due = next;
       else this.groups.delete(id);
@@ -362,9 +369,17 @@ export class WebhookWorld implements Follower {
   async drain(maxTurns = 3000): Promise<Date> {
     for (let turn = 0; turn < maxTurns; turn++) {
       if (await this.step()) continue;
-      const next = Math.min(...[...this.groups.values()].map((g) => g.due));
-      if (!Number.isFinite(next)) return this.clock();
-      this.now = Math.max(this.now, next);
+      const next = Math.min(...[...this.groups.values()].filter((g) => !g.parked).map((g) => g.due));
+      if (Number.isFinite(next)) {
+        this.now = Math.max(this.now, next);
+        continue;
+      }
+      // Only webhooks whose scope was not shown are left: time passes until each looks again, once for every time the
+      // write side has written since they last did (a scope shown again is delivered then); else all is delivered.
+      const parked = [...this.groups.values()].filter((g) => g.parked);
+      if (!parked.length || this.parkedLookedAt === this.writes) return this.clock();
+      this.parkedLookedAt = this.writes;
+      this.now = Math.max(this.now, ...parked.map((g) => g.due));
     }
     throw new Error(`webhooks: still delivering after ${maxTurns} turns`);
   }
