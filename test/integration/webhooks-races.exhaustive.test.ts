@@ -2,7 +2,9 @@
  * Webhooks under the write side's races, explored exhaustively, not sampled
  * (PRODUCT P14 and P18): two changes applied by two appliers at once, the
  * first stopped after each of its DynamoDB calls in turn (every pause
- * point, the call landed), the second applied whole meanwhile, and every
+ * point, the call landed), the second applied whole meanwhile; and the
+ * first's delivery dying after each of its writes in turn, the second
+ * applied, then the first delivered again (the stream's redelivery); every
  * webhook delivering at the pause (reading the feeds while the first change
  * is half applied), after the second change, and to the end once the first
  * resumes; both orders of each pair. Webhooks follow every scope the
@@ -155,13 +157,43 @@ function pausingClient(client: DynamoDBDocumentClient, pauseAfter: number) {
   return { reached, release, calls: () => issued };
 }
 
-/** Runs one schedule: `first` paused after `pauseAfter` calls, `second` applied whole meanwhile. Answers the first change's calls. */
-async function run(race: Race, order: readonly [number, number], pauseAfter: number): Promise<number> {
+class Crash extends Error {
+  override readonly name = 'RaceCrash';
+}
+const WRITES = /Put|Update|Delete|BatchWrite|TransactWrite/;
+
+/** A client whose delivery dies right after its `crashAfter`-th write landed: that call and every later one throw, nothing more is sent. */
+function crashingClient(client: DynamoDBDocumentClient, crashAfter: number) {
+  let writes = 0;
+  let dead = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (dead) throw new Crash('the delivery died');
+      const out = await next(args);
+      if (WRITES.test(String(context.commandName)) && ++writes === crashAfter) {
+        dead = true;
+        throw new Crash(`died after its write ${writes}`);
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'race-crash' },
+  );
+  return { writes: () => writes };
+}
+
+/**
+ * Runs one schedule and answers the first change's calls (`pause`) or writes (`crash`). `pause`: the first change
+ * stopped after its `at`-th call, the second applied whole meanwhile, then the first goes on. `crash`: the first
+ * change's delivery dies right after its `at`-th write landed, the second is applied whole, then the first is
+ * delivered again (the stream's redelivery), whole.
+ */
+async function run(race: Race, order: readonly [number, number], at: number, mode: 'pause' | 'crash' = 'pause'): Promise<number> {
+  const pauseAfter = mode === 'pause' ? at : Number.MAX_SAFE_INTEGER;
   const rest = race.changes.filter((_, i) => !order.includes(i));
   const table = await freshTable(race);
   const world = new WebhookWorld({ newClient: () => store.newClient(), table, start: NOW });
   const [first, second] = [race.changes[order[0]]!, race.changes[order[1]]!];
-  const where = `${race.name}: change ${order[0]} paused after its call ${pauseAfter}, change ${order[1]} applied meanwhile${rest.length ? ', the rest after' : ''}`;
+  const where = `${race.name}: change ${order[0]} ${mode === 'pause' ? `paused after its call ${at}` : `dead after its write ${at}, redelivered after`}, change ${order[1]} applied meanwhile${rest.length ? ', the rest after' : ''}`;
   const clients: DynamoDBDocumentClient[] = [];
   const watched = () => {
     const c = world.watch(store.newClient());
@@ -175,7 +207,11 @@ async function run(race: Race, order: readonly [number, number], pauseAfter: num
     const sentBefore = sends();
     const client = watched();
     const pause = pausingClient(client, pauseAfter);
-    const running = new ChangeApplier(client, table, { clock }).apply(first);
+    const crash = crashingClient(client, mode === 'crash' ? at : Number.MAX_SAFE_INTEGER);
+    const running = new ChangeApplier(client, table, { clock }).apply(first).catch((error: Error) => {
+      if (error.name !== 'RaceCrash') throw error;
+      return 'died' as const;
+    });
     // Paused indeed, unless the change makes no more calls than that.
     if ((await Promise.race([pause.reached.then(() => 'paused'), running.then(() => 'ended')])) === 'ended') expect(pause.calls()).toBeLessThanOrEqual(pauseAfter);
     // The webhooks deliver with the first change half applied, again once the second has landed, then to the end.
@@ -183,13 +219,13 @@ async function run(race: Race, order: readonly [number, number], pauseAfter: num
     await new ChangeApplier(watched(), table, { clock }).apply(second);
     await world.step();
     pause.release();
-    await running;
+    if ((await running) === 'died') await new ChangeApplier(watched(), table, { clock }).apply(first);
     for (const change of rest) await new ChangeApplier(watched(), table, { clock }).apply(change);
     await world.drain();
     await expectReceiversMatch(world, store.client, table);
     // Every scope followed (a guest list only while its event is public), and the changes delivered, not only made.
     expect({ webhooks: hooks.length > 2, delivered: sends() > sentBefore }).toEqual({ webhooks: true, delivered: true });
-    return pause.calls();
+    return mode === 'pause' ? pause.calls() : crash.writes();
   } catch (error) {
     throw new Error(`${where}\n${(error as Error).message}`);
   } finally {
@@ -206,7 +242,7 @@ afterAll(() => {
 /** The four pairs above, and the write side's catalog of races (test/support/schedule-catalog.ts): its pairs, and at depth deep its triples. */
 const explored: Race[] = [...races, ...allScenarios().filter((sc) => sc.changes.length === 2 || DEEP)];
 
-describe("webhooks under two changes racing, every pause point of either: each receiver equals its scope (PRODUCT P14, P18)", () => {
+describe("webhooks under two changes racing, every pause point and crash point of either: each receiver equals its scope (PRODUCT P14, P18)", () => {
   for (const race of explored) {
     it(race.name, async () => {
       let schedules = 0;
@@ -218,9 +254,12 @@ describe("webhooks under two changes racing, every pause point of either: each r
         expect(n).toBeGreaterThan(2);
         calls.push(n);
         for (let k = 0; k <= n; k++) await run(race, order, k);
-        schedules += n + 2;
+        // Its delivery dying after each of its writes, redelivered once the other has landed.
+        const w = await run(race, order, Number.MAX_SAFE_INTEGER, 'crash');
+        for (let k = 1; k <= w; k++) await run(race, order, k, 'crash');
+        schedules += n + 2 + w + 1;
       }
-      counts.push(`${race.name}: ${schedules} schedules (the paused change makes ${calls.join(', ')} calls in the orders explored)`);
+      counts.push(`${race.name}: ${schedules} schedules (the first change makes ${calls.join(', ')} calls in the orders explored)`);
     }, 600_000);
   }
 });
