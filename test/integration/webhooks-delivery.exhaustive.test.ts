@@ -29,32 +29,19 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Change } from '../../lambdas/core/changes.js';
 import { fixedClock } from '../../lambdas/core/clock.js';
-import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import type { Dataset } from '../../lambdas/core/dataset.js';
 import type { WebhookScope } from '../../lambdas/core/webhook-rules.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { FEED_NOW as NOW } from '../support/feed-consumer.js';
-import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
-import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
-import { OWNER, expectReceiversMatch, withHookOwners } from '../support/webhook-follow.js';
+import { OWNER, expectReceiversMatch, scenarioEvent, seededTables } from '../support/webhook-follow.js';
 import { BEHAVIOURS, WebhookWorld, type Behaviour } from '../support/webhook-world.js';
 
 const DEPTH = (['quick', 'default', 'deep', 'exhaustive'] as const).find((d) => d === process.env.SCHEDULES_DEPTH) ?? 'default';
 const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 
-const event = (id: string, creator: string, more: Partial<SourceEvent> = {}): SourceEvent => ({
-  id,
-  creator_id: creator,
-  title: `Event ${id}`,
-  start_date: '2026-12-31T23:30:00.000Z',
-  timezone: 'UTC',
-  status: 'published',
-  visibility: 'public',
-  created_at: '2026-11-01T00:00:00.000Z',
-  location: { name: 'Club', city: 'Lisbon', country: null },
-  ...more,
-});
+const event = scenarioEvent;
 const gig = event('evt_gig', 'usr_ann');
 const talk = event('evt_talk', 'usr_ann', { location: null });
 const users = [
@@ -126,20 +113,7 @@ interface Schedule {
 
 const describeSchedule = (s: Schedule) => `dies after call ${s.crashAfter || 'none'}, answers ${JSON.stringify(s.answer)}${s.doubled ? ', its wake-up doubled' : ''}, the change lands after call ${s.landsAfter}`;
 
-/** Each scenario's table, emptied and seeded again before each schedule (a table made afresh costs more than the schedule). */
-const tables = new Map<Scenario, { name: string; seed: Record<string, unknown>[] }>();
-async function freshTable(sc: Scenario): Promise<string> {
-  const known = tables.get(sc);
-  if (!known) {
-    const name = await store.loaded('hooks', withHookOwners(sc.d0));
-    tables.set(sc, { name, seed: await scanAll(store.client, name) });
-    return name;
-  }
-  const now = await scanAll(store.client, known.name);
-  await batchWriteAll(store.client, known.name, [], {}, now.map((i) => ({ pk: i.pk, sk: i.sk })));
-  await batchWriteAll(store.client, known.name, known.seed);
-  return known.name;
-}
+const freshTable = seededTables<Scenario>(store, 'hooks');
 
 /** Runs one schedule from the scenario's data; answers the first run's number of calls. */
 async function run(sc: Scenario, s: Schedule): Promise<number> {

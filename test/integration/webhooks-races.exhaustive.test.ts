@@ -29,11 +29,9 @@ import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
 import { KeyManager } from '../../lambdas/key-admin/key-manager.js';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
 import { DeliveryState } from '../../lambdas/store/webhooks/delivery-state.js';
-import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
 import { FEED_NOW as NOW } from '../support/feed-consumer.js';
-import { scanAll } from '../support/read-model.js';
 import { useFileStore } from '../support/store.js';
-import { OWNER, expectReceiversMatch, followScopes, withHookOwners, type Following } from '../support/webhook-follow.js';
+import { OWNER, expectReceiversMatch, followScopes, scenarioEvent, seededTables, type Following } from '../support/webhook-follow.js';
 import { WebhookWorld } from '../support/webhook-world.js';
 import { allScenarios } from '../support/schedule-catalog.js';
 
@@ -43,18 +41,8 @@ const DEEP = process.env.SCHEDULES_DEPTH === 'deep' || process.env.SCHEDULES_DEP
 const store = useFileStore({ inProcess: true, direct: true });
 const clock = fixedClock(NOW.toISOString());
 
-const event = (id: string, creator: string, more: Partial<SourceEvent> = {}): SourceEvent => ({
-  id,
-  creator_id: creator,
-  title: `Event ${id}`,
-  start_date: '2026-12-31T23:30:00.000Z',
-  timezone: 'UTC',
-  status: 'published',
-  visibility: 'public',
-  created_at: '2026-11-01T00:00:00.000Z',
-  location: { name: 'Club', city: 'Lisbon', country: 'PT' },
-  ...more,
-});
+/** In Lisbon, Portugal: a city and a country to follow. */
+const event = (id: string, creator: string, more: Partial<SourceEvent> = {}): SourceEvent => scenarioEvent(id, creator, { location: { name: 'Club', city: 'Lisbon', country: 'PT' }, ...more });
 const gig = event('evt_gig', 'usr_ann');
 const users = [
   { id: 'usr_ann', username: 'ann' },
@@ -115,20 +103,7 @@ const races: Race[] = [
   },
 ];
 
-/** Each race's table, emptied and seeded again before each schedule (a table made afresh costs more than the schedule). */
-const tables = new Map<Race, { name: string; seed: Record<string, unknown>[] }>();
-async function freshTable(race: Race): Promise<string> {
-  const known = tables.get(race);
-  if (!known) {
-    const name = await store.loaded('races', withHookOwners(race.d0));
-    tables.set(race, { name, seed: await scanAll(store.client, name) });
-    return name;
-  }
-  const now = await scanAll(store.client, known.name);
-  await batchWriteAll(store.client, known.name, [], {}, now.map((i) => ({ pk: i.pk, sk: i.sk })));
-  await batchWriteAll(store.client, known.name, known.seed);
-  return known.name;
-}
+const freshTable = seededTables<Race>(store, 'races');
 
 /** A client that holds every call after its `pauseAfter`-th until released; `reached` once the first `pauseAfter` have landed and the next waits (or the change ended). */
 function pausingClient(client: DynamoDBDocumentClient, pauseAfter: number) {

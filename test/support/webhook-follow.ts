@@ -9,7 +9,10 @@
 import { expect } from '@jest/globals';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey, keyIdFromHash } from '../../lambdas/core/api-key.js';
-import type { Dataset } from '../../lambdas/core/dataset.js';
+import type { Dataset, SourceEvent } from '../../lambdas/core/dataset.js';
+import { batchWriteAll } from '../../lambdas/store/table/batch-write.js';
+import { scanAll } from './read-model.js';
+import type { FileStore } from './store.js';
 import { expectedScopes, placeKeyOf, placeScopeName, type Content, type PlaceQuery } from './feed-consumer.js';
 import type { Behaviour, Hook, WebhookWorld } from './webhook-world.js';
 
@@ -91,4 +94,38 @@ export async function expectReceiversMatch(world: WebhookWorld, client: DynamoDB
     const handed = await world.handover(hook);
     if (handed) expect({ hook: hook.name, pulledAfterTheLastDelivery: handed.pulled }).toEqual({ hook: hook.name, pulledAfterTheLastDelivery: 0 });
   }
+}
+
+/** A public, published event of the webhook explorations' scenarios: at the turn of the year, in a Lisbon club. */
+export const scenarioEvent = (id: string, creator: string, more: Partial<SourceEvent> = {}): SourceEvent => ({
+  id,
+  creator_id: creator,
+  title: `Event ${id}`,
+  start_date: '2026-12-31T23:30:00.000Z',
+  timezone: 'UTC',
+  status: 'published',
+  visibility: 'public',
+  created_at: '2026-11-01T00:00:00.000Z',
+  location: { name: 'Club', city: 'Lisbon', country: null },
+  ...more,
+});
+
+/**
+ * Each scenario's table with the webhooks' owners, emptied and seeded again before each schedule (a table made
+ * afresh costs more than the schedule): the answer names the table, ready.
+ */
+export function seededTables<S extends { d0: Dataset }>(store: FileStore, prefix: string): (scenario: S) => Promise<string> {
+  const tables = new Map<S, { name: string; seed: Record<string, unknown>[] }>();
+  return async (scenario) => {
+    const known = tables.get(scenario);
+    if (!known) {
+      const name = await store.loaded(prefix, withHookOwners(scenario.d0));
+      tables.set(scenario, { name, seed: await scanAll(store.client, name) });
+      return name;
+    }
+    const now = await scanAll(store.client, known.name);
+    await batchWriteAll(store.client, known.name, [], {}, now.map((i) => ({ pk: i.pk, sk: i.sk })));
+    await batchWriteAll(store.client, known.name, known.seed);
+    return known.name;
+  };
 }
