@@ -23,6 +23,12 @@
  *   other group goes on. When it comes back, the run sends the same
  *   delivery again, its content read anew. Why this over a delay queue or
  *   EventBridge Scheduler: docs/design.md, "Webhooks on AWS";
+ * - parked (its scope not shown: deliver.ts, HIDDEN_RECHECK_SECONDS): as a
+ *   retry, except that each return is a receive and a scope may stay hidden
+ *   for months, so once a message has been received PARKED_RENEW_RECEIVES
+ *   times it is replaced by a new wake-up of the group (its deduplication id
+ *   derived from the message) and deleted: a parked webhook never reaches
+ *   the dead-letter queue's maxReceiveCount;
  * - an error (a throttle, a dependency down): the group's first message is
  *   reported failed and comes back (a throttle after a backoff it sets; else
  *   after the queue's visibility timeout); the webhook's item says where it
@@ -76,6 +82,11 @@ export const WAKE_UP_DELIVERIES = 20;
 export const DELIVERY_RESERVE_MS = 5_000;
 /** SQS's longest visibility timeout. */
 const MAX_VISIBILITY_SECONDS = 43_200;
+/**
+ * Receives after which a parked wake-up is replaced by a fresh one: far under the dead-letter queue's maxReceiveCount
+ * (254, lib/webhooks.ts), about 8 hours of looks every 5 minutes.
+ */
+export const PARKED_RENEW_RECEIVES = 100;
 
 type Group = { webhookId: string; records: SQSRecord[] };
 
@@ -127,6 +138,15 @@ export function buildDeliveryFunction(deps: DeliveryFunctionDeps): (event: SQSEv
         await setVisibility(first, 0, webhookId);
         deps.logger.warn('Webhook catch-up not queued; its wake-up comes back', { webhookId, ...errorFields(error) });
         return [first.messageId];
+      }
+    }
+    if (outcome.parked && Number(first.attributes.ApproximateReceiveCount) >= PARKED_RENEW_RECEIVES) {
+      try {
+        await deps.wakeUps([{ webhookId, dedupId: `${webhookId}.parked.${first.messageId}` }]);
+        return [];
+      } catch (error) {
+        // Kept as it is: it has receives to spare, and the next look tries again.
+        deps.logger.warn('Parked wake-up not renewed; it comes back as it is', { webhookId, ...errorFields(error) });
       }
     }
     await setVisibility(first, Math.min(Math.max(0, outcome.seconds), MAX_VISIBILITY_SECONDS), webhookId);

@@ -21,7 +21,9 @@ import { localSecretBox } from '../../lambdas/store/webhooks/secret-box.js';
 import { WebhookRecords } from '../../lambdas/store/webhooks/webhook-records.js';
 import type { ScopeEntryState } from '../../lambdas/store/webhooks/webhook-items.js';
 import { buildFanOutFunction } from '../../lambdas/delivery/fan-out-handler.js';
-import { buildDeliveryFunction } from '../../lambdas/delivery/delivery-handler.js';
+import { PARKED_RENEW_RECEIVES, buildDeliveryFunction } from '../../lambdas/delivery/delivery-handler.js';
+import { HIDDEN_RECHECK_SECONDS } from '../../lambdas/core/webhook-rules.js';
+import { WEBHOOKS } from '../../lib/webhooks.js';
 import type { FanOutTask, Nudge } from '../../lambdas/delivery/fan-out.js';
 import type { PostOutcome, PostRequest } from '../../lambdas/delivery/outbound.js';
 import { silentLogger } from '../../lambdas/http/logger.js';
@@ -283,5 +285,28 @@ describe('the delivery function', () => {
     const forged = sqsRecord({ webhookId: a }, { MessageGroupId: b });
     expect(await build()({ Records: [wakeUp(a), forged, wakeUp(a)] } as SQSEvent, context())).toEqual({ batchItemFailures: [] });
     expect(posts.map((p) => JSON.parse(p.body).webhook_id)).toEqual([a]);
+  });
+
+  it('a scope not shown (a guest list whose event is hidden): looked at again in 5 minutes; a wake-up received 100 times is renewed, never dead-lettered', async () => {
+    const id = await hook({ type: 'guests', eventId: 'evt_jazz01' });
+    const event = demoDataset().events.find((e) => e.id === 'evt_jazz01')!;
+    await new ChangeApplier(store.client, store.tableName, { clock }).apply({ type: 'event.upserted', version: ++version, event: { ...event, visibility: 'private' } } as Change);
+    try {
+      const early = wakeUp(id, { ApproximateReceiveCount: '5' });
+      expect(await build()({ Records: [early] } as SQSEvent, context())).toEqual({ batchItemFailures: [{ itemIdentifier: early.messageId }] });
+      expect({ visibility, wakeUps, posts }).toEqual({ visibility: [[early.receiptHandle, HIDDEN_RECHECK_SECONDS]], wakeUps: [], posts: [] });
+      visibility = [];
+      const worn = wakeUp(id, { ApproximateReceiveCount: String(PARKED_RENEW_RECEIVES) });
+      expect(await build()({ Records: [worn] } as SQSEvent, context())).toEqual({ batchItemFailures: [] });
+      expect({ visibility, wakeUps, posts }).toEqual({ visibility: [], wakeUps: [{ webhookId: id, dedupId: `${id}.parked.${worn.messageId}` }], posts: [] });
+      // The renewal could not be sent: the worn message is kept, invisible for the next look (it has receives to spare).
+      wakeUps = [];
+      const kept = wakeUp(id, { ApproximateReceiveCount: String(PARKED_RENEW_RECEIVES + 1) });
+      expect(await build({ failWakeUps: true })({ Records: [kept] } as SQSEvent, context())).toEqual({ batchItemFailures: [{ itemIdentifier: kept.messageId }] });
+      expect(visibility).toEqual([[kept.receiptHandle, HIDDEN_RECHECK_SECONDS]]);
+      expect(PARKED_RENEW_RECEIVES).toBeLessThan(WEBHOOKS.wakeUpMaxReceives);
+    } finally {
+      await new ChangeApplier(store.client, store.tableName, { clock }).apply({ type: 'event.upserted', version: ++version, event } as Change);
+    }
   });
 });
