@@ -265,9 +265,19 @@ class Run {
     const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signDelivery(secrets, inflight.id, (deps.wallClock ?? systemClock)(), text) };
     // The last look, once connected (the guard resolves and connects first, which can take seconds): a revoke, a user's
     // deletion or a delete that closed the webhook meanwhile has answered by now, and nothing is written.
-    const beforeSend = () => deps.state.maySend(webhookId, inflight.id);
+    // A look that fails (a throttle, the table down) is an error of the run, not a "no": it goes up to the queue,
+    // which backs off as for any failed call, rather than coming back at each lease (15 s) for as long as it lasts.
+    let lookFailed: { error: unknown } | undefined;
+    const beforeSend = () =>
+      deps.state.maySend(webhookId, inflight.id).catch((error: unknown) => {
+        lookFailed = { error };
+        return false;
+      });
     const outcome = await deps.post({ url: item.url, body: text, headers, beforeSend });
-    if (outcome.kind === 'withdrawn') return this.reread();
+    if (outcome.kind === 'withdrawn') {
+      if (lookFailed) throw lookFailed.error;
+      return this.reread();
+    }
     const now = deps.clock();
     deps.metrics.publish({ [DIMENSIONS.result]: resultOf(outcome) }, [{ name: METRICS.webhookDeliveries, unit: 'Count', value: 1 }]);
     if (outcome.kind === 'answered' && isAcknowledged(outcome.status)) {

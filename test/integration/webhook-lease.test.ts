@@ -77,4 +77,46 @@ describe("a delivery's lease and a slow secret", () => {
     for (const left of leftAtSends) expect(left).toBeGreaterThanOrEqual(DELIVERY_TIMEOUT_MS);
     expect((await state.webhook(webhookId))!.inflight).toBeUndefined();
   });
+
+  it('a last look that fails is an error of the run (the queue backs off), not a no that comes back at every lease', async () => {
+    let now = FEED_NOW.getTime();
+    const clock = () => new Date(now);
+    const box = localSecretBox();
+    const table = await store.loaded('look', D0);
+    const keys = new KeyManager(store.client, table, { clock });
+    const repo = new DynamoRepository(store.client, table);
+    const manager = new WebhookManager({ client: store.client, tableName: table, keys: keys.store, feeds: repo, events: repo, keyring: testKeyring, secrets: box, checkUrl: async () => ({ ok: true }), nudge: async () => {}, siteUrl: FEED_SITE, clock });
+    const { info } = await keys.create({ userId: 'usr_c', name: 'look' });
+    const webhookId = (await manager.create('usr_c', info.keyId, { url: 'https://hooks.example.com/look', scope: { type: 'catalogue' } })).info.webhookId;
+    await new ChangeApplier(store.client, table, { clock, fanOutConcurrency: 1 }).apply({ type: 'event.upserted', version: 2, event: event('A, looked at') });
+
+    const throttle = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
+    const real = new DeliveryState(store.client, table);
+    let failLooks = 1;
+    const state = Object.assign(Object.create(real) as DeliveryState, { maySend: (id: string, delivery: string) => (failLooks-- > 0 ? Promise.reject(throttle) : real.maySend(id, delivery)) });
+    const sent: string[] = [];
+    const deps = (): DeliveryDeps => ({
+      state,
+      feeds: repo,
+      events: repo,
+      keyring: testKeyring,
+      secrets: box,
+      // As the guard does: the look once connected, and nothing written on a no.
+      post: async (req) => ((await req.beforeSend?.()) === false ? { kind: 'withdrawn' } : (sent.push(req.body), { kind: 'answered', status: 200 })),
+      siteUrl: FEED_SITE,
+      clock,
+      wallClock: clock,
+      random: () => 0.5,
+      logger: silentLogger,
+      metrics: noMetrics,
+    });
+    const budget = { maxDeliveries: 20, mayStart: () => true };
+    await expect(runWebhook(deps(), webhookId, budget)).rejects.toBe(throttle);
+    expect(sent).toEqual([]);
+    // The queue brings it back later (after its backoff, past the lease): the same delivery is sent, and acknowledged.
+    now += 60_000;
+    expect(await runWebhook(deps(), webhookId, budget)).toEqual({ kind: 'done' });
+    expect(sent).toHaveLength(1);
+    expect((await real.webhook(webhookId))!.inflight).toBeUndefined();
+  });
 });
