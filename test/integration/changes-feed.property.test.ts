@@ -177,10 +177,6 @@ describe('changes feeds: a replica kept by the feeds equals the read routes (fas
       }),
       { numRuns: RUNS },
     );
-    // The webhooks beside it were exercised, not only made: sends were answered 2xx, and others failed.
-    const answered = new Map<string, number>();
-    for (const w of worlds) for (const [b, n] of w.receivers.answered) answered.set(b, (answered.get(b) ?? 0) + n);
-    expect({ ok: (answered.get('ok') ?? 0) > 0, failing: [...answered].some(([b, n]) => b !== 'ok' && n > 0) }).toEqual({ ok: true, failing: true });
   }, TIMEOUT);
 
   it('two appliers applying the same stream at once, call by call in a generated order, while the consumer reads inside their turns: replica = read model', async () => {
