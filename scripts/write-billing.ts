@@ -81,3 +81,48 @@ export function writeBill(before: Item | undefined, after: Item | undefined, ind
 function sorted(item: Item): Item {
   return Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
+
+/** An index as partitionBill sees it: its keys, and what it copies (KEYS_ONLY: only a key's change writes it). */
+export interface IndexPartitions extends IndexKeys {
+  readonly name: string;
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
+}
+
+/** Write units billed to one partition: the base table's (`pk`) or an index's (`{index} {its partition key}`). */
+export interface PartitionUnits {
+  partition: string;
+  units: number;
+}
+
+/**
+ * The same bill as writeBill, split by the partition each unit lands in: the
+ * table's write in the item's own partition; an index entry removed in its
+ * old index partition, one written in its new one. A partition's throughput
+ * limit (1,000 write units a second, index partitions as well) applies to
+ * these sums. A KEYS_ONLY index is written only when the entry comes, goes
+ * or changes key (its entry holds nothing else).
+ */
+export function partitionBill(pk: string, before: Item | undefined, after: Item | undefined, indexes: readonly IndexPartitions[], failed = false): PartitionUnits[] {
+  const out: PartitionUnits[] = [];
+  const add = (partition: string, n: number) => {
+    const hit = out.find((p) => p.partition === partition);
+    if (hit) hit.units += n;
+    else out.push({ partition, units: n });
+  };
+  add(pk, writeBill(before, after, [], failed).table);
+  if (failed) return out;
+  for (const index of indexes) {
+    const was = keyOf(before, index);
+    const is = keyOf(after, index);
+    if (was === undefined && is === undefined) continue;
+    const at = (item: Item) => `${index.name} ${String(item[index.partitionKey])}`;
+    const entry = (item: Item) => (index.projection === 'KEYS_ONLY' ? 1 : units(itemSize(item)));
+    if (was !== undefined && is !== undefined && was === is) {
+      if (index.projection !== 'KEYS_ONLY' && JSON.stringify(sorted(before!)) !== JSON.stringify(sorted(after!))) add(at(after!), units(Math.max(itemSize(before!), itemSize(after!))));
+    } else {
+      if (was !== undefined) add(at(before!), entry(before!));
+      if (is !== undefined) add(at(after!), entry(after!));
+    }
+  }
+  return out;
+}

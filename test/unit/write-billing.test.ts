@@ -1,7 +1,7 @@
 /** The write-capacity model of the bench against AWS's published rules (scripts/write-billing.ts). */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { itemSize, writeBill } from '../../scripts/write-billing.js';
+import { itemSize, partitionBill, writeBill } from '../../scripts/write-billing.js';
 
 const gsi = [{ partitionKey: 'g1pk', sortKey: 'g1sk' }, { partitionKey: 'g2pk', sortKey: 'g2sk' }];
 const base = { pk: 'EVENT#e', sk: 'RSVP#u', status: 'yes' };
@@ -41,6 +41,48 @@ describe('write bill', () => {
         const bill = writeBill(strip(before), strip(after), gsi);
         expect(bill.total).toBeGreaterThanOrEqual(bill.table);
         expect(bill.indexes).toBeLessThanOrEqual(2 * gsi.length * bill.table);
+      }),
+    );
+  });
+});
+
+describe('partition bill', () => {
+  const named = [{ name: 'i1', ...gsi[0]! }, { name: 'i2', ...gsi[1]! }];
+  const sum = (parts: { units: number }[]) => parts.reduce((n, p) => n + p.units, 0);
+  it('puts the table write in the item\'s partition and each index entry in its index partition', () => {
+    const inOne = { ...base, g1pk: 'a', g1sk: 'b' };
+    expect(partitionBill('EVENT#e', undefined, inOne, named)).toEqual([
+      { partition: 'EVENT#e', units: 1 },
+      { partition: 'i1 a', units: 1 },
+    ]);
+  });
+  it('splits a key change between the old and the new index partition', () => {
+    const before = { ...base, g1pk: 'a', g1sk: 'b' };
+    expect(partitionBill('EVENT#e', before, { ...before, g1pk: 'c' }, named)).toEqual([
+      { partition: 'EVENT#e', units: 1 },
+      { partition: 'i1 a', units: 1 },
+      { partition: 'i1 c', units: 1 },
+    ]);
+  });
+  it('bills a KEYS_ONLY index nothing for a change that leaves its key alone', () => {
+    const keysOnly = [{ ...named[0]!, projection: 'KEYS_ONLY' as const }];
+    const before = { ...base, g1pk: 'a', g1sk: 'b' };
+    expect(partitionBill('EVENT#e', before, { ...before, status: 'no' }, keysOnly)).toEqual([{ partition: 'EVENT#e', units: 1 }]);
+    expect(partitionBill('EVENT#e', before, { ...before, status: 'no' }, named)).toEqual([
+      { partition: 'EVENT#e', units: 1 },
+      { partition: 'i1 a', units: 1 },
+    ]);
+  });
+  it('sums, over partitions, to the write bill of the whole write', () => {
+    const item = fc.record({ g1pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), g2pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), body: fc.string({ maxLength: 3000 }) });
+    const strip = (i?: Record<string, unknown>) =>
+      i ? { ...base, g1sk: 's', g2sk: 's', ...Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined)) } : undefined;
+    fc.assert(
+      fc.property(fc.option(item, { nil: undefined }), fc.option(item, { nil: undefined }), fc.boolean(), (b, a, failed) => {
+        const before = strip(b);
+        const after = strip(a);
+        if (!before && !after) return;
+        expect(sum(partitionBill('EVENT#e', before, after, named, failed))).toBe(writeBill(before, after, gsi, failed).total);
       }),
     );
   });
