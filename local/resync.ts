@@ -43,7 +43,7 @@ import { calendarRevision, revisionOf, type RevisionSource } from '../lambdas/co
 import { systemClock, type Clock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
 import type { CalendarRevision } from '../lambdas/core/read-items.js';
-import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, feedPartition, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feeds/feed.js';
+import { BULK_APPEND, FEED_MEMBER_PREFIX, FEED_MEMBERS_PARTITION_PREFIX, FEED_NOTE, FEED_PARTITION_PREFIX, FeedWriter, feedMemberOf, groupByShard, memberKey, scopesShowing, scopesToAppend } from '../lambdas/store/feeds/feed.js';
 import { TableIO } from '../lambdas/store/table/table-io.js';
 import { sameContent } from '../lambdas/store/table/item-content.js';
 import { batchWriteAll, type BatchWriteOptions } from '../lambdas/store/table/batch-write.js';
@@ -62,7 +62,8 @@ type Item = Record<string, unknown>;
 /** Partitions that are not the read model of users, events and RSVPs. */
 const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|KEYSWEEP|QUOTA|FEED)#/;
 // A guest shard record is never removed (its marks only grow): planShardRecords writes it.
-const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS']);
+// A guest count ticket only grows: a removed one would start again below its summary's `counted` (guest-counts.ts).
+const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS', 'GUEST_COUNT_TICKET']);
 const GUEST_SHARDS_TYPE = 'GUEST_SHARDS';
 const EVENT_PREFIX = 'EVENT#';
 const SOURCE_TYPES: Record<string, Kind> = { USER: 'users', EVENT_SOURCE: 'events', RSVP_SOURCE: 'rsvps' };
@@ -261,7 +262,7 @@ function planShardRecords(plan: ResyncPlan, current: readonly Item[], fromFile: 
 
 /** The feeds' member lists after the resync: exactly the members FILE's read model shows in each scope. */
 function planMembers(plan: ResyncPlan, current: readonly Item[], target: readonly Item[]): void {
-  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(feedPartition(''))).map(keyOf));
+  const listed = new Set(current.filter((i) => String(i[SK]).startsWith(FEED_MEMBER_PREFIX) && String(i[PK]).startsWith(FEED_MEMBERS_PARTITION_PREFIX)).map(keyOf));
   const shown = new Map<string, Item>();
   for (const item of target) for (const scope of scopesShowing(item)) shown.set(keyOf(memberKey(scope, feedMemberOf(item))), { ...memberKey(scope, feedMemberOf(item)), type: 'FEED_MEMBER', gen: 0 });
   for (const [key, member] of shown) if (!listed.has(key)) plan.members.join.push(member);

@@ -49,7 +49,7 @@ const hide = (version: number): Change => edit(version, { visibility: 'private' 
 /** The table's feed members by `scope member`, with their gen. */
 async function members(table: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const item of await scanTable(store.client, table)) if (item.type === 'FEED_MEMBER') out.set(`${String(item.pk).slice('FEED#'.length)} ${String(item.sk).slice(2)}`, Number(item.gen));
+  for (const item of await scanTable(store.client, table)) if (item.type === 'FEED_MEMBER') out.set(`${String(item.pk).slice('FEED#M#'.length)} ${String(item.sk).slice(2)}`, Number(item.gen));
   return out;
 }
 
@@ -142,7 +142,7 @@ describe('a resync\'s members and late leaves (issue 44, 5b)', () => {
       client.middlewareStack.add(
         (next, context) => async (args) => {
           const key = (args as { input: { Key?: Record<string, string> } }).input.Key;
-          if (!failed && /^Delete/.test(String(context.commandName)) && key?.pk === `FEED#${GUESTS}`) {
+          if (!failed && /^Delete/.test(String(context.commandName)) && key?.pk === `FEED#M#${GUESTS}`) {
             failed = true;
             throw Object.assign(new Error('Rate exceeded (simulated)'), { name: 'ThrottlingException' });
           }

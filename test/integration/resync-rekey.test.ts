@@ -76,8 +76,8 @@ describe('a resync re-keys the places a changed fold moved', () => {
       const derived = deriveEventItem({ event, creator: userRecord(DATASET.users[0]!) })[0]! as unknown as Record<string, unknown>;
       expect(Object.fromEntries(INDEX_ATTRIBUTES.map((k) => [k, stored[k]]))).toEqual(Object.fromEntries(INDEX_ATTRIBUTES.map((k) => [k, derived[k]])));
     }
-    const members = items.filter((i) => i.type === 'FEED_MEMBER' && String(i.pk).startsWith('FEED#PLACE#')).map((i) => `${String(i.pk)} ${String(i.sk)}`);
-    const listed = (place: PlaceKey, id: string) => queriesOf(place).map((q) => `FEED#${feedScopes.place(placeName(q))} M#${id}`);
+    const members = items.filter((i) => i.type === 'FEED_MEMBER' && String(i.pk).startsWith('FEED#M#PLACE#')).map((i) => `${String(i.pk)} ${String(i.sk)}`);
+    const listed = (place: PlaceKey, id: string) => queriesOf(place).map((q) => `FEED#M#${feedScopes.place(placeName(q))} M#${id}`);
     const now = [...listed({ country: 'PL', city: 'lodz' }, 'evt_lodz'), ...listed({ country: 'DE', city: 'giessen' }, 'evt_giessen')];
     expect(members.sort()).toEqual(now.sort());
     // Each old scope that is not a new one (PL alone is both) has lost its member.

@@ -86,8 +86,8 @@ export async function publicTitles(client: DynamoDBDocumentClient, table: string
   return Object.fromEntries(out.sort());
 }
 
-/** The items of one feed partition (head, chunks, members), for messages. */
+/** The items of one feed (heads, chunks, and its member list's partition), for messages. */
 export async function feedItems(client: DynamoDBDocumentClient, table: string, scope: string): Promise<Record<string, unknown>[]> {
-  const out = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `FEED#${scope}` }, ConsistentRead: true }));
-  return out.Items ?? [];
+  const of = async (pk: string) => (await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
+  return [...(await of(`FEED#${scope}`)), ...(await of(`FEED#M#${scope}`))];
 }

@@ -57,6 +57,17 @@ export const FEED_HEADS_END = 'H#~';
 export const FEED_CHUNK_PREFIX = 'C#';
 export const FEED_MEMBER_PREFIX = 'M#';
 /**
+ * A scope's member list lives beside its feed, not in it: `FEED#M#{scope}`
+ * (no scope's name starts with `M#`). A change that makes a member join or
+ * leave writes its member item and appends its entry; in one partition that
+ * was two writes there per change (a stream of new events in one place: about
+ * 860 write units a second at the ingest's 430 changes a second, over the
+ * 800 the change path keeps under a partition's 1,000). Apart, each takes
+ * one (docs/data-model.md, "Partitions under the change path"). Still under
+ * `FEED#*`, the feed roles' leading keys.
+ */
+export const FEED_MEMBERS_PARTITION_PREFIX = `${FEED_PARTITION_PREFIX}M#`;
+/**
  * The attribute of a derived item that holds its feed note (derivation.ts):
  * the scopes its writes are appended to. Owed only while a source item that
  * derived it is still `pending`; a settle of such an item appends them again.
@@ -119,7 +130,8 @@ export const headKey = (scope: string, shard: number): Key => ({ [PK]: feedParti
 export const chunkSortKey = (last: number, shard: number): string => `${FEED_CHUNK_PREFIX}${String(last).padStart(POSITION_DIGITS, '0')}#${shard}`;
 /** The first chunk key that may hold a position at or after `position`, whatever its shard. */
 export const chunkRangeStart = (position: number): string => `${FEED_CHUNK_PREFIX}${String(position).padStart(POSITION_DIGITS, '0')}`;
-export const memberKey = (scope: string, memberId: string): Key => ({ [PK]: feedPartition(scope), [SK]: `${FEED_MEMBER_PREFIX}${memberId}` });
+export const feedMembersPartition = (scope: string): string => `${FEED_MEMBERS_PARTITION_PREFIX}${scope}`;
+export const memberKey = (scope: string, memberId: string): Key => ({ [PK]: feedMembersPartition(scope), [SK]: `${FEED_MEMBER_PREFIX}${memberId}` });
 
 /** The bytes DynamoDB counts for a list of strings (3, and per element 1 plus its UTF-8 length). */
 export const listBytes = (members: readonly string[]): number => 3 + members.reduce((n, m) => n + 1 + Buffer.byteLength(m), 0);

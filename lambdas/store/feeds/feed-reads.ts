@@ -6,7 +6,7 @@
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FeedEntriesRead, FeedMemberState, FeedMembersRead } from '../../core/ports.js';
-import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, feedPartition, feedRun } from './feed-layout.js';
+import { FEED_HEADS_END, FEED_HEAD_PREFIX, FEED_MEMBER_PREFIX, FEED_SHARDS, chunkRangeStart, feedMembersPartition, feedPartition, feedRun } from './feed-layout.js';
 import { entriesAfter, entriesRanges } from './feed-entries.js';
 import { isShown, memberItemKey } from './feed-scopes.js';
 import { PK, SK } from '../table/table.js';
@@ -122,14 +122,14 @@ export class FeedReads {
     return position;
   }
 
-  /** pk = FEED#{scope} AND sk BETWEEN M#{after} AND M#\uffff, consistent, Limit count + 1 (`after` itself is read and dropped). */
+  /** pk = FEED#M#{scope} AND sk BETWEEN M#{after} AND M#\uffff, consistent, Limit count + 1 (`after` itself is read and dropped). */
   async feedMembers(scope: string, after: string, count: number): Promise<FeedMembersRead> {
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
         ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': feedPartition(scope), ':from': `${FEED_MEMBER_PREFIX}${after}`, ':to': `${FEED_MEMBER_PREFIX}\uffff` },
+        ExpressionAttributeValues: { ':pk': feedMembersPartition(scope), ':from': `${FEED_MEMBER_PREFIX}${after}`, ':to': `${FEED_MEMBER_PREFIX}\uffff` },
         Limit: count + 1,
         ConsistentRead: true,
       }),
