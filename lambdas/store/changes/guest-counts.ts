@@ -36,11 +36,18 @@
  * missed the creator's new entry for good (test/integration/
  * write-side-triples.test.ts).
  *
+ * The ticket is an item of its own beside the bucket's entries, not an
+ * attribute of the summary: the summary is in the event's partition, and a
+ * ticket there was a second write per RSVP in it. Nothing needs the two in
+ * one item: the count's condition compares the ticket it was given with the
+ * summary's `counted`, and tickets only grow (the item is never removed; a
+ * resync that rewrites a summary drops its `counted`, so any ticket is above).
+ *
  * A bucket holds about guests / 64 entries of a few dozen bytes, so an RSVP's
  * recount costs the same on an event of 10 or 10,000 guests.
  */
 import type { GuestCounts } from '../table/items.js';
-import { GUEST_COUNT_PREFIX, guestShardPartition, keys, shardOfBucket } from '../table/table.js';
+import { GUEST_COUNT_PREFIX, GUEST_COUNT_TICKET_TYPE, guestShardPartition, keys, shardOfBucket } from '../table/table.js';
 import type { Item, TableIO } from '../table/table-io.js';
 
 const STATUSES = ['yes', 'maybe', 'no'] as const;
@@ -48,9 +55,9 @@ const STATUSES = ['yes', 'maybe', 'no'] as const;
 export class GuestCountRecounter {
   constructor(private readonly io: TableIO) {}
 
-  /** Wave A: the bucket summary's next ticket. */
+  /** Wave A: the bucket's next ticket (its own item, in the bucket's guest shard: table.ts, guestCountTicket). */
   ticket(eventId: string, bucket: string): Promise<number> {
-    return this.io.increment(keys.guestCountSummary(eventId, bucket), 'ticket', 'GUEST_COUNT_SUMMARY');
+    return this.io.increment(keys.guestCountTicket(eventId, bucket), 'ticket', GUEST_COUNT_TICKET_TYPE);
   }
 
   /** Wave B: the bucket's entries (consistent). */
@@ -71,7 +78,7 @@ export class GuestCountRecounter {
 
   /** Wave D: whether no recount took a ticket after `ticket`. */
   async unchanged(eventId: string, bucket: string, ticket: number): Promise<boolean> {
-    return Number((await this.io.get(keys.guestCountSummary(eventId, bucket)))?.ticket) === ticket;
+    return Number((await this.io.get(keys.guestCountTicket(eventId, bucket)))?.ticket) === ticket;
   }
 
   /** The recount in three steps, after the change has landed: ticket, entries, count. */
@@ -88,7 +95,7 @@ export class GuestCountRecounter {
       if (entry.type === 'GUEST_COUNT' && STATUSES.includes(status as (typeof STATUSES)[number])) counts[status as keyof GuestCounts]++;
     }
     // A recount that took a later ticket read later: its counts stand (a failed condition is that, not an error).
-    const stored = await this.io.updateIf(keys.guestCountSummary(eventId, bucket), 'SET #yes = :yes, #maybe = :maybe, #no = :no, counted = :ticket', 'attribute_not_exists(counted) OR counted < :ticket', { ':yes': counts.yes, ':maybe': counts.maybe, ':no': counts.no, ':ticket': ticket }, { '#yes': 'yes', '#maybe': 'maybe', '#no': 'no' });
+    const stored = await this.io.updateIf(keys.guestCountSummary(eventId, bucket), 'SET #yes = :yes, #maybe = :maybe, #no = :no, counted = :ticket, #type = :type', 'attribute_not_exists(counted) OR counted < :ticket', { ':yes': counts.yes, ':maybe': counts.maybe, ':no': counts.no, ':ticket': ticket, ':type': 'GUEST_COUNT_SUMMARY' }, { '#yes': 'yes', '#maybe': 'maybe', '#no': 'no', '#type': 'type' });
     return stored !== undefined;
   }
 }

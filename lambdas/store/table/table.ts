@@ -18,7 +18,7 @@
  */
 import type { ProfileList } from '../../core/read-items.js';
 import { INDEXES, PK, SK } from './indexes.js';
-import { countBucket, guestPartitionOf, GUEST_SHARDS_SORT_KEY } from './guest-partitions.js';
+import { countBucket, guestPartitionOf, guestShardPartition, shardOfBucket, GUEST_SHARDS_SORT_KEY } from './guest-partitions.js';
 import { placeIndexOf, placePartition, placeShard, placeSortKey } from './place-keys.js';
 import type { PlaceKey } from '../../core/place.js';
 
@@ -64,6 +64,16 @@ export const keys = {
   guestCount: (eventId: string, userId: string) => ({ [PK]: guestPartitionOf(eventId, userId), [SK]: `${GUEST_COUNT_PREFIX}${countBucket(userId)}#${userId}` }),
   /** A count bucket's totals per status, recounted from its entries (guest-counts.ts). */
   guestCountSummary: (eventId: string, bucket: string) => ({ [PK]: `EVENT#${eventId}`, [SK]: `${GUEST_COUNT_SUMMARY_PREFIX}${bucket}` }),
+  /**
+   * A count bucket's recount ticket (guest-counts.ts), in the bucket's guest
+   * shard beside its entries rather than on the summary in the event's
+   * partition: a new RSVP then writes one item there (its count), not two,
+   * so a burst on one event keeps that partition at about 430 write units a
+   * second at the ingest's pace (docs/data-model.md, "Partitions under the
+   * change path"). Bookkeeping: never derived, never removed (a recount's
+   * count is refused unless its ticket is above the summary's `counted`).
+   */
+  guestCountTicket: (eventId: string, bucket: string) => ({ [PK]: guestShardPartition(eventId, shardOfBucket(bucket)), [SK]: `${GUEST_COUNT_TICKET_PREFIX}${bucket}` }),
   apiKey: (keyHash: string) => ({ [PK]: `APIKEY#${keyHash}`, [SK]: 'APIKEY' }),
   /** A user's active-key counter: the 10-key limit is a conditional update of it. */
   keyCounter: (userId: string) => ({ [PK]: `USERKEYS#${userId}`, [SK]: 'COUNTER' }),
@@ -88,6 +98,8 @@ export const LINK_PREFIX = 'LINK#';
 export const GUEST_SEQ_PREFIX = 'SEQ#';
 export const GUEST_COUNT_PREFIX = 'COUNT#';
 export const GUEST_COUNT_SUMMARY_PREFIX = 'COUNTS#';
+export const GUEST_COUNT_TICKET_PREFIX = 'TICKET#';
+export const GUEST_COUNT_TICKET_TYPE = 'GUEST_COUNT_TICKET';
 
 export const RSVP_SOURCE_PREFIX = 'SRC#RSVP#';
 /** Sort keys of the items derived from an event's sources (everything else in its partition is bookkeeping or source). */
