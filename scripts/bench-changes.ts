@@ -11,7 +11,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailure } from '../lambdas/store/table/conditions.js';
 import { INDEXES, PK, SK } from '../lambdas/store/table/table.js';
 import { FEED_PARTITION_PREFIX } from '../lambdas/store/feeds/feed.js';
-import { writeBill } from './write-billing.js';
+import { partitionBill, writeBill } from './write-billing.js';
 import type { Change } from '../lambdas/core/changes.js';
 import { fixedClock } from '../lambdas/core/clock.js';
 import type { Dataset } from '../lambdas/core/dataset.js';
@@ -38,6 +38,8 @@ const INDEX_KEYS = Object.values(INDEXES);
  */
 export function meter(client: DynamoDBDocumentClient, endpoint: string) {
   const m = { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0, feedWcu: 0, refused: 0 };
+  /** Write units billed per partition (the table's by `pk`, an index's as `{index} {its key}`): scripts/bench-partitions.ts. */
+  const partitions = new Map<string, number>();
   const raw = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   // The document client's commands may reach this step before or after marshalling: accept both shapes.
   const image = async (table: string, key: Record<string, unknown>) => {
@@ -67,12 +69,14 @@ export function meter(client: DynamoDBDocumentClient, endpoint: string) {
         failed = isConditionFailure(error);
         throw error;
       } finally {
-        const bill = writeBill(before, failed ? before : await image(input.TableName, key), INDEX_KEYS, failed);
+        const after = failed ? before : await image(input.TableName, key);
+        const bill = writeBill(before, after, INDEX_KEYS, failed);
         m.writes++;
         if (failed) m.refused++;
         // The changes feeds' own writes (appends, chunks and their trims, members), PRODUCT P16.
         const pk = key[PK] as unknown;
         const partition = typeof pk === 'string' ? pk : String((pk as { S?: string }).S);
+        for (const { partition: p, units } of partitionBill(partition, before, after, INDEX_KEYS, failed)) { partitions.set(p, (partitions.get(p) ?? 0) + units); }
         if (partition.startsWith(FEED_PARTITION_PREFIX)) {
           m.feedWrites++;
           m.feedWcu += bill.total;
@@ -84,7 +88,11 @@ export function meter(client: DynamoDBDocumentClient, endpoint: string) {
     },
     { step: 'serialize', name: 'benchMeter', priority: 'high' },
   );
-  return { m, reset: () => Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0, feedWcu: 0, refused: 0 }), close: () => raw.destroy() };
+  const reset = () => {
+    Object.assign(m, { writes: 0, wcu: 0, gsiWcu: 0, rcu: 0, calls: 0, feedWrites: 0, feedEntries: 0, feedWcu: 0, refused: 0 });
+    partitions.clear();
+  };
+  return { m, partitions, reset, close: () => raw.destroy() };
 }
 
 /** The members one feed append carries (its value marshalled or not, as the meter's step sees it). */
