@@ -126,11 +126,11 @@ export async function streamLoads(endpoint: string, list: readonly Stream[] = st
   return out;
 }
 
-/** The bench's table. */
-export async function partitionFigures(): Promise<string[]> {
+/** The bench's table; BENCH_PARTITION_CHANGES changes a stream (the bench test uses few). */
+export async function partitionFigures(n = Number(process.env.BENCH_PARTITION_CHANGES ?? 64)): Promise<string[]> {
   const store = await startDynalite();
   try {
-    const loads = await streamLoads(store.endpoint);
+    const loads = await streamLoads(store.endpoint, streams(n));
     const rows = [
       `| Stream of changes (${loads[0]?.changes ?? 0} each, ${AT_ONCE} at once) | Hottest partition | Write units per change there | At ${INGEST_PACE} changes/s | Next hottest |`,
       '|---|---|---|---|---|',

@@ -6,7 +6,7 @@ import { runTs } from '../support/process.js';
 
 describe('npm run bench', () => {
   it('measures every route, bundle and change type', async () => {
-    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300', BENCH_BURST_RSVPS: '8', BENCH_BURST_GUESTS: '4', BENCH_BURST_STORES: 'dynalite', BENCH_ROUND_TRIP_LINKS: '0,8', BENCH_HEAD_APPENDS: '4', BENCH_THROTTLE_RSVPS: '4', BENCH_DISCOVERY_CATALOGUE: '200', BENCH_WEBHOOK_DELIVERIES: '100', BENCH_WEBHOOK_BURST: '200' }).done;
+    const { code, stdout, stderr } = await runTs('scripts/bench.ts', [], { BENCH_ITERATIONS: '2', BENCH_INIT_SAMPLES: '1', BENCH_FANOUT: '8', BENCH_GUESTS: '10', BENCH_HOST_SIZES: '20,60', BENCH_HOST_ITERATIONS: '2', BENCH_GUEST_SIZES: '5,20', BENCH_FEED_APPENDS: '32', BENCH_FEED_REMOVED: '300', BENCH_BURST_RSVPS: '8', BENCH_BURST_GUESTS: '4', BENCH_BURST_STORES: 'dynalite', BENCH_ROUND_TRIP_LINKS: '0,8', BENCH_HEAD_APPENDS: '4', BENCH_THROTTLE_RSVPS: '4', BENCH_DISCOVERY_CATALOGUE: '200', BENCH_WEBHOOK_DELIVERIES: '100', BENCH_WEBHOOK_BURST: '200', BENCH_PARTITION_CHANGES: '2' }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     // The exact tables first (held to docs/performance.md by test/integration/performance-tables.test.ts), then each route timed.
@@ -49,6 +49,8 @@ describe('npm run bench', () => {
     // The keyless flood, with and without the abuse limits (issue 22).
     expect(stdout).toMatch(/^\| no limits \(before issue 22\) \| 100 % \| 100 % \| \$3\.50 \|/m);
     expect(stdout).toMatch(/^\| stage throttle \+ web ACL, one address \| 0\.2 % \| 0\.2 % \|/m);
+    // Partitions under the change path: every stream's hottest partition, per change and at the ingest's pace.
+    for (const stream of ['new RSVPs on one event', 'RSVP status changes on one event']) expect(stdout).toMatch(new RegExp(`^\\| ${stream} \\| \`[^\`]+\` \\| [\\d.]+ \\| \\d+ WCU/s \\|`, 'm'));
     // Every section at its smallest sizes still bundles every function and applies every change kind: 79-93 s at load 8-10.
   }, 180_000);
 });
