@@ -10,10 +10,12 @@
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes):
  * - a write unit per 1 KB of the larger of the item's old and new size (at least 1);
  * - a condition that fails still costs the write (by the stored item's size, at least 1);
- * - per GSI (projection ALL here, so an index entry is the item's size): a
- *   new entry is one write, a removed one is one write, a changed key is two
- *   (delete and put), a changed item under the same key is one, an unchanged
- *   item or one in the index neither before nor after is none.
+ * - per GSI, on what it copies of the item (its projection: all of it, the
+ *   keys and the listed attributes, or the keys only; an entry is billed by
+ *   that size): a new entry is one write, a removed one is one write, a
+ *   changed key is two (delete and put), a change of what it copies under
+ *   the same key is one, a change of nothing it copies or of an item in the
+ *   index neither before nor after is none.
  */
 type Item = Record<string, unknown>;
 
@@ -57,35 +59,26 @@ export interface WriteBill {
   total: number;
 }
 
-/** What one write costs: `after` undefined for a delete; `failed` when its condition did not hold. */
-export function writeBill(before: Item | undefined, after: Item | undefined, indexes: readonly IndexKeys[], failed = false): WriteBill {
-  if (failed) return { table: units(before ? itemSize(before) : 0), indexes: 0, total: units(before ? itemSize(before) : 0) };
-  const table = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
-  let indexUnits = 0;
-  for (const index of indexes) {
-    const was = keyOf(before, index);
-    const is = keyOf(after, index);
-    if (was === undefined && is === undefined) continue;
-    if (was !== undefined && is !== undefined && was === is) {
-      // Nothing projected changed (projection ALL: nothing at all): the index is not written.
-      if (JSON.stringify(sorted(before!)) !== JSON.stringify(sorted(after!))) indexUnits += units(Math.max(itemSize(before!), itemSize(after!)));
-    }
-    else {
-      if (was !== undefined) indexUnits += units(itemSize(before!));
-      if (is !== undefined) indexUnits += units(itemSize(after!));
-    }
-  }
-  return { table, indexes: indexUnits, total: table + indexUnits };
-}
-
-function sorted(item: Item): Item {
-  return Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1)));
-}
-
-/** An index as partitionBill sees it: its keys, and what it copies (KEYS_ONLY: only a key's change writes it). */
+/**
+ * An index as the bill sees it: its keys, and what it copies. ALL (the
+ * default) copies the item; INCLUDE its keys and `nonKeyAttributes`;
+ * KEYS_ONLY only the keys, so an index write happens only when what it
+ * copies changes, and an entry is the size of what it copies.
+ */
 export interface IndexPartitions extends IndexKeys {
-  readonly name: string;
-  readonly projection?: 'ALL' | 'KEYS_ONLY';
+  readonly name?: string;
+  readonly projection?: 'ALL' | 'INCLUDE' | 'KEYS_ONLY';
+  readonly nonKeyAttributes?: readonly string[];
+}
+
+/** The table's own key attributes: every index entry copies them. */
+const TABLE_KEYS = ['pk', 'sk'];
+
+/** What an index entry holds of an item (its projection). */
+function projected(item: Item, index: IndexPartitions): Item {
+  if ((index.projection ?? 'ALL') === 'ALL') return item;
+  const kept = new Set([...TABLE_KEYS, index.partitionKey, index.sortKey, ...(index.projection === 'INCLUDE' ? (index.nonKeyAttributes ?? []) : [])]);
+  return Object.fromEntries(Object.entries(item).filter(([name]) => kept.has(name)));
 }
 
 /** Write units billed to one partition: the base table's (`pk`) or an index's (`{index} {its partition key}`). */
@@ -95,12 +88,43 @@ export interface PartitionUnits {
 }
 
 /**
+ * One index's writes for one table write, where each lands: an entry removed
+ * in its old index partition, one written in its new one, a changed entry
+ * under the same key where it is; nothing when what the index copies is
+ * unchanged. The single rule writeBill and partitionBill both sum.
+ */
+function indexWrites(before: Item | undefined, after: Item | undefined, index: IndexPartitions): PartitionUnits[] {
+  const was = keyOf(before, index);
+  const is = keyOf(after, index);
+  if (was === undefined && is === undefined) return [];
+  const at = (item: Item) => `${index.name ?? index.partitionKey} ${String(item[index.partitionKey])}`;
+  const entry = (item: Item) => units(itemSize(projected(item, index)));
+  if (was !== undefined && is !== undefined && was === is) {
+    const old = projected(before!, index);
+    const now = projected(after!, index);
+    if (JSON.stringify(sorted(old)) === JSON.stringify(sorted(now))) return [];
+    return [{ partition: at(after!), units: units(Math.max(itemSize(old), itemSize(now))) }];
+  }
+  return [...(was !== undefined ? [{ partition: at(before!), units: entry(before!) }] : []), ...(is !== undefined ? [{ partition: at(after!), units: entry(after!) }] : [])];
+}
+
+/** What one write costs: `after` undefined for a delete; `failed` when its condition did not hold. */
+export function writeBill(before: Item | undefined, after: Item | undefined, indexes: readonly IndexPartitions[], failed = false): WriteBill {
+  if (failed) return { table: units(before ? itemSize(before) : 0), indexes: 0, total: units(before ? itemSize(before) : 0) };
+  const table = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
+  const indexUnits = indexes.flatMap((index) => indexWrites(before, after, index)).reduce((n, w) => n + w.units, 0);
+  return { table, indexes: indexUnits, total: table + indexUnits };
+}
+
+function sorted(item: Item): Item {
+  return Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/**
  * The same bill as writeBill, split by the partition each unit lands in: the
- * table's write in the item's own partition; an index entry removed in its
- * old index partition, one written in its new one. A partition's throughput
- * limit (1,000 write units a second, index partitions as well) applies to
- * these sums. A KEYS_ONLY index is written only when the entry comes, goes
- * or changes key (its entry holds nothing else).
+ * table's write in the item's own partition, each index's writes where
+ * indexWrites puts them. A partition's throughput limit (1,000 write units a
+ * second, index partitions as well) applies to these sums.
  */
 export function partitionBill(pk: string, before: Item | undefined, after: Item | undefined, indexes: readonly IndexPartitions[], failed = false): PartitionUnits[] {
   const out: PartitionUnits[] = [];
@@ -111,18 +135,6 @@ export function partitionBill(pk: string, before: Item | undefined, after: Item 
   };
   add(pk, writeBill(before, after, [], failed).table);
   if (failed) return out;
-  for (const index of indexes) {
-    const was = keyOf(before, index);
-    const is = keyOf(after, index);
-    if (was === undefined && is === undefined) continue;
-    const at = (item: Item) => `${index.name} ${String(item[index.partitionKey])}`;
-    const entry = (item: Item) => (index.projection === 'KEYS_ONLY' ? 1 : units(itemSize(item)));
-    if (was !== undefined && is !== undefined && was === is) {
-      if (index.projection !== 'KEYS_ONLY' && JSON.stringify(sorted(before!)) !== JSON.stringify(sorted(after!))) add(at(after!), units(Math.max(itemSize(before!), itemSize(after!))));
-    } else {
-      if (was !== undefined) add(at(before!), entry(before!));
-      if (is !== undefined) add(at(after!), entry(after!));
-    }
-  }
+  for (const index of indexes) for (const w of indexWrites(before, after, index)) add(w.partition, w.units);
   return out;
 }

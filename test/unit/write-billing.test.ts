@@ -73,16 +73,35 @@ describe('partition bill', () => {
       { partition: 'i1 a', units: 1 },
     ]);
   });
-  it('sums, over partitions, to the write bill of the whole write', () => {
-    const item = fc.record({ g1pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), g2pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), body: fc.string({ maxLength: 3000 }) });
+  it('bills an INCLUDE index for a change of what it copies only, and an entry by what it copies', () => {
+    const include = [{ ...named[0]!, projection: 'INCLUDE' as const, nonKeyAttributes: ['status'] }];
+    const before = { ...base, g1pk: 'a', g1sk: 'b' };
+    // A bookkeeping mark, however large, writes nothing to the index.
+    expect(partitionBill('EVENT#e', before, { ...before, revealing: 'x'.repeat(3000) }, include)).toEqual([{ partition: 'EVENT#e', units: 3 }]);
+    expect(partitionBill('EVENT#e', before, { ...before, status: 'no' }, include)).toEqual([
+      { partition: 'EVENT#e', units: 1 },
+      { partition: 'i1 a', units: 1 },
+    ]);
+    // A new entry is billed by its copy (1 unit), not by the 3 KB item.
+    expect(writeBill(undefined, { ...before, body: 'x'.repeat(3000) }, include)).toEqual({ table: 3, indexes: 1, total: 4 });
+    expect(writeBill(undefined, { ...before, body: 'x'.repeat(3000) }, named.slice(0, 1))).toEqual({ table: 3, indexes: 3, total: 6 });
+  });
+  it('sums, over partitions, to the write bill of the whole write, whatever each index copies', () => {
+    const item = fc.record({ g1pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), g2pk: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), body: fc.string({ maxLength: 3000 }), mark: fc.option(fc.string({ maxLength: 1500 }), { nil: undefined }) });
+    const projection = fc.constantFrom(
+      { projection: 'ALL' as const },
+      { projection: 'KEYS_ONLY' as const },
+      { projection: 'INCLUDE' as const, nonKeyAttributes: ['body'] },
+    );
     const strip = (i?: Record<string, unknown>) =>
       i ? { ...base, g1sk: 's', g2sk: 's', ...Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined)) } : undefined;
     fc.assert(
-      fc.property(fc.option(item, { nil: undefined }), fc.option(item, { nil: undefined }), fc.boolean(), (b, a, failed) => {
+      fc.property(fc.option(item, { nil: undefined }), fc.option(item, { nil: undefined }), fc.boolean(), projection, projection, (b, a, failed, p1, p2) => {
         const before = strip(b);
         const after = strip(a);
         if (!before && !after) return;
-        expect(sum(partitionBill('EVENT#e', before, after, named, failed))).toBe(writeBill(before, after, gsi, failed).total);
+        const indexes = [{ ...named[0]!, ...p1 }, { ...named[1]!, ...p2 }];
+        expect(sum(partitionBill('EVENT#e', before, after, indexes, failed))).toBe(writeBill(before, after, indexes, failed).total);
       }),
     );
   });
