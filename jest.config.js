@@ -94,6 +94,8 @@ export const CHANGE_PATH_TESTS = [
   // A load's partitions under the writer's own call order: a city's (d1) and every one of a big host's.
   '<rootDir>/test/integration/d1-load-hot-partitions.test.ts',
   '<rootDir>/test/integration/load-partitions.test.ts',
+  // The change path's streams against the partition margin, and what event-index copies.
+  '<rootDir>/test/integration/change-partitions.test.ts',
   // Keys: the conditional-write protocol of key management and a user's deletion (lambdas/store/keys/key-store.ts).
   '<rootDir>/test/integration/key-manager.test.ts',
   '<rootDir>/test/integration/keys-revoke-during-create.test.ts',

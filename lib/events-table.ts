@@ -35,7 +35,8 @@ export class EventsTable extends Construct {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
+        projectionType: ProjectionType[index.projection],
+        ...(index.projection === 'INCLUDE' ? { nonKeyAttributes: [...(index.nonKeyAttributes ?? [])] } : {}),
       })),
     });
   }
@@ -44,5 +45,5 @@ export class EventsTable extends Construct {
 /** Every index, with only the first `count` of the keys-only place indexes (an existing table gains one per deploy). */
 function withPlaceIndexes(count: number): IndexDefinition[] {
   const keysOnly = Object.values(INDEXES).filter((i) => i.projection === 'KEYS_ONLY');
-  return Object.values(INDEXES).filter((i) => i.projection === 'ALL' || keysOnly.indexOf(i) < count);
+  return Object.values(INDEXES).filter((i) => i.projection !== 'KEYS_ONLY' || keysOnly.indexOf(i) < count);
 }

@@ -32,7 +32,7 @@ import { USERNAME_PATTERN, USER_ID_PATTERN } from '../core/ids.js';
 import { MAX_ACTIVE_KEYS, MAX_CREATES_PER_DAY, checkKeyName, type SlotLimits } from '../core/key-rules.js';
 import type { UserItem } from '../store/table/items.js';
 import { KeyStore, SlotsContended, type PlanKeys, type RevokeAudit } from '../store/keys/key-store.js';
-import { findUserById, findUsersByName } from '../store/table/user-lookup.js';
+import { findUserById, findUserIdsByName } from '../store/table/user-lookup.js';
 import { KeyCreator } from './key-create.js';
 import { KeyManagementError } from './key-errors.js';
 import { decodeCursor, encodeCursor, infoOf, type CreateOnceResult, type KeyInfo, type KeyPage } from './key-info.js';
@@ -87,12 +87,12 @@ export class KeyManager {
    * two do (while renames settle), rather than picking one.
    */
   async resolveUsername(username: string): Promise<string> {
-    const users = USERNAME_PATTERN.test(username) ? await findUsersByName(this.store.client, this.store.tableName, username) : [];
+    const users = USERNAME_PATTERN.test(username) ? await findUserIdsByName(this.store.client, this.store.tableName, username) : [];
     if (users.length === 0) throw new KeyManagementError('UNKNOWN_USER', `Unknown user "${username}": no live user has this username`);
     if (users.length > 1) {
-      throw new KeyManagementError('AMBIGUOUS_USER', `Username "${username}" is ambiguous: ${users.map((u) => u.user_id).join(' and ')} both hold it (a rename is in flight); name the user by id (--user-id)`);
+      throw new KeyManagementError('AMBIGUOUS_USER', `Username "${username}" is ambiguous: ${users.join(' and ')} both hold it (a rename is in flight); name the user by id (--user-id)`);
     }
-    return users[0]!.user_id;
+    return users[0]!;
   }
 
   private static checkName(raw: string): string {

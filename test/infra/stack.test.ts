@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
+import { EVENT_INDEX_ATTRIBUTES, INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
 import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
@@ -50,16 +50,20 @@ describe('table', () => {
     t.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       KeySchema: expected.KeySchema,
       AttributeDefinitions: Match.arrayEquals(expected.AttributeDefinitions!),
-      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({ IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: { ProjectionType: gsi.Projection!.ProjectionType } })),
+      GlobalSecondaryIndexes: expected.GlobalSecondaryIndexes!.map((gsi) => ({ IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: gsi.Projection })),
       BillingMode: 'PAY_PER_REQUEST',
       SSESpecification: { SSEEnabled: true },
       Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
     });
   });
-  it("projects discovery's three place indexes keys only, the others ALL", () => {
+  it("projects discovery's three place indexes keys only, event-index what its reads use, the others ALL", () => {
     const table = resources(t, 'AWS::DynamoDB::GlobalTable')[0]![1];
     const projections = Object.fromEntries((table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string } }[]).map((g) => [g.IndexName, g.Projection.ProjectionType]));
-    expect(projections).toEqual({ 'event-index': 'ALL', 'user-events-index': 'ALL', 'guest-index': 'ALL', 'user-created-index': 'ALL', 'place-index': 'KEYS_ONLY', 'country-index': 'KEYS_ONLY', 'city-index': 'KEYS_ONLY' });
+    expect(projections).toEqual({ 'event-index': 'INCLUDE', 'user-events-index': 'ALL', 'guest-index': 'ALL', 'user-created-index': 'ALL', 'place-index': 'KEYS_ONLY', 'country-index': 'KEYS_ONLY', 'city-index': 'KEYS_ONLY' });
+    const eventIndex = (table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { NonKeyAttributes?: string[] } }[]).find((g) => g.IndexName === 'event-index')!;
+    expect(eventIndex.Projection.NonKeyAttributes).toEqual([...EVENT_INDEX_ATTRIBUTES]);
+    // DynamoDB's limit: at most 100 projected non-key attributes over all of a table's indexes.
+    expect(eventIndex.Projection.NonKeyAttributes!.length).toBeLessThanOrEqual(100);
   });
   it('adds the place indexes one deploy at a time with placeIndexes (DynamoDB creates one index per table update)', () => {
     for (const [count, names] of [[0, []], [1, ['place-index']], [2, ['place-index', 'country-index']]] as const) {

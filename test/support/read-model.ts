@@ -68,7 +68,7 @@ export async function freshLoadReadModel(client: DynamoDBDocumentClient, tableNa
 }
 
 /**
- * Every item any read path (a GSI) can reach. A keys-only index (discovery's
+ * Every item any read path (a GSI) can reach, as it reaches it. A keys-only index (discovery's
  * place indexes) reaches the items its entries name: the route reads them by
  * key (lambdas/store/reads/search.ts), so each is counted as the item it is now.
  */
@@ -77,7 +77,8 @@ export async function reachable(client: DynamoDBDocumentClient, tableName: strin
   const table = new Map((await scanAll(client, tableName)).map((i) => [`${String(i.pk)}\u0000${String(i.sk)}`, i]));
   for (const index of Object.values(INDEXES)) {
     const entries = await scanAll(client, tableName, index.name);
-    out.push(...(index.projection === 'ALL' ? entries : entries.map((e) => table.get(`${String(e.pk)}\u0000${String(e.sk)}`) ?? e)));
+    // ALL and INCLUDE: the entries are what the reads get (INCLUDE's, without the write side's bookkeeping).
+    out.push(...(index.projection !== 'KEYS_ONLY' ? entries : entries.map((e) => table.get(`${String(e.pk)}\u0000${String(e.sk)}`) ?? e)));
   }
   return out;
 }

@@ -11,7 +11,7 @@ import { entriesAfter, entriesRanges } from './feed-entries.js';
 import { isShown, memberItemKey } from './feed-scopes.js';
 import { PK, SK } from '../table/table.js';
 import { batchGetAll, itemKeyString, type BatchGetOptions } from '../table/batch-get.js';
-import { findUserByName } from '../table/user-lookup.js';
+import { findUserIdByName } from '../table/user-lookup.js';
 
 type Item = Record<string, unknown>;
 
@@ -162,6 +162,6 @@ export class FeedReads {
   }
 
   async userIdByName(username: string): Promise<string | null> {
-    return (await findUserByName(this.client, this.tableName, username))?.user_id ?? null;
+    return findUserIdByName(this.client, this.tableName, username);
   }
 }

@@ -13,7 +13,7 @@ import type { GuestStatusFilter } from '../../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../table/items.js';
 import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from '../table/tally.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
-import { findUserByName } from '../table/user-lookup.js';
+import { findUserIdByName } from '../table/user-lookup.js';
 import {
   GUEST_COUNT_SUMMARY_PREFIX,
   GUEST_SORT_PREFIX,
@@ -72,7 +72,10 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
     return searchEvents(this.client, this.tableName, search, this.batchGet);
   }
 
-  /** event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item. */
+  /**
+   * event-index: gsi1pk = EVENT#id AND gsi1sk = EVENT. 1 Query, 1 item: what
+   * the index copies (EVENT_INDEX_ATTRIBUTES), its kind from its sort key.
+   */
   async getPublicEvent(eventId: string): Promise<EventItem | null> {
     const { partitionKey, sortKey, name } = INDEXES.event;
     const k = indexKeys.eventById(eventId);
@@ -86,7 +89,8 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
         Limit: 1,
       }),
     );
-    return (out.Items?.[0] as EventItem | undefined) ?? null;
+    const found = out.Items?.[0];
+    return found ? ({ ...found, type: 'EVENT' } as EventItem) : null;
   }
 
   /**
@@ -128,7 +132,8 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
             ExpressionAttributeNames: { '#pk': INDEXES.guest.partitionKey },
             ExpressionAttributeValues: { ':pk': guestPartition(eventId, status) },
           };
-    return this.queryAll<RsvpItem>(input, count);
+    // event-index copies no `type`: its GUEST# entries are RSVP items.
+    return (await this.queryAll<RsvpItem>(input, count)).map((guest) => ({ ...guest, type: 'RSVP' }));
   }
 
   /**
@@ -288,7 +293,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
 
   /** event-index: gsi1pk = USERNAME#{lower} AND gsi1sk = USER. 1 round trip. */
   async userExists(username: string): Promise<boolean> {
-    return (await findUserByName(this.client, this.tableName, username)) !== null;
+    return (await findUserIdByName(this.client, this.tableName, username)) !== null;
   }
 
   /** The authorizer's reads (api-key-reads.ts): GetItem APIKEY#sha256, then USER#{id}, each strongly consistent (1 RCU). */

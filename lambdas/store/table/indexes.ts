@@ -5,6 +5,7 @@
  * it are in table.ts, guest-partitions.ts and place-keys.ts.
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { EventItem, RsvpItem } from '../../core/read-items.js';
 
 export const PK = 'pk';
 export const SK = 'sk';
@@ -16,12 +17,67 @@ export interface IndexDefinition {
   /** What it serves; rendered into docs/data-model.md. */
   readonly purpose: string;
   /**
-   * What the index copies of its items: `ALL` (the read needs nothing else) or
-   * `KEYS_ONLY` (the read fetches the items by key: an index entry is ~150 B,
-   * and an edit that moves no key writes nothing to the index).
+   * What the index copies of its items: `ALL` (the read needs nothing else),
+   * `INCLUDE` (the attributes the reads use, `nonKeyAttributes`: a write that
+   * changes only bookkeeping writes nothing to the index) or `KEYS_ONLY` (the
+   * read fetches the items by key: an index entry is ~150 B, and an edit that
+   * moves no key writes nothing to the index).
    */
-  readonly projection: 'ALL' | 'KEYS_ONLY';
+  readonly projection: 'ALL' | 'INCLUDE' | 'KEYS_ONLY';
+  /** With INCLUDE: the attributes copied besides the table's and the index's keys. */
+  readonly nonKeyAttributes?: readonly string[];
 }
+
+/**
+ * What event-index copies of its items (an event, its guests, a user by
+ * username): what the reads on it use, and nothing of the write side's
+ * bookkeeping (`version`, `pending`, `gen`, a reveal's `revealing` mark, the
+ * tally's and the feeds' notes, the other indexes' keys). At most 20: the
+ * limit of DynamoDB's Projection.NonKeyAttributes
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Projection.html). Why not ALL: an
+ * RSVP whose status changes is written twice (the reveal's mark, then the
+ * change), and with ALL the mark was a second index write in the event's
+ * one event-index partition, 860 write units a second at the change path's
+ * 430 changes (docs/data-model.md, "Partitions under the change path").
+ * The compile-time check below keeps every field of the event and RSVP
+ * shapes in it; test/unit/event-index-projection.test.ts checks every
+ * derived item's attributes are either copied or bookkeeping.
+ */
+export const EVENT_INDEX_ATTRIBUTES = [
+  'event_id',
+  // The event (EventItem).
+  'title',
+  'description',
+  'cover',
+  'location',
+  'start_date',
+  'end_date',
+  'timezone',
+  'status',
+  'visibility',
+  'cost',
+  'created_at',
+  'links',
+  'contributions',
+  'creator',
+  'sequence',
+  'modified_at',
+  // A guest (RsvpItem).
+  'rsvp_status',
+  'rsvp_date',
+  'guest',
+] as const;
+
+/**
+ * Fails to compile when the event or RSVP shape gains a field the index would
+ * not copy. `type` is left out (DynamoDB copies at most 20 attributes an
+ * index, and these are 20): the sort key says what an entry is (`EVENT`,
+ * `GUEST#…`, `USER`), and the reads put it back (repository.ts). A user by
+ * username needs nothing but the entry's table key (user-lookup.ts).
+ */
+type NotCopied = Exclude<keyof EventItem | keyof RsvpItem, (typeof EVENT_INDEX_ATTRIBUTES)[number] | 'type'>;
+const everyFieldCopied: [NotCopied] extends [never] ? true : NotCopied = true;
+void everyFieldCopied;
 
 export const INDEXES = {
   /** Event by id, and its guests in RSVP order (all statuses); a user by username. */
@@ -30,7 +86,8 @@ export const INDEXES = {
     partitionKey: 'gsi1pk',
     sortKey: 'gsi1sk',
     purpose: 'public event by id; its guests of every status in rsvp_date order; a user by username',
-    projection: 'ALL',
+    projection: 'INCLUDE',
+    nonKeyAttributes: EVENT_INDEX_ATTRIBUTES,
   },
   /** A user's hosted events and profile events, by start date. */
   userEvents: {
@@ -107,12 +164,17 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
         { AttributeName: i.partitionKey, KeyType: 'HASH' },
         { AttributeName: i.sortKey, KeyType: 'RANGE' },
       ],
-      // ALL: the index read returns the whole public item, so it needs no
-      // second trip to the base table; KEYS_ONLY: the read fetches the items
-      // by key (see docs/data-model.md).
-      Projection: { ProjectionType: i.projection },
+      // ALL and INCLUDE: the index read returns what the route shows, so it
+      // needs no second trip to the base table; KEYS_ONLY: the read fetches
+      // the items by key (see docs/data-model.md).
+      Projection: projectionOf(i),
     })),
   };
+}
+
+/** An index's Projection as CreateTable (and CloudFormation) spell it. */
+export function projectionOf(index: IndexDefinition): { ProjectionType: IndexDefinition['projection']; NonKeyAttributes?: string[] } {
+  return index.projection === 'INCLUDE' ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...(index.nonKeyAttributes ?? [])] } : { ProjectionType: index.projection };
 }
 
 /**

@@ -1,0 +1,105 @@
+/**
+ * The change path against DynamoDB's partition limit (issue 59, item 6;
+ * docs/data-model.md, "Partitions under the change path"), on the real store
+ * (dynalite and DynamoDB Local: a change-path file):
+ *
+ * - what event-index copies (EVENT_INDEX_ATTRIBUTES, an INCLUDE projection)
+ *   is every attribute its reads use: after a load and a stream of every
+ *   kind of change, an item in the index carries nothing but what it copies,
+ *   its keys, what the reads take from its keys and the write side's named
+ *   bookkeeping, and the index's entry is exactly what it copies;
+ * - the streams of scripts/bench-partitions.ts (each of one kind meeting one
+ *   place or one event, ten at once as an ingest batch applies them), small,
+ *   keep their hottest partition within the margin at the ingest's pace:
+ *   MARGIN_WCU / INGEST_PACE write units a change. One host's burst of new
+ *   events is the stated open limit (its tallies) and is measured, not held.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Change } from '../../lambdas/core/changes.js';
+import type { Dataset } from '../../lambdas/core/dataset.js';
+import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
+import { EVENT_INDEX_ATTRIBUTES, INDEXES, PK, SK } from '../../lambdas/store/table/table.js';
+import { ensureTable } from '../../local/dynalite.js';
+import { writeDataset } from '../../local/loader.js';
+import { scanTable } from '../../local/resync.js';
+import { INGEST_PACE, MARGIN_WCU, streamLoads, streams } from '../../scripts/bench-partitions.js';
+import { clock, host, party } from '../support/party.js';
+import { startTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+beforeAll(async () => {
+  store = await startTestStore();
+});
+afterAll(async () => store?.close());
+
+type Item = Record<string, unknown>;
+/** The write side's own attributes on an item the index lists: versions, pending work, derivation stamps, marks, notes. */
+const WRITE_SIDE = new Set(['version', 'pending', 'pending_after', 'gen', 'revealing', 'tally_pending', 'tally_from', 'feed_note', 'expires_at']);
+/**
+ * What the reads on the index take from elsewhere: an entry's kind from its sort key (repository.ts puts `type`
+ * back), a user's id from its table key (user-lookup.ts); a user's public record is read by id, never from here.
+ */
+const FROM_KEYS = new Set(['type', 'user_id', 'user']);
+const INDEX_KEYS = new Set<string>(Object.values(INDEXES).flatMap((i) => [i.partitionKey, i.sortKey]));
+const COPIED = new Set<string>([PK, SK, INDEXES.event.partitionKey, INDEXES.event.sortKey, ...EVENT_INDEX_ATTRIBUTES]);
+const keyOf = (i: Item) => `${String(i[PK])}\u0000${String(i[SK])}`;
+
+describe('event-index copies every attribute its reads use', () => {
+  const guests = Array.from({ length: 6 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}`, name: `Guest ${i}`, image: null, verification_status: i % 2 ? ('verified' as const) : null }));
+  const d0: Dataset = {
+    users: [{ ...host, name: 'Host', image: 'https://img.example/h.png', verification_status: 'id_verified' }, ...guests],
+    events: [{ ...party, description: 'Bring a friend', location: { name: 'Hall', city: 'Lisbon', country: 'PT' }, cost: 10 }],
+    rsvps: guests.slice(0, 3).map((u, i) => ({ event_id: party.id, user_id: u.id, status: (['yes', 'maybe', 'no'] as const)[i]!, rsvp_date: '2026-11-02T00:00:00.000Z' })),
+  };
+  const changes: Change[] = [
+    { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g3', status: 'yes', rsvp_date: '2026-11-03T00:00:00.000Z' } },
+    { type: 'rsvp.upserted', version: 2, rsvp: { event_id: party.id, user_id: 'usr_g0', status: 'no', rsvp_date: '2026-11-02T00:00:00.000Z' } },
+    { type: 'rsvp.deleted', version: 2, event_id: party.id, user_id: 'usr_g1' },
+    { type: 'user.upserted', version: 2, user: { ...guests[2]!, username: 'renamed2', name: 'Renamed' } },
+    { type: 'event.upserted', version: 2, event: { ...d0.events[0]!, title: 'Party, moved', start_date: '2027-01-02T20:00:00.000Z' } },
+    { type: 'event.upserted', version: 3, event: { ...d0.events[0]!, visibility: 'private' } },
+    { type: 'event.upserted', version: 4, event: { ...d0.events[0]!, title: 'Party, back' } },
+    { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g4', status: 'maybe', rsvp_date: '2026-11-04T00:00:00.000Z' } },
+  ];
+
+  it('after a load and each kind of change: nothing on an indexed item but what the index copies, its keys and named bookkeeping; the entry is the item without it', async () => {
+    const table = 'event-index-copies';
+    await ensureTable(store.client, table);
+    await writeDataset(store.client, table, d0, { clock });
+    const applier = new ChangeApplier(store.client, table, { clock });
+    const seen = new Set<string>();
+    for (const change of [null, ...changes]) {
+      if (change) await applier.apply(change);
+      const items = (await scanTable(store.client, table)).filter((i) => i[INDEXES.event.partitionKey] !== undefined);
+      const entries = new Map((await scanTable(store.client, table, INDEXES.event.name)).map((e) => [keyOf(e), e]));
+      for (const item of items) {
+        seen.add(String(item.type));
+        const stray = Object.keys(item).filter((a) => !COPIED.has(a) && !WRITE_SIDE.has(a) && !INDEX_KEYS.has(a) && !FROM_KEYS.has(a));
+        expect({ item: keyOf(item), stray }).toEqual({ item: keyOf(item), stray: [] });
+        const shown = Object.fromEntries(Object.entries(item).filter(([a]) => COPIED.has(a)));
+        expect(entries.get(keyOf(item))).toEqual(shown);
+      }
+      expect(entries.size).toBe(items.length);
+    }
+    // Every kind of item the index lists was looked at.
+    expect([...seen].sort()).toEqual(['EVENT', 'RSVP', 'USER']);
+  }, 120_000);
+});
+
+describe('the change path keeps every partition within the margin at its pace', () => {
+  const perChange = MARGIN_WCU / INGEST_PACE;
+  const OPEN_LIMIT = 'new events of one host in one city';
+
+  it(`each stream of one kind, but one host's burst of new events, bills its hottest partition at most ${perChange.toFixed(2)} write units a change`, async () => {
+    const loads = await streamLoads(store.endpoint, streams(16));
+    const held = loads.filter((l) => l.name !== OPEN_LIMIT);
+    expect(held).toHaveLength(6);
+    for (const load of held) {
+      const [hottest] = load.partitions;
+      expect({ stream: load.name, hottest: hottest!.partition, within: hottest!.perChange <= perChange }).toEqual({ stream: load.name, hottest: hottest!.partition, within: true });
+    }
+    // RSVP status changes: the reveal's mark is not copied into event-index, so the event's index partition takes one write a change.
+    const status = loads.find((l) => l.name === 'RSVP status changes on one event')!;
+    expect(status.partitions.find((p) => p.partition === `${INDEXES.event.name} EVENT#evt_party`)?.perChange).toBe(1);
+  }, 300_000);
+});
