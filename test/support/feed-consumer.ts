@@ -152,7 +152,10 @@ export async function expectedScopes(client: DynamoDBDocumentClient, table: stri
     m.set(id, content);
     out.set(scope, m);
   };
-  for (const item of await scanAll(client, table, INDEXES.event.name)) {
+  // event-index copies no `type` (lambdas/store/table/indexes.ts): an entry's kind is its sort key, as the reads take it.
+  for (const entry of await scanAll(client, table, INDEXES.event.name)) {
+    const sk = String(entry[INDEXES.event.sortKey]);
+    const item: Record<string, unknown> = { ...entry, type: sk === 'EVENT' ? 'EVENT' : sk.startsWith('GUEST#') ? 'RSVP' : 'USER' };
     if (item.type === 'EVENT') {
       const event = toPublicEvent(item as unknown as EventItem, FEED_SITE);
       add('catalogue', event.id, event);

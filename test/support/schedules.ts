@@ -606,7 +606,7 @@ export class Explorer {
     // A follower of each place from no cursor holds exactly the place's public events (the event index, located there).
     const repo = new DynamoRepository(this.client, table);
     const ctx = feedContext(repo, this.clock());
-    const shownEvents = (await scanAll(this.client, table, INDEXES.event.name)).filter((i) => i.type === 'EVENT');
+    const shownEvents = (await scanAll(this.client, table, INDEXES.event.name)).filter((i) => i[INDEXES.event.sortKey] === 'EVENT'); // event-index copies no `type`: the sort key says what an entry is
     for (const place of placesOf(s)) {
       const replica = new Set<string>();
       for (const c of await fromNoCursor((cursor) => placeChanges(ctx, { cursor, limit: 100, place }, 'https://s.example'))) {
