@@ -17,6 +17,8 @@
  *   the same key is one, a change of nothing it copies or of an item in the
  *   index neither before nor after is none.
  */
+import { PK, SK } from '../lambdas/store/table/indexes.js';
+
 type Item = Record<string, unknown>;
 
 export interface IndexKeys {
@@ -72,7 +74,7 @@ export interface IndexPartitions extends IndexKeys {
 }
 
 /** The table's own key attributes: every index entry copies them. */
-const TABLE_KEYS = ['pk', 'sk'];
+const TABLE_KEYS = [PK, SK];
 
 /** What an index entry holds of an item (its projection). */
 function projected(item: Item, index: IndexPartitions): Item {

@@ -40,8 +40,8 @@ export interface IndexDefinition {
  * one event-index partition, 860 write units a second at the change path's
  * 430 changes (docs/data-model.md, "Partitions under the change path").
  * The compile-time check below keeps every field of the event and RSVP
- * shapes in it; test/unit/event-index-projection.test.ts checks every
- * derived item's attributes are either copied or bookkeeping.
+ * shapes in it; test/integration/change-partitions.test.ts checks, on both
+ * stores, that an indexed item holds nothing else but named bookkeeping.
  */
 export const EVENT_INDEX_ATTRIBUTES = [
   'event_id',
