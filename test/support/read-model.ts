@@ -77,8 +77,12 @@ export async function reachable(client: DynamoDBDocumentClient, tableName: strin
   const table = new Map((await scanAll(client, tableName)).map((i) => [`${String(i.pk)}\u0000${String(i.sk)}`, i]));
   for (const index of Object.values(INDEXES)) {
     const entries = await scanAll(client, tableName, index.name);
-    // ALL and INCLUDE: the entries are what the reads get (INCLUDE's, without the write side's bookkeeping).
-    out.push(...(index.projection !== 'KEYS_ONLY' ? entries : entries.map((e) => table.get(`${String(e.pk)}\u0000${String(e.sk)}`) ?? e)));
+    const item = (e: Item) => table.get(`${String(e.pk)}\u0000${String(e.sk)}`);
+    // ALL and INCLUDE: the entries are what the reads get (INCLUDE's, without the write side's bookkeeping). An INCLUDE
+    // index copies no `type` (the reads tell an entry's kind by its keys): the referee classifies by the item's own.
+    if (index.projection === 'ALL') out.push(...entries);
+    else if (index.projection === 'INCLUDE') out.push(...entries.map((e) => ({ ...e, type: item(e)?.type })));
+    else out.push(...entries.map((e) => item(e) ?? e));
   }
   return out;
 }
