@@ -56,6 +56,14 @@ export const stackConfigSchema = z
      * then 3), as DynamoDB creates one index per table update.
      */
     placeIndexes: z.coerce.number().int().min(0).max(3).default(3),
+    /**
+     * What event-index copies (docs/deploy.md, "Upgrading a table loaded by an
+     * earlier version"): `INCLUDE` (default), the attributes its reads use;
+     * `ALL`, as tables created before that version have it. DynamoDB cannot
+     * change an index's projection in place, and CloudFormation refuses the
+     * update, so a stack deployed before keeps `ALL`; the code reads either.
+     */
+    eventIndexProjection: z.enum(['INCLUDE', 'ALL']).default('INCLUDE'),
     /** Stage-wide throttle of the Public API (every method, keyed or not): requests per second and burst. */
     publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(PUBLIC_LIMIT_DEFAULTS.throttleRate),
     publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(PUBLIC_LIMIT_DEFAULTS.throttleBurst),
@@ -127,6 +135,7 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'embedWaf',
     'embedWafRateLimit',
     'placeIndexes',
+    'eventIndexProjection',
     'publicThrottleRate',
     'publicThrottleBurst',
     'publicWaf',

@@ -72,6 +72,29 @@ describe('table', () => {
       expect(indexes).toEqual(['event-index', 'user-events-index', 'guest-index', 'user-created-index', ...names]);
     }
   });
+  it('lets a stack deployed with the last release take this version: with its keep contexts, no index changes', () => {
+    // Every index as the last release's table has it (CloudFormation's GlobalSecondaryIndexes). DynamoDB cannot change
+    // an index's keys or projection in place, and CloudFormation refuses such an update ("Cannot update GSI's
+    // properties other than Provisioned Throughput"): a changed definition needs a context that keeps the released one
+    // (docs/deploy.md, "Upgrading a table loaded by an earlier version"), or a new index under a new name.
+    const keys = (n: number) => [{ AttributeName: `gsi${n}pk`, KeyType: 'HASH' }, { AttributeName: `gsi${n}sk`, KeyType: 'RANGE' }];
+    const released = [
+      { IndexName: 'event-index', KeySchema: keys(1), Projection: { ProjectionType: 'ALL' } },
+      { IndexName: 'user-events-index', KeySchema: keys(2), Projection: { ProjectionType: 'ALL' } },
+      { IndexName: 'guest-index', KeySchema: keys(3), Projection: { ProjectionType: 'ALL' } },
+      { IndexName: 'user-created-index', KeySchema: keys(4), Projection: { ProjectionType: 'ALL' } },
+      { IndexName: 'place-index', KeySchema: keys(5), Projection: { ProjectionType: 'KEYS_ONLY' } },
+      { IndexName: 'country-index', KeySchema: keys(6), Projection: { ProjectionType: 'KEYS_ONLY' } },
+      { IndexName: 'city-index', KeySchema: keys(7), Projection: { ProjectionType: 'KEYS_ONLY' } },
+    ];
+    const gsis = (template: typeof t) => resources(template, 'AWS::DynamoDB::GlobalTable')[0]![1].Properties.GlobalSecondaryIndexes as { IndexName: string }[];
+    expect(gsis(synthesized({ eventIndexProjection: 'ALL' }).template)).toEqual(released);
+    // A new stack gets what the code defines; only the indexes a keep context covers differ from the release.
+    const fresh = gsis(t);
+    expect(fresh.map((g) => g.IndexName)).toEqual(released.map((g) => g.IndexName));
+    expect(fresh.filter((g, i) => JSON.stringify(g) !== JSON.stringify(released[i])).map((g) => g.IndexName)).toEqual([INDEXES.event.name]);
+    expect(() => synthApp({ eventIndexProjection: 'KEYS_ONLY' })).toThrow(/eventIndexProjection/);
+  });
   it('is retained and deletion-protected in production only', () => {
     production.template.hasResource('AWS::DynamoDB::GlobalTable', {
       DeletionPolicy: 'Retain',

@@ -8,6 +8,9 @@
  *   kind of change, an item in the index carries nothing but what it copies,
  *   its keys, what the reads take from its keys and the write side's named
  *   bookkeeping, and the index's entry is exactly what it copies;
+ * - the reads on it answer the same from a table whose event-index copies
+ *   ALL, as a stack deployed before keeps it (eventIndexProjection: an
+ *   index's projection cannot change in place);
  * - the streams of scripts/bench-partitions.ts (each of one kind meeting one
  *   place or one event, ten at once as an ingest batch applies them), small,
  *   keep their hottest partition within the margin at the ingest's pace:
@@ -17,8 +20,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Change } from '../../lambdas/core/changes.js';
 import type { Dataset } from '../../lambdas/core/dataset.js';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { ChangeApplier } from '../../lambdas/store/changes/applier.js';
-import { EVENT_INDEX_ATTRIBUTES, INDEXES, PK, SK } from '../../lambdas/store/table/table.js';
+import { DynamoRepository } from '../../lambdas/store/reads/repository.js';
+import { findUserIdsByName } from '../../lambdas/store/table/user-lookup.js';
+import { EVENT_INDEX_ATTRIBUTES, INDEXES, PK, SK, createTableInput } from '../../lambdas/store/table/table.js';
 import { ensureTable } from '../../local/dynalite.js';
 import { writeDataset } from '../../local/loader.js';
 import { scanTable } from '../../local/resync.js';
@@ -44,24 +50,25 @@ const INDEX_KEYS = new Set<string>(Object.values(INDEXES).flatMap((i) => [i.part
 const COPIED = new Set<string>([PK, SK, INDEXES.event.partitionKey, INDEXES.event.sortKey, ...EVENT_INDEX_ATTRIBUTES]);
 const keyOf = (i: Item) => `${String(i[PK])}\u0000${String(i[SK])}`;
 
-describe('event-index copies every attribute its reads use', () => {
-  const guests = Array.from({ length: 6 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}`, name: `Guest ${i}`, image: null, verification_status: i % 2 ? ('verified' as const) : null }));
-  const d0: Dataset = {
-    users: [{ ...host, name: 'Host', image: 'https://img.example/h.png', verification_status: 'id_verified' }, ...guests],
-    events: [{ ...party, description: 'Bring a friend', location: { name: 'Hall', city: 'Lisbon', country: 'PT' }, cost: 10 }],
-    rsvps: guests.slice(0, 3).map((u, i) => ({ event_id: party.id, user_id: u.id, status: (['yes', 'maybe', 'no'] as const)[i]!, rsvp_date: '2026-11-02T00:00:00.000Z' })),
-  };
-  const changes: Change[] = [
-    { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g3', status: 'yes', rsvp_date: '2026-11-03T00:00:00.000Z' } },
-    { type: 'rsvp.upserted', version: 2, rsvp: { event_id: party.id, user_id: 'usr_g0', status: 'no', rsvp_date: '2026-11-02T00:00:00.000Z' } },
-    { type: 'rsvp.deleted', version: 2, event_id: party.id, user_id: 'usr_g1' },
-    { type: 'user.upserted', version: 2, user: { ...guests[2]!, username: 'renamed2', name: 'Renamed' } },
-    { type: 'event.upserted', version: 2, event: { ...d0.events[0]!, title: 'Party, moved', start_date: '2027-01-02T20:00:00.000Z' } },
-    { type: 'event.upserted', version: 3, event: { ...d0.events[0]!, visibility: 'private' } },
-    { type: 'event.upserted', version: 4, event: { ...d0.events[0]!, title: 'Party, back' } },
-    { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g4', status: 'maybe', rsvp_date: '2026-11-04T00:00:00.000Z' } },
-  ];
+/** A load and a stream of every kind of change on one event, its guests and its host. */
+const guests = Array.from({ length: 6 }, (_, i) => ({ id: `usr_g${i}`, username: `guest${i}`, name: `Guest ${i}`, image: null, verification_status: i % 2 ? ('verified' as const) : null }));
+const d0: Dataset = {
+  users: [{ ...host, name: 'Host', image: 'https://img.example/h.png', verification_status: 'id_verified' }, ...guests],
+  events: [{ ...party, description: 'Bring a friend', location: { name: 'Hall', city: 'Lisbon', country: 'PT' }, cost: 10 }],
+  rsvps: guests.slice(0, 3).map((u, i) => ({ event_id: party.id, user_id: u.id, status: (['yes', 'maybe', 'no'] as const)[i]!, rsvp_date: '2026-11-02T00:00:00.000Z' })),
+};
+const changes: Change[] = [
+  { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g3', status: 'yes', rsvp_date: '2026-11-03T00:00:00.000Z' } },
+  { type: 'rsvp.upserted', version: 2, rsvp: { event_id: party.id, user_id: 'usr_g0', status: 'no', rsvp_date: '2026-11-02T00:00:00.000Z' } },
+  { type: 'rsvp.deleted', version: 2, event_id: party.id, user_id: 'usr_g1' },
+  { type: 'user.upserted', version: 2, user: { ...guests[2]!, username: 'renamed2', name: 'Renamed' } },
+  { type: 'event.upserted', version: 2, event: { ...d0.events[0]!, title: 'Party, moved', start_date: '2027-01-02T20:00:00.000Z' } },
+  { type: 'event.upserted', version: 3, event: { ...d0.events[0]!, visibility: 'private' } },
+  { type: 'event.upserted', version: 4, event: { ...d0.events[0]!, title: 'Party, back' } },
+  { type: 'rsvp.upserted', version: 1, rsvp: { event_id: party.id, user_id: 'usr_g4', status: 'maybe', rsvp_date: '2026-11-04T00:00:00.000Z' } },
+];
 
+describe('event-index copies every attribute its reads use', () => {
   it('after a load and each kind of change: nothing on an indexed item but what the index copies, its keys and named bookkeeping; the entry is the item without it', async () => {
     const table = 'event-index-copies';
     await ensureTable(store.client, table);
@@ -83,6 +90,38 @@ describe('event-index copies every attribute its reads use', () => {
     }
     // Every kind of item the index lists was looked at.
     expect([...seen].sort()).toEqual(['EVENT', 'RSVP', 'USER']);
+  }, 120_000);
+});
+
+describe("the reads on event-index answer the same whatever it copies (a stack deployed before keeps ALL: eventIndexProjection)", () => {
+  it('after a load and each kind of change: the event, its guests of every status, and a user by username', async () => {
+    const input = createTableInput('event-index-all');
+    const all = { ...input, GlobalSecondaryIndexes: input.GlobalSecondaryIndexes!.map((g) => (g.IndexName === INDEXES.event.name ? { ...g, Projection: { ProjectionType: 'ALL' as const } } : g)) };
+    await store.client.send(new CreateTableCommand(all));
+    const tables = ['event-index-all', 'event-index-include'];
+    for (const table of tables) {
+      await ensureTable(store.client, table);
+      await writeDataset(store.client, table, d0, { clock });
+    }
+    const appliers = tables.map((table) => new ChangeApplier(store.client, table, { clock }));
+    const reads = async (table: string) => {
+      const repo = new DynamoRepository(store.client, table);
+      // What the routes take from an entry (ALL copies the other indexes' keys and the bookkeeping too).
+      const used = (item: object | null) => item && Object.fromEntries(Object.entries(item).filter(([a]) => a === 'type' || (EVENT_INDEX_ATTRIBUTES as readonly string[]).includes(a)));
+      return {
+        event: used(await repo.getPublicEvent(party.id)),
+        guests: (await repo.getGuests(party.id, 'all', 50)).map(used),
+        users: await Promise.all(['host', ...d0.users.map((u) => u.username), 'renamed2', 'nobody'].map(async (name) => [name, await repo.userExists(name), await findUserIdsByName(store.client, table, name)])),
+      };
+    };
+    for (const change of [null, ...changes]) {
+      if (change) for (const applier of appliers) await applier.apply(change);
+      const [copiedAll, copiedSome] = await Promise.all(tables.map(reads));
+      expect(copiedSome).toEqual(copiedAll);
+    }
+    const listed = await reads(tables[0]!);
+    expect(listed.guests.length).toBeGreaterThan(0);
+    expect(listed.users.filter(([, exists]) => exists).length).toBeGreaterThan(3);
   }, 120_000);
 });
 
