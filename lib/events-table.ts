@@ -13,10 +13,10 @@ export interface EventsTableProps {
   /** How many of the keys-only place indexes to have, in INDEXES order (default all; docs/deploy.md). */
   readonly placeIndexes?: number;
   /**
-   * What event-index copies: its definition's INCLUDE list (default), or ALL as tables created before it have it (an
+   * What the indexes defined INCLUDE copy: their lists (default), or ALL, as tables created before have them (an
    * index's projection cannot change in place: docs/deploy.md). The reads work with either.
    */
-  readonly eventIndexProjection?: 'INCLUDE' | 'ALL';
+  readonly indexProjection?: 'INCLUDE' | 'ALL';
 }
 
 export class EventsTable extends Construct {
@@ -36,7 +36,7 @@ export class EventsTable extends Construct {
       // The webhooks' fan-out reads which feeds moved from here (lib/webhooks.ts): the keys are all it needs.
       dynamoStream: StreamViewType.KEYS_ONLY,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((i) => (i === INDEXES.event && props.eventIndexProjection === 'ALL' ? { ...i, projection: 'ALL' as const, nonKeyAttributes: undefined } : i)).map((index) => ({
+      globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((i) => (i.projection === 'INCLUDE' && props.indexProjection === 'ALL' ? { ...i, projection: 'ALL' as const, nonKeyAttributes: undefined } : i)).map((index) => ({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },

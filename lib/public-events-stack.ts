@@ -54,7 +54,7 @@ export class PublicEventsStack extends Stack {
     this.hasEmbedWebAcl = config.embedCdn && (config.embedWebAclArn !== undefined || config.embedWaf);
     const production = config.stage === 'production';
     const logRetention = production ? RetentionDays.THREE_MONTHS : RetentionDays.ONE_MONTH;
-    const { table } = new EventsTable(this, 'Events', { retain: production, placeIndexes: config.placeIndexes, eventIndexProjection: config.eventIndexProjection });
+    const { table } = new EventsTable(this, 'Events', { retain: production, placeIndexes: config.placeIndexes, indexProjection: config.indexProjection });
 
     const powertools = powertoolsEnvironment(config);
     const environment = {

@@ -57,13 +57,13 @@ export const stackConfigSchema = z
      */
     placeIndexes: z.coerce.number().int().min(0).max(3).default(3),
     /**
-     * What event-index copies (docs/deploy.md, "Upgrading a table loaded by an
-     * earlier version"): `INCLUDE` (default), the attributes its reads use;
-     * `ALL`, as tables created before that version have it. DynamoDB cannot
-     * change an index's projection in place, and CloudFormation refuses the
-     * update, so a stack deployed before keeps `ALL`; the code reads either.
+     * What the indexes that copy only what their reads use copy (docs/deploy.md,
+     * "Upgrading a table loaded by an earlier version"): `INCLUDE` (default),
+     * those attributes; `ALL`, as tables created before have them. DynamoDB
+     * cannot change an index's projection in place, and CloudFormation refuses
+     * the update, so a stack deployed before keeps `ALL`; the code reads either.
      */
-    eventIndexProjection: z.enum(['INCLUDE', 'ALL']).default('INCLUDE'),
+    indexProjection: z.enum(['INCLUDE', 'ALL']).default('INCLUDE'),
     /** Stage-wide throttle of the Public API (every method, keyed or not): requests per second and burst. */
     publicThrottleRate: z.coerce.number().int().min(1).max(10_000).default(PUBLIC_LIMIT_DEFAULTS.throttleRate),
     publicThrottleBurst: z.coerce.number().int().min(1).max(5_000).default(PUBLIC_LIMIT_DEFAULTS.throttleBurst),
@@ -135,7 +135,7 @@ export function stackConfigFromContext(get: (key: string) => unknown, stage: str
     'embedWaf',
     'embedWafRateLimit',
     'placeIndexes',
-    'eventIndexProjection',
+    'indexProjection',
     'publicThrottleRate',
     'publicThrottleBurst',
     'publicWaf',

@@ -88,12 +88,12 @@ describe('table', () => {
       { IndexName: 'city-index', KeySchema: keys(7), Projection: { ProjectionType: 'KEYS_ONLY' } },
     ];
     const gsis = (template: typeof t) => resources(template, 'AWS::DynamoDB::GlobalTable')[0]![1].Properties.GlobalSecondaryIndexes as { IndexName: string }[];
-    expect(gsis(synthesized({ eventIndexProjection: 'ALL' }).template)).toEqual(released);
+    expect(gsis(synthesized({ indexProjection: 'ALL' }).template)).toEqual(released);
     // A new stack gets what the code defines; only the indexes a keep context covers differ from the release.
     const fresh = gsis(t);
     expect(fresh.map((g) => g.IndexName)).toEqual(released.map((g) => g.IndexName));
     expect(fresh.filter((g, i) => JSON.stringify(g) !== JSON.stringify(released[i])).map((g) => g.IndexName)).toEqual([INDEXES.event.name]);
-    expect(() => synthApp({ eventIndexProjection: 'KEYS_ONLY' })).toThrow(/eventIndexProjection/);
+    expect(() => synthApp({ indexProjection: 'KEYS_ONLY' })).toThrow(/indexProjection/);
   });
   it('is retained and deletion-protected in production only', () => {
     production.template.hasResource('AWS::DynamoDB::GlobalTable', {

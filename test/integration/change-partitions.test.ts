@@ -9,7 +9,7 @@
  *   its keys, what the reads take from its keys and the write side's named
  *   bookkeeping, and the index's entry is exactly what it copies;
  * - the reads on it answer the same from a table whose event-index copies
- *   ALL, as a stack deployed before keeps it (eventIndexProjection: an
+ *   ALL, as a stack deployed before keeps it (indexProjection: an
  *   index's projection cannot change in place);
  * - the streams of scripts/bench-partitions.ts (each of one kind meeting one
  *   place or one event, ten at once as an ingest batch applies them), small,
@@ -93,7 +93,7 @@ describe('event-index copies every attribute its reads use', () => {
   }, 120_000);
 });
 
-describe("the reads on event-index answer the same whatever it copies (a stack deployed before keeps ALL: eventIndexProjection)", () => {
+describe("the reads on event-index answer the same whatever it copies (a stack deployed before keeps ALL: indexProjection)", () => {
   it('after a load and each kind of change: the event, its guests of every status, and a user by username', async () => {
     const input = createTableInput('event-index-all');
     const all = { ...input, GlobalSecondaryIndexes: input.GlobalSecondaryIndexes!.map((g) => (g.IndexName === INDEXES.event.name ? { ...g, Projection: { ProjectionType: 'ALL' as const } } : g)) };
