@@ -62,8 +62,9 @@ type Item = Record<string, unknown>;
 /** Partitions that are not the read model of users, events and RSVPs. */
 const UNTOUCHED_PARTITIONS = /^(APIKEY|USERKEYS|KEYID|KEYREQ|KEYSWEEP|QUOTA|FEED)#/;
 // A guest shard record is never removed (its marks only grow): planShardRecords writes it.
-// A guest count ticket only grows: a removed one would start again below its summary's `counted` (guest-counts.ts).
-const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS', 'GUEST_COUNT_TICKET']);
+// A guest count ticket, and a tally summary's, only grows: a removed one would start again below its summary's
+// `counted` (guest-counts.ts, tally-recount.ts).
+const UNTOUCHED_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'GUEST_SHARDS', 'GUEST_COUNT_TICKET', 'TALLY_TICKET']);
 const GUEST_SHARDS_TYPE = 'GUEST_SHARDS';
 const EVENT_PREFIX = 'EVENT#';
 const SOURCE_TYPES: Record<string, Kind> = { USER: 'users', EVENT_SOURCE: 'events', RSVP_SOURCE: 'rsvps' };

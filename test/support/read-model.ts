@@ -21,7 +21,7 @@ type Item = Record<string, unknown>;
 // Feeds hold the history of changes, not the read model: a fresh load and a table kept current differ there by design.
 // A guest shard record: a table kept by changes may mark shards a fresh load would not (a guest since gone); what a
 // record must mark is checked on its own (shard-marks.ts).
-const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER', 'GUEST_SHARDS', 'GUEST_COUNT_TICKET']);
+const BOOKKEEPING_TYPES = new Set(['DERIVATION_SEQ', 'TOMBSTONE', 'USER_EVENT_LINK', 'FEED_HEAD', 'FEED_CHUNK', 'FEED_MEMBER', 'GUEST_SHARDS', 'GUEST_COUNT_TICKET', 'TALLY_TICKET']);
 const BOOKKEEPING_ATTRIBUTES = ['version', 'gen', 'pending', 'pending_after', 'expires_at', 'tally_pending', 'tally_from', 'feed_note', 'ticket', 'counted', 'revealing'];
 /** An event's calendar history: on its source item (`revision`) and on the event item (`sequence`, `modified_at`). */
 export const CALENDAR_HISTORY_ATTRIBUTES = ['revision', 'sequence', 'modified_at'];

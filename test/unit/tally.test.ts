@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { childRange, halfOpen, prefixRanges, summaryItems, tallyKeyOf, yearsBefore, type SortKeyRange, type TallyKey } from '../../lambdas/store/table/tally.js';
+import { childRange, halfOpen, LEVELS, prefixRanges, summariesOf, summaryItems, summaryPartition, tallyKeyOf, tallyPartition, ticketKey, yearsBefore, type SortKeyRange, type TallyKey } from '../../lambdas/store/table/tally.js';
 
 const instant = fc.integer({ min: Date.parse('2019-12-30T00:00:00.000Z'), max: Date.parse('2028-01-02T00:00:00.000Z') }).map((t) => new Date(t).toISOString());
 const entryOf = (start: string, i: number): TallyKey => ({ pk: 'TALLY#USER#host#HOSTED', sk: `E#${start}#evt_${i}#usr_h` });
@@ -33,11 +33,35 @@ describe('tally arithmetic', () => {
     fc.assert(
       fc.property(fc.array(instant, { minLength: 1, maxLength: 40 }), (starts) => {
         const entries = starts.map(entryOf);
-        const summaries = summaryItems(entries) as unknown as { sk: string; count: number }[];
+        const summaries = summaryItems(entries) as unknown as { pk: string; sk: string; count: number }[];
         for (const s of summaries) {
-          const range = childRange(s.sk);
-          const children = range.entries ? entries.map((e) => ({ sk: e.sk, count: 1 })) : summaries;
-          expect(children.filter((c) => c.sk >= range.from && c.sk <= range.to).reduce((n, c) => n + c.count, 0)).toBe(s.count);
+          const range = childRange(s);
+          const children = range.entries ? entries.map((e) => ({ pk: e.pk, sk: e.sk, count: 1 })) : summaries;
+          expect(children.filter((c) => c.pk === range.pk && c.sk >= range.from && c.sk <= range.to).reduce((n, c) => n + c.count, 0)).toBe(s.count);
+        }
+      }),
+    );
+  });
+
+  it("a list's entries, each level's summaries and each level's tickets are seven partitions, never another list's", () => {
+    // Usernames are lower-cased and made of letters, digits, "_", "-" and "."; the lists are HOSTED and PROFILE.
+    const username = fc.stringMatching(/^[a-z0-9_.-]{1,64}$/);
+    const list = fc.constantFrom('HOSTED', 'PROFILE');
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.tuple(username, list), { minLength: 1, maxLength: 6, selector: ([u, l]) => `${u}#${l}` }), instant, (lists, start) => {
+        const owner = new Map<string, string>();
+        for (const [u, l] of lists) {
+          const entries = tallyPartition(`USER#${u}#${l}`);
+          const entry = { pk: entries, sk: `E#${start}#evt_1#usr_1` };
+          const summaries = summariesOf(entry);
+          const partitions = [entries, ...summaries.map((s) => s.pk), ...summaries.map((s) => ticketKey(s).pk)];
+          expect(new Set(partitions).size).toBe(1 + 2 * LEVELS.length);
+          for (const p of partitions) {
+            expect(owner.get(p) ?? `${u}#${l}`).toBe(`${u}#${l}`);
+            owner.set(p, `${u}#${l}`);
+          }
+          // A summary's children are where its level below is: the entries, or the summaries of the finer level.
+          expect(summaries.map((s) => childRange(s).pk)).toEqual([entries, summaryPartition(entries, 'D'), summaryPartition(entries, 'M')]);
         }
       }),
     );

@@ -21,7 +21,7 @@
 import type { Item, TableIO } from '../table/table-io.js';
 import { keyString } from '../table/table-io.js';
 import { PK, SK, TTL_ATTRIBUTE } from '../table/table.js';
-import { childRange, LEVELS, summariesOf, tallyEntry, type TallyKey } from '../table/tally.js';
+import { childRange, LEVELS, summariesOf, tallyEntry, ticketKey, TALLY_SUMMARY_TYPE, TALLY_TICKET_TYPE, type TallyKey } from '../table/tally.js';
 import type { TallyRecounter } from './tally-recount.js';
 import { all, each } from '../table/waves.js';
 
@@ -33,7 +33,8 @@ export interface Move {
   gen: number;
 }
 
-const idOf = (k: TallyKey): string => keyString({ [PK]: k.pk, [SK]: k.sk });
+const keyOf = (k: TallyKey) => ({ [PK]: k.pk, [SK]: k.sk });
+const idOf = (k: TallyKey): string => keyString(keyOf(k));
 
 /** The summaries moves recount, each once, finest level first. */
 export function summariesOfMoves(moves: readonly { from: TallyKey | null; to: TallyKey | null }[]): TallyKey[] {
@@ -63,15 +64,26 @@ export class TallyMoves {
     await this.recounter.recount([move.from, move.to].filter((k): k is TallyKey => !!k));
   }
 
-  async tickets(summaries: readonly TallyKey[]): Promise<Map<string, number>> {
-    const taken = await each(summaries, (s) => this.io.increment({ [PK]: s.pk, [SK]: s.sk }, 'ticket', 'TALLY_SUMMARY'));
-    return new Map(summaries.map((s, i) => [idOf(s), taken[i]!]));
+  /**
+   * Wave A's tickets, held in this process until `release`; none while another derivation here holds or recounts one
+   * of the summaries (tally-traffic.ts): the moves then recount after their entries, joining the others' recounts.
+   */
+  async tickets(summaries: readonly TallyKey[]): Promise<{ tickets: Map<string, number>; release: () => void }> {
+    if (this.recounter.traffic.busy(summaries)) return { tickets: new Map(), release: () => undefined };
+    const release = this.recounter.traffic.hold(summaries);
+    try {
+      const taken = await each(summaries, (s) => this.io.increment(keyOf(ticketKey(s)), 'ticket', TALLY_TICKET_TYPE));
+      return { tickets: new Map(summaries.map((s, i) => [idOf(s), taken[i]!])), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   async children(summaries: readonly TallyKey[]): Promise<Map<string, Item[]>> {
     const read = await each(summaries, (s) => {
-      const range = childRange(s.sk);
-      return this.io.queryAll({ pk: s.pk, between: { from: range.from, to: range.to } });
+      const range = childRange(s);
+      return this.io.queryAll({ pk: range.pk, between: { from: range.from, to: range.to } });
     });
     return new Map(summaries.map((s, i) => [idOf(s), read[i]!]));
   }
@@ -89,8 +101,8 @@ export class TallyMoves {
       return this.recounter.recount(moves.flatMap((m) => [m.from, m.to]).filter((k): k is TallyKey => !!k));
     }
     const landed = await all([...moves.flatMap((m) => this.entries(m)), ...summaries.map((s) => this.store(s, counts.get(idOf(s))!, tickets.get(idOf(s))!))]);
-    const current = await this.io.getMany(summaries.map((s) => ({ [PK]: s.pk, [SK]: s.sk })));
-    if (landed.every(Boolean) && summaries.every((s) => Number(current.get(idOf(s))?.ticket) === tickets.get(idOf(s)))) return;
+    const current = await this.io.getMany(summaries.map((s) => keyOf(ticketKey(s))));
+    if (landed.every(Boolean) && summaries.every((s) => Number(current.get(idOf(ticketKey(s)))?.ticket) === tickets.get(idOf(s)))) return;
     await this.recounter.recount(moves.flatMap((m) => [m.from, m.to]).filter((k): k is TallyKey => !!k));
   }
 
@@ -101,7 +113,7 @@ export class TallyMoves {
   }
 
   private async store(summary: TallyKey, count: number, ticket: number): Promise<boolean> {
-    const stored = await this.io.updateIf({ [PK]: summary.pk, [SK]: summary.sk }, 'SET #count = :count, counted = :ticket', 'attribute_not_exists(counted) OR counted < :ticket', { ':count': count, ':ticket': ticket }, { '#count': 'count' });
+    const stored = await this.io.updateIf({ [PK]: summary.pk, [SK]: summary.sk }, 'SET #count = :count, counted = :ticket, #type = :type', 'attribute_not_exists(counted) OR counted < :ticket', { ':count': count, ':ticket': ticket, ':type': TALLY_SUMMARY_TYPE }, { '#count': 'count', '#type': 'type' });
     return stored !== undefined;
   }
 }
@@ -118,7 +130,7 @@ export class TallyMoves {
  * writes again later (a newer number was taken meanwhile) moves alone.
  */
 export class TallyBatch {
-  private taken?: Promise<Map<string, number>>;
+  private taken?: Promise<{ tickets: Map<string, number>; release: () => void }>;
   private read?: Promise<Map<string, Item[]>>;
   private readonly moves: Move[] = [];
   private readonly undeclared: Set<string>;
@@ -138,13 +150,15 @@ export class TallyBatch {
 
   /** Wave A: the predicted summaries' tickets (once, whoever asks first). */
   tickets(): Promise<unknown> {
-    this.taken ??= this.summaries.length ? this.tally.tickets(this.summaries) : Promise.resolve(new Map());
+    this.taken ??= this.summaries.length ? this.tally.tickets(this.summaries) : Promise.resolve({ tickets: new Map(), release: () => undefined });
     return this.taken;
   }
 
-  /** Wave B: their children (once, after the tickets). */
+  /** Wave B: their children (once, after the tickets; none to read when it took none). */
   children(): Promise<unknown> {
-    this.read ??= this.summaries.length ? this.tickets().then(() => this.tally.children(this.summaries)) : Promise.resolve(new Map());
+    this.read ??= this.summaries.length
+      ? (this.taken ?? this.tickets()).then((taken) => ((taken as { tickets: Map<string, number> }).tickets.size ? this.tally.children(this.summaries) : new Map()))
+      : Promise.resolve(new Map());
     return this.read;
   }
 
@@ -161,9 +175,14 @@ export class TallyBatch {
   }
 
   private async go(): Promise<void> {
-    if (!this.moves.length) return;
-    const [tickets, children] = await all([this.taken ?? Promise.resolve(new Map<string, number>()), this.read ?? Promise.resolve(new Map<string, Item[]>())] as const);
-    await this.tally.together(this.moves, tickets as Map<string, number>, children as Map<string, Item[]>);
+    try {
+      if (!this.moves.length) return;
+      const [taken, children] = await all([this.taken ?? Promise.resolve(undefined), this.read ?? Promise.resolve(new Map<string, Item[]>())] as const);
+      await this.tally.together(this.moves, taken?.tickets ?? new Map(), children as Map<string, Item[]>);
+    } finally {
+      // The tickets are no longer this batch's to use: another derivation here may take its own again.
+      this.taken?.then((t) => t.release(), () => undefined);
+    }
   }
 }
 
@@ -178,8 +197,8 @@ function computed(summaries: readonly TallyKey[], children: ReadonlyMap<string, 
   for (const s of summaries) {
     const kids = children.get(idOf(s));
     if (!kids) return undefined;
-    const range = childRange(s.sk);
-    const inside = (k: TallyKey | null): k is TallyKey => !!k && k.pk === s.pk && k.sk >= range.from && k.sk <= range.to;
+    const range = childRange(s);
+    const inside = (k: TallyKey | null): k is TallyKey => !!k && k.pk === range.pk && k.sk >= range.from && k.sk <= range.to;
     if (range.entries) {
       const live = new Set(kids.filter((k) => k.type === 'TALLY_ENTRY').map((k) => String(k[SK])));
       for (const { from, to } of moves) if (inside(from) && !(to && idOf(to) === idOf(from))) live.delete(from.sk);
@@ -191,7 +210,7 @@ function computed(summaries: readonly TallyKey[], children: ReadonlyMap<string, 
     // Children are computed before their parents (summaries come finest first).
     for (const [id, n] of out) {
       const [pk, sk] = id.split('\u0000') as [string, string];
-      if (pk === s.pk && sk >= range.from && sk <= range.to) counts.set(sk, n);
+      if (pk === range.pk && sk >= range.from && sk <= range.to) counts.set(sk, n);
     }
     out.set(idOf(s), [...counts.values()].reduce((a, b) => a + b, 0));
   }

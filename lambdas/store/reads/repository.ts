@@ -11,7 +11,7 @@ import { FeedReads } from '../feeds/feed-reads.js';
 import { batchGetAll, type BatchGetOptions } from '../table/batch-get.js';
 import type { GuestStatusFilter } from '../../core/params.js';
 import type { ApiKeyItem, EventItem, EventPayload, GuestCounts, RsvpItem } from '../table/items.js';
-import { halfOpen, prefixRanges, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from '../table/tally.js';
+import { halfOpen, prefixRanges, summaryPartition, tallyPartition, YEAR_RANGE, yearsBefore, type SortKeyRange } from '../table/tally.js';
 import { countLiveEntries, readSummaries } from './tally-queries.js';
 import { findUserIdByName } from '../table/user-lookup.js';
 import {
@@ -195,7 +195,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
   }
 
   /**
-   * The list's tally partition (tally.ts): the year counts, and for each end
+   * The list's tally partitions (tally.ts): the year counts, and for each end
    * of the window the months, days and entries before it, all at once. Counts
    * of days that are over or not yet begun, never the events themselves.
    */
@@ -204,7 +204,7 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
     const { lo, hi } = halfOpen(window);
     if (lo !== undefined && hi !== undefined && lo >= hi) return 0;
     const [years, belowLo, belowHi] = await Promise.all([
-      this.sumSummaries(pk, YEAR_RANGE, true),
+      this.sumSummaries(summaryPartition(pk, 'Y'), YEAR_RANGE, true),
       lo !== undefined ? this.withinYearBefore(pk, lo) : 0,
       hi !== undefined ? this.withinYearBefore(pk, hi) : 0,
     ]);
@@ -216,8 +216,8 @@ export class DynamoRepository implements EventReader, ApiKeyReader, FeedReader, 
   private async withinYearBefore(pk: string, x: string): Promise<number> {
     const r = prefixRanges(x);
     const [months, days, entries] = await Promise.all([
-      this.sumSummaries(pk, r.months),
-      this.sumSummaries(pk, r.days),
+      this.sumSummaries(summaryPartition(pk, 'M'), r.months),
+      this.sumSummaries(summaryPartition(pk, 'D'), r.days),
       countLiveEntries(this.tally, pk, r.entries),
     ]);
     return months.sum + days.sum + entries;

@@ -5,7 +5,10 @@
  * Every item listed in user-events-index (a public event in its host's HOSTED
  * list, a profile entry in a member's PROFILE list) has one tally entry in the
  * list's tally partition, sorted by start date. Summaries count the entries of
- * a day, the days of a month and the months of a year. The number of events
+ * a day, the days of a month and the months of a year, each level in a
+ * partition of its own (summaryPartition) with its recount tickets in
+ * another (ticketKey), so that no partition takes more than about one write
+ * per change of the list (docs/data-model.md). The number of events
  * that start before an instant x is then
  *
  *   Σ years before x's year + Σ months of that year before x's month
@@ -22,6 +25,9 @@ import type { DerivedItem, TableItem } from './items.js';
 import { INDEXES, PK, SK } from './table.js';
 
 const TALLY_PREFIX = 'TALLY#';
+export const TALLY_SUMMARY_TYPE = 'TALLY_SUMMARY';
+/** A summary's recount ticket (ticketKey): it only grows, as a guest count bucket's does. */
+export const TALLY_TICKET_TYPE = 'TALLY_TICKET';
 const TALLY_ENTRY_PREFIX = 'E#';
 
 export interface TallyKey {
@@ -29,9 +35,36 @@ export interface TallyKey {
   sk: string;
 }
 
-/** The tally partition of a list, named after its user-events-index partition. */
+/** The tally partition of a list (its entries), named after its user-events-index partition. */
 export function tallyPartition(listPartition: string): string {
   return `${TALLY_PREFIX}${listPartition}`;
+}
+
+/**
+ * The partition of a list's summaries of one level, beside its entries':
+ * TALLY#D#USER#ann#HOSTED. Each level's writes meet a partition of their
+ * own, so one list's burst of changes splits its tally writes four ways
+ * (docs/data-model.md, "Partitions under the change path"); a read of a
+ * total still sends one Query a level. No entry partition starts with a
+ * level's letter: list partitions start with USER#.
+ */
+export function summaryPartition(tallyPk: string, level: Level): string {
+  return `${TALLY_PREFIX}${level}#${tallyPk.slice(TALLY_PREFIX.length)}`;
+}
+
+/**
+ * Where a summary's recount tickets are taken (tally-recount.ts): an item of
+ * its own in a partition of its own, TALLY#DT#USER#ann#HOSTED, so that a
+ * recount's two writes (its ticket, then its count) meet two partitions.
+ */
+export function ticketKey(summary: TallyKey): TallyKey {
+  const level = summary.pk.slice(TALLY_PREFIX.length, TALLY_PREFIX.length + 1);
+  return { pk: `${TALLY_PREFIX}${level}T#${summary.pk.slice(TALLY_PREFIX.length + 2)}`, sk: summary.sk };
+}
+
+/** The entries' partition of a summary partition. */
+function entriesPartition(summaryPk: string): string {
+  return `${TALLY_PREFIX}${summaryPk.slice(TALLY_PREFIX.length + 2)}`;
 }
 
 /**
@@ -60,7 +93,7 @@ export function tallyEntry(key: TallyKey, eventId: string): TableItem {
 
 /** Summary levels, finest first: a day counts entries, a month days, a year months. */
 export const LEVELS = ['D', 'M', 'Y'] as const;
-type Level = (typeof LEVELS)[number];
+export type Level = (typeof LEVELS)[number];
 /** Characters of an ISO datetime that name a level's bucket: 2026-11-23 | 2026-11 | 2026. */
 const BUCKET_LENGTH: Record<Level, number> = { D: 10, M: 7, Y: 4 };
 /** Sorts after every character that follows a bucket's name in a child key. */
@@ -72,18 +105,19 @@ function summarySortKey(level: Level, iso: string): string {
   return `${level}#${iso.slice(0, BUCKET_LENGTH[level])}`;
 }
 
-/** The sort-key range (inclusive) of a summary's children: its entries, days or months. */
-export function childRange(summarySk: string): { from: string; to: string; entries: boolean } {
-  const [level, bucket] = summarySk.split('#') as [Level, string];
-  if (level === 'D') return { from: `${TALLY_ENTRY_PREFIX}${bucket}`, to: `${TALLY_ENTRY_PREFIX}${bucket}${HIGH}`, entries: true };
+/** Where a summary's children are: the partition and sort-key range (inclusive) of its entries, days or months. */
+export function childRange(summary: TallyKey): { pk: string; from: string; to: string; entries: boolean } {
+  const [level, bucket] = summary.sk.split('#') as [Level, string];
+  const list = entriesPartition(summary.pk);
+  if (level === 'D') return { pk: list, from: `${TALLY_ENTRY_PREFIX}${bucket}`, to: `${TALLY_ENTRY_PREFIX}${bucket}${HIGH}`, entries: true };
   const child = level === 'M' ? 'D' : 'M';
-  return { from: `${child}#${bucket}-`, to: `${child}#${bucket}-${HIGH}`, entries: false };
+  return { pk: summaryPartition(list, child), from: `${child}#${bucket}-`, to: `${child}#${bucket}-${HIGH}`, entries: false };
 }
 
 /** The summaries an entry counts in, finest first. */
 export function summariesOf(entry: TallyKey): TallyKey[] {
   const start = startOfEntry(entry.sk);
-  return LEVELS.map((level) => ({ pk: entry.pk, sk: summarySortKey(level, start) }));
+  return LEVELS.map((level) => ({ pk: summaryPartition(entry.pk, level), sk: summarySortKey(level, start) }));
 }
 
 /** Full load: the summaries of a set of entries, with their counts. */
@@ -97,7 +131,7 @@ export function summaryItems(entries: readonly TallyKey[]): TableItem[] {
       counts.set(id, c);
     }
   }
-  return [...counts.values()].map(({ key, count }) => ({ [PK]: key.pk, [SK]: key.sk, type: 'TALLY_SUMMARY', count }));
+  return [...counts.values()].map(({ key, count }) => ({ [PK]: key.pk, [SK]: key.sk, type: TALLY_SUMMARY_TYPE, count }));
 }
 
 /** Full load: every derived item's tally entry, and their summaries. */
