@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { EVENT_INDEX_ATTRIBUTES, INDEXES, createTableInput } from '../../lambdas/store/table/table.js';
+import { EVENT_INDEX_ATTRIBUTES, INDEXES, USER_LIST_ATTRIBUTES, createTableInput } from '../../lambdas/store/table/table.js';
 import { SURFACES, TABLE_READS, routes, type RouteDefinition } from '../../lambdas/routes.js';
 import { DAILY_QUOTA } from '../../lib/gateway-responses.js';
 import { PER_KEY_THROTTLE, EMBED_STAGE_THROTTLE } from '../../lib/rest-apis.js';
@@ -56,14 +56,16 @@ describe('table', () => {
       Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
     });
   });
-  it("projects discovery's three place indexes keys only, event-index what its reads use, the others ALL", () => {
+  it("projects discovery's three place indexes keys only, the event and list indexes what their reads use, guest-index ALL", () => {
     const table = resources(t, 'AWS::DynamoDB::GlobalTable')[0]![1];
-    const projections = Object.fromEntries((table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string } }[]).map((g) => [g.IndexName, g.Projection.ProjectionType]));
-    expect(projections).toEqual({ 'event-index': 'INCLUDE', 'user-events-index': 'ALL', 'guest-index': 'ALL', 'user-created-index': 'ALL', 'place-index': 'KEYS_ONLY', 'country-index': 'KEYS_ONLY', 'city-index': 'KEYS_ONLY' });
-    const eventIndex = (table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { NonKeyAttributes?: string[] } }[]).find((g) => g.IndexName === 'event-index')!;
-    expect(eventIndex.Projection.NonKeyAttributes).toEqual([...EVENT_INDEX_ATTRIBUTES]);
-    // DynamoDB's limit: at most 100 projected non-key attributes over all of a table's indexes.
-    expect(eventIndex.Projection.NonKeyAttributes!.length).toBeLessThanOrEqual(100);
+    const gsis = table.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string; NonKeyAttributes?: string[] } }[];
+    const projections = Object.fromEntries(gsis.map((g) => [g.IndexName, g.Projection.ProjectionType]));
+    expect(projections).toEqual({ 'event-index': 'INCLUDE', 'user-events-index': 'INCLUDE', 'guest-index': 'ALL', 'user-created-index': 'INCLUDE', 'place-index': 'KEYS_ONLY', 'country-index': 'KEYS_ONLY', 'city-index': 'KEYS_ONLY' });
+    const copied = Object.fromEntries(gsis.filter((g) => g.Projection.NonKeyAttributes).map((g) => [g.IndexName, g.Projection.NonKeyAttributes]));
+    expect(copied).toEqual({ 'event-index': [...EVENT_INDEX_ATTRIBUTES], 'user-events-index': [...USER_LIST_ATTRIBUTES], 'user-created-index': [...USER_LIST_ATTRIBUTES] });
+    // DynamoDB's limits: at most 20 an index, 100 over all of a table's indexes.
+    for (const list of Object.values(copied)) expect(list!.length).toBeLessThanOrEqual(20);
+    expect(Object.values(copied).flat().length).toBeLessThanOrEqual(100);
   });
   it('adds the place indexes one deploy at a time with placeIndexes (DynamoDB creates one index per table update)', () => {
     for (const [count, names] of [[0, []], [1, ['place-index']], [2, ['place-index', 'country-index']]] as const) {
@@ -92,7 +94,7 @@ describe('table', () => {
     // A new stack gets what the code defines; only the indexes a keep context covers differ from the release.
     const fresh = gsis(t);
     expect(fresh.map((g) => g.IndexName)).toEqual(released.map((g) => g.IndexName));
-    expect(fresh.filter((g, i) => JSON.stringify(g) !== JSON.stringify(released[i])).map((g) => g.IndexName)).toEqual([INDEXES.event.name]);
+    expect(fresh.filter((g, i) => JSON.stringify(g) !== JSON.stringify(released[i])).map((g) => g.IndexName)).toEqual([INDEXES.event.name, INDEXES.userEvents.name, INDEXES.userCreated.name]);
     expect(() => synthApp({ indexProjection: 'KEYS_ONLY' })).toThrow(/indexProjection/);
   });
   it('is retained and deletion-protected in production only', () => {

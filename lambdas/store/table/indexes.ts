@@ -6,6 +6,7 @@
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { EventItem, RsvpItem } from '../../core/read-items.js';
+import type { ProfileEntryItem } from './items.js';
 
 export const PK = 'pk';
 export const SK = 'sk';
@@ -43,9 +44,8 @@ export interface IndexDefinition {
  * shapes in it; test/integration/change-partitions.test.ts checks, on both
  * stores, that an indexed item holds nothing else but named bookkeeping.
  */
-export const EVENT_INDEX_ATTRIBUTES = [
-  'event_id',
-  // The event (EventItem).
+/** An event's public fields (EventItem), which every index that lists events copies. */
+const EVENT_FIELDS = [
   'title',
   'description',
   'cover',
@@ -62,11 +62,26 @@ export const EVENT_INDEX_ATTRIBUTES = [
   'creator',
   'sequence',
   'modified_at',
+] as const;
+
+export const EVENT_INDEX_ATTRIBUTES = [
+  'event_id',
+  ...EVENT_FIELDS,
   // A guest (RsvpItem).
   'rsvp_status',
   'rsvp_date',
   'guest',
 ] as const;
+
+/**
+ * What user-events-index and user-created-index copy of their items (a hosted
+ * event; a profile entry, which the list reads by its event_id): the same
+ * rule as event-index's. Why not ALL: a new event is written, then its
+ * tally's note removed once its tally has it, and with ALL that second write
+ * was a second index write in its host's list partitions (2.00 units a
+ * change, 860 a second in one host's burst: docs/data-model.md).
+ */
+export const USER_LIST_ATTRIBUTES = ['event_id', ...EVENT_FIELDS, 'member_id', 'type'] as const;
 
 /**
  * Fails to compile when the event or RSVP shape gains a field the index would
@@ -78,6 +93,9 @@ export const EVENT_INDEX_ATTRIBUTES = [
 type NotCopied = Exclude<keyof EventItem | keyof RsvpItem, (typeof EVENT_INDEX_ATTRIBUTES)[number] | 'type'>;
 const everyFieldCopied: [NotCopied] extends [never] ? true : NotCopied = true;
 void everyFieldCopied;
+type NotListed = Exclude<keyof EventItem | keyof ProfileEntryItem, (typeof USER_LIST_ATTRIBUTES)[number]>;
+const everyListedFieldCopied: [NotListed] extends [never] ? true : NotListed = true;
+void everyListedFieldCopied;
 
 export const INDEXES = {
   /** Event by id, and its guests in RSVP order (all statuses); a user by username. */
@@ -95,7 +113,8 @@ export const INDEXES = {
     partitionKey: 'gsi2pk',
     sortKey: 'gsi2sk',
     purpose: "a user's hosted or profile events, in start_date order",
-    projection: 'ALL',
+    projection: 'INCLUDE',
+    nonKeyAttributes: USER_LIST_ATTRIBUTES,
   },
   /** An event's guests of one RSVP status, in RSVP order. */
   guest: {
@@ -111,7 +130,8 @@ export const INDEXES = {
     partitionKey: 'gsi4pk',
     sortKey: 'gsi4sk',
     purpose: "a user's hosted or profile events, in created_at order",
-    projection: 'ALL',
+    projection: 'INCLUDE',
+    nonKeyAttributes: USER_LIST_ATTRIBUTES,
   },
   /*
    * Discovery (PRODUCT P17): a public event's place queries, one index per
