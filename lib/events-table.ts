@@ -36,7 +36,7 @@ export class EventsTable extends Construct {
       // The webhooks' fan-out reads which feeds moved from here (lib/webhooks.ts): the keys are all it needs.
       dynamoStream: StreamViewType.KEYS_ONLY,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((i) => (i.projection === 'INCLUDE' && props.indexProjection === 'ALL' ? { ...i, projection: 'ALL' as const, nonKeyAttributes: undefined } : i)).map((index) => ({
+      globalSecondaryIndexes: withPlaceIndexes(props.placeIndexes ?? 3).map((i) => asDeployed(i, props.indexProjection ?? 'INCLUDE')).map((index) => ({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
@@ -45,6 +45,11 @@ export class EventsTable extends Construct {
       })),
     });
   }
+}
+
+/** An index as this stack deploys it: one defined INCLUDE copies ALL on a table created before (indexProjection). */
+function asDeployed(index: IndexDefinition, projection: 'INCLUDE' | 'ALL'): IndexDefinition {
+  return index.projection === 'INCLUDE' && projection === 'ALL' ? { ...index, projection: 'ALL', nonKeyAttributes: undefined } : index;
 }
 
 /** Every index, with only the first `count` of the keys-only place indexes (an existing table gains one per deploy). */

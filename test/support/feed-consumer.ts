@@ -15,7 +15,7 @@ import { feedContext } from './feed-keys.js';
 import { toGuest, toPublicEvent } from '../../lambdas/core/event-mapper.js';
 import type { EventItem, RsvpItem } from '../../lambdas/store/table/items.js';
 import type { DynamoRepository } from '../../lambdas/store/reads/repository.js';
-import { INDEXES } from '../../lambdas/store/table/table.js';
+import { INDEXES, eventIndexEntryKind } from '../../lambdas/store/table/table.js';
 import { PRIVATE_MARKER } from './change-streams.js';
 import { scanAll } from './read-model.js';
 
@@ -154,8 +154,7 @@ export async function expectedScopes(client: DynamoDBDocumentClient, table: stri
   };
   // event-index copies no `type` (lambdas/store/table/indexes.ts): an entry's kind is its sort key, as the reads take it.
   for (const entry of await scanAll(client, table, INDEXES.event.name)) {
-    const sk = String(entry[INDEXES.event.sortKey]);
-    const item: Record<string, unknown> = { ...entry, type: sk === 'EVENT' ? 'EVENT' : sk.startsWith('GUEST#') ? 'RSVP' : 'USER' };
+    const item: Record<string, unknown> = { ...entry, type: eventIndexEntryKind(entry) };
     if (item.type === 'EVENT') {
       const event = toPublicEvent(item as unknown as EventItem, FEED_SITE);
       add('catalogue', event.id, event);

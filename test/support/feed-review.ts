@@ -10,7 +10,7 @@ import { catalogueChanges, type EventChange, type FeedPage } from '../../lambdas
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
 import type { DynamoRepository } from '../../lambdas/store/reads/repository.js';
 import { scanTable } from '../../local/resync.js';
-import { INDEXES } from '../../lambdas/store/table/table.js';
+import { INDEXES, eventIndexEntryKind } from '../../lambdas/store/table/table.js';
 import { feedContext } from './feed-keys.js';
 
 export const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -83,8 +83,7 @@ export class CatalogueReplica {
 /** What the read routes show now: every public event item (event-index), by id → title. */
 export async function publicTitles(client: DynamoDBDocumentClient, table: string): Promise<Record<string, string>> {
   const out: [string, string][] = [];
-  // The index copies no `type`: its sort key says what an entry is, as the reads take it.
-  for (const item of await scanTable(client, table, INDEXES.event.name)) if (item[INDEXES.event.sortKey] === 'EVENT') out.push([String(item.event_id), String(item.title)]);
+  for (const item of await scanTable(client, table, INDEXES.event.name)) if (eventIndexEntryKind(item) === 'EVENT') out.push([String(item.event_id), String(item.title)]);
   return Object.fromEntries(out.sort());
 }
 

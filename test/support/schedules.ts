@@ -29,7 +29,7 @@ import { fold } from '../../lambdas/core/fold.js';
 import { ChangeApplier, FanOutIncomplete } from '../../lambdas/store/changes/applier.js';
 import { createWriteClient } from '../../lambdas/store/table/client.js';
 import { directClient } from './direct-dynalite.js';
-import { INDEXES, PK, SK, createTableInput, keys } from '../../lambdas/store/table/table.js';
+import { INDEXES, PK, SK, createTableInput, eventIndexEntryKind, keys } from '../../lambdas/store/table/table.js';
 import { catalogueChanges, guestChanges, placeChanges, type FeedPage } from '../../lambdas/core/feeds.js';
 import { placeMatches, placeOf, placeQueriesOf, type PlaceKey } from '../../lambdas/core/place.js';
 import { parseCursor, type SealedCursor } from '../../lambdas/core/feed-cursor.js';
@@ -606,7 +606,7 @@ export class Explorer {
     // A follower of each place from no cursor holds exactly the place's public events (the event index, located there).
     const repo = new DynamoRepository(this.client, table);
     const ctx = feedContext(repo, this.clock());
-    const shownEvents = (await scanAll(this.client, table, INDEXES.event.name)).filter((i) => i[INDEXES.event.sortKey] === 'EVENT'); // event-index copies no `type`: the sort key says what an entry is
+    const shownEvents = (await scanAll(this.client, table, INDEXES.event.name)).filter((i) => eventIndexEntryKind(i) === 'EVENT');
     for (const place of placesOf(s)) {
       const replica = new Set<string>();
       for (const c of await fromNoCursor((cursor) => placeChanges(ctx, { cursor, limit: 100, place }, 'https://s.example'))) {

@@ -33,6 +33,12 @@ export interface Move {
   gen: number;
 }
 
+/** Wave A's tickets by summary, and the hold on them in this process (tally-traffic.ts). */
+interface Taken {
+  tickets: Map<string, number>;
+  release: () => void;
+}
+
 const keyOf = (k: TallyKey) => ({ [PK]: k.pk, [SK]: k.sk });
 const idOf = (k: TallyKey): string => keyString(keyOf(k));
 
@@ -68,7 +74,7 @@ export class TallyMoves {
    * Wave A's tickets, held in this process until `release`; none while another derivation here holds or recounts one
    * of the summaries (tally-traffic.ts): the moves then recount after their entries, joining the others' recounts.
    */
-  async tickets(summaries: readonly TallyKey[]): Promise<{ tickets: Map<string, number>; release: () => void }> {
+  async tickets(summaries: readonly TallyKey[]): Promise<Taken> {
     if (this.recounter.traffic.busy(summaries)) return { tickets: new Map(), release: () => undefined };
     const release = this.recounter.traffic.hold(summaries);
     try {
@@ -130,7 +136,7 @@ export class TallyMoves {
  * writes again later (a newer number was taken meanwhile) moves alone.
  */
 export class TallyBatch {
-  private taken?: Promise<{ tickets: Map<string, number>; release: () => void }>;
+  private taken?: Promise<Taken>;
   private read?: Promise<Map<string, Item[]>>;
   private readonly moves: Move[] = [];
   private readonly undeclared: Set<string>;
@@ -149,7 +155,7 @@ export class TallyBatch {
   }
 
   /** Wave A: the predicted summaries' tickets (once, whoever asks first). */
-  tickets(): Promise<unknown> {
+  tickets(): Promise<Taken> {
     this.taken ??= this.summaries.length ? this.tally.tickets(this.summaries) : Promise.resolve({ tickets: new Map(), release: () => undefined });
     return this.taken;
   }
@@ -157,7 +163,7 @@ export class TallyBatch {
   /** Wave B: their children (once, after the tickets; none to read when it took none). */
   children(): Promise<unknown> {
     this.read ??= this.summaries.length
-      ? (this.taken ?? this.tickets()).then((taken) => ((taken as { tickets: Map<string, number> }).tickets.size ? this.tally.children(this.summaries) : new Map()))
+      ? this.tickets().then((taken) => (taken.tickets.size ? this.tally.children(this.summaries) : new Map()))
       : Promise.resolve(new Map());
     return this.read;
   }

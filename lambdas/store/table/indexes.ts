@@ -29,21 +29,6 @@ export interface IndexDefinition {
   readonly nonKeyAttributes?: readonly string[];
 }
 
-/**
- * What event-index copies of its items (an event, its guests, a user by
- * username): what the reads on it use, and nothing of the write side's
- * bookkeeping (`version`, `pending`, `gen`, a reveal's `revealing` mark, the
- * tally's and the feeds' notes, the other indexes' keys). At most 20: the
- * limit of DynamoDB's Projection.NonKeyAttributes
- * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Projection.html). Why not ALL: an
- * RSVP whose status changes is written twice (the reveal's mark, then the
- * change), and with ALL the mark was a second index write in the event's
- * one event-index partition, 860 write units a second at the change path's
- * 430 changes (docs/data-model.md, "Partitions under the change path").
- * The compile-time check below keeps every field of the event and RSVP
- * shapes in it; test/integration/change-partitions.test.ts checks, on both
- * stores, that an indexed item holds nothing else but named bookkeeping.
- */
 /** An event's public fields (EventItem), which every index that lists events copies. */
 const EVENT_FIELDS = [
   'title',
@@ -64,6 +49,21 @@ const EVENT_FIELDS = [
   'modified_at',
 ] as const;
 
+/**
+ * What event-index copies of its items (an event, its guests, a user by
+ * username): what the reads on it use, and nothing of the write side's
+ * bookkeeping (`version`, `pending`, `gen`, a reveal's `revealing` mark, the
+ * tally's and the feeds' notes, the other indexes' keys). At most 20: the
+ * limit of DynamoDB's Projection.NonKeyAttributes
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Projection.html). Why not ALL: an
+ * RSVP whose status changes is written twice (the reveal's mark, then the
+ * change), and with ALL the mark was a second index write in the event's
+ * one event-index partition, 860 write units a second at the change path's
+ * 430 changes (docs/data-model.md, "Partitions under the change path").
+ * The compile-time check below keeps every field of the event and RSVP
+ * shapes in it; test/integration/change-partitions.test.ts checks, on both
+ * stores, that an indexed item holds nothing else but named bookkeeping.
+ */
 export const EVENT_INDEX_ATTRIBUTES = [
   'event_id',
   ...EVENT_FIELDS,

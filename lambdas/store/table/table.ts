@@ -146,6 +146,15 @@ export const indexKeys = {
 
 export const GUEST_SORT_PREFIX = 'GUEST#';
 
+/**
+ * What an event-index entry stands for, from its sort key (indexKeys: `EVENT`, `GUEST#…`, `USER`): the index copies
+ * no `type` (indexes.ts), so whoever reads its entries whole tells them apart by this.
+ */
+export function eventIndexEntryKind(entry: Record<string, unknown>): 'EVENT' | 'RSVP' | 'USER' {
+  const sk = String(entry[INDEXES.event.sortKey]);
+  return sk === indexKeys.eventById('')[INDEXES.event.sortKey] ? 'EVENT' : sk.startsWith(GUEST_SORT_PREFIX) ? 'RSVP' : 'USER';
+}
+
 export function guestPartition(eventId: string, status: string): string {
   return `EVENT#${eventId}#${status}`;
 }

@@ -43,8 +43,9 @@ export function tallyPartition(listPartition: string): string {
 /**
  * The partition of a list's summaries of one level, beside its entries':
  * TALLY#D#USER#ann#HOSTED. Each level's writes meet a partition of their
- * own, so one list's burst of changes splits its tally writes four ways
- * (docs/data-model.md, "Partitions under the change path"); a read of a
+ * own (and its tickets another: ticketKey), so one list's burst of changes
+ * splits its tally writes seven ways (docs/data-model.md, "Partitions under
+ * the change path"); a read of a
  * total still sends one Query a level. No entry partition starts with a
  * level's letter: list partitions start with USER#.
  */

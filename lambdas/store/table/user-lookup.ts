@@ -1,8 +1,9 @@
 /**
  * Live users, by username or by id. A username (case-insensitive) is found
  * on event-index, gsi1pk = USERNAME#{lower}, one Query: the API's "no such
- * user" check, which gives the user's id (findUserIdsByName). Usernames change and are reused: two users may briefly share
- * one while their renames arrive out of order, so what must name exactly one
+ * user" check, which gives the user's id (findUserIdsByName). Usernames
+ * change and are reused: two users may briefly share one while their renames
+ * arrive out of order, so what must name exactly one
  * user (keys: PRODUCT P3) goes by id (one GetItem), and a tool that accepts a
  * username (the operator CLI) asks for every live user holding it.
  */
